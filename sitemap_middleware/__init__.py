@@ -1,0 +1,41 @@
+"""Serve XML sitemaps from live data, streamed, with RFC 9110 conditional requests."""
+
+from .asgi import SitemapAborted, SitemapApp, SitemapMiddleware
+from .entry import BadRowError, BadRowStats, Entry
+from .settings import ConfigurationError, Settings
+from .sources.base import ALL, AsyncSource, KeyRange, SyncSource
+from .sources.iterable import AsyncIterableSource, IterableSource
+from .validators import Summary
+
+__all__ = [
+    "ALL",
+    "AsyncIterableSource",
+    "AsyncSQLAlchemySource",
+    "AsyncSource",
+    "BadRowError",
+    "BadRowStats",
+    "ConfigurationError",
+    "Entry",
+    "IterableSource",
+    "KeyRange",
+    "SQLAlchemySource",
+    "Settings",
+    "SitemapAborted",
+    "SitemapApp",
+    "SitemapMiddleware",
+    "Summary",
+    "SyncSource",
+]
+
+
+def __getattr__(name: str) -> object:
+    # SQLAlchemy is an optional extra: import its sources only when asked for.
+    if name == "SQLAlchemySource":
+        from .sources.sqlalchemy import SQLAlchemySource
+
+        return SQLAlchemySource
+    if name == "AsyncSQLAlchemySource":
+        from .sources.sqlalchemy_async import AsyncSQLAlchemySource
+
+        return AsyncSQLAlchemySource
+    raise AttributeError(f"module 'sitemap_middleware' has no attribute {name!r}")

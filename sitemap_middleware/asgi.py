@@ -1,0 +1,292 @@
+"""Pure ASGI adapter: moves bytes between the server, the sources and the core.
+
+It decides nothing itself. Per request it reads the sources' summaries, asks
+the core for the plan, and for a 200 pulls batches of rows, hands them to the
+core's :class:`~sitemap_middleware.core.Body` and sends the chunks. The status
+line goes out only once the first chunk is ready, so a source failing before
+that becomes a 503; after it, the response is aborted (no closing tag, no
+final empty chunk) so no client takes a truncated sitemap for a whole one.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping, Sequence
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime, tzinfo
+from typing import Any
+
+import anyio
+import anyio.to_thread
+
+from .core import Document, Request, Response, Sitemap
+from .entry import BadRowStats, RawEntry
+from .settings import Settings
+from .sources.base import AnySource, AsyncSource, KeyRange
+from .validators import Summary
+from .xml import MAX_BYTES, MAX_URLS, LimitExceeded
+
+logger = logging.getLogger("sitemap_middleware")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+class SitemapAborted(RuntimeError):
+    """A source failed after the response had started; the transfer was cut short."""
+
+
+def route_path(scope: Scope) -> str:
+    """The path below the mount point, as Starlette's routing computes it."""
+    path: str = scope["path"]
+    root_path: str = scope.get("root_path", "")
+    if root_path and (path == root_path or path.startswith(root_path + "/")):
+        return path[len(root_path) :]
+    return path
+
+
+def request_from(scope: Scope) -> Request:
+    headers: dict[str, list[str]] = {}
+    for name, value in scope.get("headers", ()):
+        headers.setdefault(name.decode("latin-1").lower(), []).append(value.decode("latin-1"))
+    return Request(scope["method"], headers)
+
+
+class _ThreadedBatches:
+    """A sync source's batch iterator, advanced in a worker thread one batch at a time."""
+
+    def __init__(self, batches: Iterator[Sequence[RawEntry]]) -> None:
+        self._batches = batches
+
+    def __aiter__(self) -> _ThreadedBatches:
+        return self
+
+    async def __anext__(self) -> Sequence[RawEntry]:
+        batch = await anyio.to_thread.run_sync(next, self._batches, None)
+        if batch is None:
+            raise StopAsyncIteration
+        return batch
+
+
+@asynccontextmanager
+async def open_batches(
+    source: AnySource, keys: KeyRange, size: int
+) -> AsyncIterator[AsyncIterator[Sequence[RawEntry]]]:
+    """Batches of a source, closed (connection back to the pool) however the block ends."""
+    if isinstance(source, AsyncSource):
+        batches = source.batches(keys, size)
+        try:
+            yield batches
+        finally:
+            with anyio.CancelScope(shield=True):
+                await batches.aclose()  # type: ignore[attr-defined]
+    else:
+        sync_batches = source.batches(keys, size)
+        try:
+            yield _ThreadedBatches(sync_batches)
+        finally:
+            close = getattr(sync_batches, "close", None)
+            if close is not None:
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(close)
+
+
+async def summarize(source: AnySource, keys: KeyRange, naive_timezone: tzinfo) -> Summary:
+    if isinstance(source, AsyncSource):
+        return await source.summarize(keys, naive_timezone)
+    return await anyio.to_thread.run_sync(source.summarize, keys, naive_timezone)
+
+
+async def _not_found_app(scope: Scope, receive: Receive, send: Send) -> None:
+    if scope["type"] == "lifespan":
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+    if scope["type"] != "http":
+        return
+    await send({"type": "http.response.start", "status": 404, "headers": []})
+    await send({"type": "http.response.body", "body": b""})
+
+
+class SitemapMiddleware:
+    """Serves the sitemap in front of any ASGI application.
+
+    ``mode="intercept"`` (default): requests for ``path`` never reach the app.
+    ``mode="fallback"``: the app answers first; only its 404 is replaced by the
+    sitemap (its 404 body is dropped unread), so a real ``sitemap.xml`` wins.
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        sources: object,
+        base_url: str,
+        path: str = "/sitemap.xml",
+        mode: str = "intercept",
+        content_type: str = "text/xml; charset=utf-8",
+        cache_control: str | None = "no-cache",
+        x_robots_tag: str | None = "noindex",
+        naive_timezone: tzinfo = UTC,
+        strict: bool = False,
+        batch_size: int = 500,
+        retry_after: int = 120,
+        max_urls: int = MAX_URLS,
+        max_bytes: int = MAX_BYTES,
+    ) -> None:
+        self.app = app
+        self.sitemap = Sitemap(
+            sources,
+            Settings(
+                base_url=base_url,
+                path=path,
+                mode=mode,
+                content_type=content_type,
+                cache_control=cache_control,
+                x_robots_tag=x_robots_tag,
+                naive_timezone=naive_timezone,
+                strict=strict,
+                batch_size=batch_size,
+                retry_after=retry_after,
+                max_urls=max_urls,
+                max_bytes=max_bytes,
+            ),
+        )
+
+    @property
+    def stats(self) -> dict[str, BadRowStats]:
+        """Bad rows per source, counted since start."""
+        return self.sitemap.stats
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        document = self.sitemap.document_for(route_path(scope))
+        if document is None:
+            return await self.app(scope, receive, send)
+        if self.sitemap.settings.mode == "fallback":
+            return await self._fallback(document, scope, receive, send)
+        await self.serve(document, scope, receive, send)
+
+    async def _fallback(
+        self, document: Document, scope: Scope, receive: Receive, send: Send
+    ) -> None:
+        swallowed = False
+
+        async def send_unless_404(message: Message) -> None:
+            nonlocal swallowed
+            if message["type"] == "http.response.start" and message["status"] == 404:
+                swallowed = True
+                return
+            if not swallowed:
+                await send(message)
+
+        await self.app(scope, receive, send_unless_404)
+        if swallowed:
+            await self.serve(document, scope, receive, send)
+
+    async def serve(self, document: Document, scope: Scope, receive: Receive, send: Send) -> None:
+        """Answer a request for one of the sitemap's documents."""
+        sitemap = self.sitemap
+        request = request_from(scope)
+        refusal = sitemap.method_not_allowed(request)
+        if refusal is not None:
+            return await _send(send, refusal, request.method)
+        naive_timezone = sitemap.settings.naive_timezone
+        try:
+            summaries = [
+                await summarize(source, keys, naive_timezone) for source, keys in document.parts
+            ]
+        except Exception:
+            logger.exception("sitemap %s: a source failed before the response", document.path)
+            return await _send(send, sitemap.unavailable(), request.method)
+        plan = sitemap.respond(request, document, summaries, datetime.now(UTC))
+        if not plan.stream:
+            return await _send(send, plan, request.method)
+        await self._stream(document, plan, receive, send)
+
+    async def _stream(
+        self, document: Document, plan: Response, receive: Receive, send: Send
+    ) -> None:
+        failure: BaseException | None = None
+
+        async with anyio.create_task_group() as group:
+
+            async def watch_disconnect() -> None:
+                while True:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        group.cancel_scope.cancel()
+                        return
+
+            group.start_soon(watch_disconnect)
+            try:
+                await self._produce(document, plan, send)
+            except Exception as exc:
+                failure = exc
+            group.cancel_scope.cancel()
+        if failure is not None:
+            raise SitemapAborted(
+                f"sitemap {document.path}: transfer aborted after the response started"
+            ) from failure
+
+    async def _produce(self, document: Document, plan: Response, send: Send) -> None:
+        """Send the document; raises only once the response has started."""
+        sitemap = self.sitemap
+        body = sitemap.body()
+        pending = [body.open()]
+        started = False
+        size = sitemap.settings.batch_size
+        try:
+            for source, keys in document.parts:
+                async with open_batches(source, keys, size) as batches:
+                    async for batch in batches:
+                        chunk = body.feed(source.name, batch)
+                        if not chunk:
+                            continue
+                        if not started:
+                            pending.append(chunk)
+                            chunk = b"".join(pending)
+                            await send(_start(plan))
+                            started = True
+                        await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        except Exception as exc:
+            if started:
+                logger.exception("sitemap %s: aborting the transfer", document.path)
+                raise
+            if isinstance(exc, LimitExceeded):
+                return await _send(send, sitemap.too_large(exc), "GET")
+            logger.exception("sitemap %s: a source failed before the first byte", document.path)
+            return await _send(send, sitemap.unavailable(), "GET")
+        if not started:
+            # Every row was rejected: nothing valid to list.
+            return await _send(send, sitemap.not_found(), "GET")
+        await send({"type": "http.response.body", "body": body.close(), "more_body": False})
+
+
+def _start(response: Response) -> Message:
+    return {
+        "type": "http.response.start",
+        "status": response.status,
+        "headers": [(k.encode("latin-1"), v.encode("latin-1")) for k, v in response.headers],
+    }
+
+
+async def _send(send: Send, response: Response, method: str) -> None:
+    await send(_start(response))
+    body = b"" if method == "HEAD" else response.body
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+class SitemapApp(SitemapMiddleware):
+    """The sitemap as a standalone ASGI app (404 for every other path), for ``Mount``."""
+
+    def __init__(self, **settings: Any) -> None:
+        super().__init__(_not_found_app, **settings)

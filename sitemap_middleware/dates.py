@@ -1,0 +1,93 @@
+"""``lastmod`` values: what a source may give, and the one form the official XSD accepts.
+
+Accepted: ``date``, aware ``datetime`` (its offset is kept), naive ``datetime``
+(read in the configured ``naive_timezone``, UTC by default) and W3C Datetime
+strings. Written as ``YYYY-MM-DD`` or ``YYYY-MM-DDThh:mm:ss±hh:mm``: both are
+valid W3C Datetime *and* valid for ``xsd:date | xsd:dateTime`` (year-only,
+month-only and no-seconds forms are valid W3C but fail the XSD). Fractions of a
+second are dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
+
+_W3C = re.compile(
+    r"(\d{4})(?:-(\d{2})(?:-(\d{2})"
+    r"(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(Z|[+-]\d{2}:\d{2})?)?)?)?"
+)
+
+
+class LastmodError(ValueError):
+    """A lastmod value that cannot be written; the message says why."""
+
+
+def parse_w3c(text: str, naive_timezone: tzinfo) -> date | datetime:
+    """Parse a W3C Datetime string. A time without a zone is read in ``naive_timezone``."""
+    m = _W3C.fullmatch(text.strip())
+    if m is None:
+        raise LastmodError(f"lastmod {text[:40]!r} is not a W3C Datetime")
+    year, month, day, hour, minute, second, tzd = m.groups()
+    if day is None:
+        # Valid W3C, but the XSD rejects it and widening it would invent a date.
+        raise LastmodError(f"lastmod {text!r} has no day; give at least YYYY-MM-DD")
+    try:
+        if hour is None:
+            return date(int(year), int(month), int(day))
+        tz: tzinfo
+        if tzd is None:
+            tz = naive_timezone
+        elif tzd == "Z":
+            tz = UTC
+        else:
+            sign = -1 if tzd[0] == "-" else 1
+            offset = timedelta(hours=int(tzd[1:3]), minutes=int(tzd[4:6]))
+            tz = timezone(sign * offset)
+        return datetime(
+            int(year), int(month), int(day), int(hour), int(minute), int(second or 0), tzinfo=tz
+        )
+    except ValueError as exc:
+        raise LastmodError(f"lastmod {text!r} is not a valid date: {exc}") from None
+
+
+def format_lastmod(value: object, naive_timezone: tzinfo) -> str:
+    """The XSD-valid text for a lastmod value; raises ``LastmodError``."""
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            if naive_timezone is UTC:
+                return value.isoformat(timespec="seconds") + "+00:00"
+            value = value.replace(tzinfo=naive_timezone)
+        offset = value.utcoffset()
+        if offset is None:
+            raise LastmodError("lastmod has a tzinfo that gives no UTC offset")
+        if offset.seconds % 60 or offset.microseconds:
+            # Sub-minute offsets (historic LMT zones) have no W3C form.
+            value = value.astimezone(UTC)
+        return value.isoformat(timespec="seconds")
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, str):
+        return format_lastmod(parse_w3c(value, naive_timezone), naive_timezone)
+    raise LastmodError(
+        f"lastmod must be a date, datetime or W3C string, not {type(value).__name__}"
+    )
+
+
+def to_utc(value: object, naive_timezone: tzinfo) -> datetime | None:
+    """A lastmod value as an aware UTC datetime (dates count from midnight); None if unusable."""
+    try:
+        if isinstance(value, str):
+            value = parse_w3c(value, naive_timezone)
+    except LastmodError:
+        return None
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=naive_timezone)
+        try:
+            return value.astimezone(UTC)
+        except (OverflowError, ValueError):
+            return None
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day, tzinfo=UTC)
+    return None

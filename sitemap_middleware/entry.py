@@ -1,0 +1,179 @@
+"""The url entry, and the rule for rows that cannot be listed as they are.
+
+The bad-row rule:
+
+* a row whose ``loc`` cannot be listed (missing, not a URL on the site, outside
+  the sitemap's scope, too long, holding a character XML forbids) is **skipped**;
+* a row with a bad optional field (``lastmod``, ``changefreq``, ``priority``)
+  is listed **without that field**;
+* either way the problem is logged once per process (source name, row key,
+  reason) and counted in :class:`BadRowStats`;
+* with ``strict=True`` a :class:`BadRowError` is raised instead.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import date, tzinfo
+from decimal import Decimal
+from typing import Any
+
+from .dates import LastmodError, format_lastmod
+from .urls import LocError, Site
+
+logger = logging.getLogger("sitemap_middleware")
+
+CHANGEFREQS = frozenset({"always", "hourly", "daily", "weekly", "monthly", "yearly", "never"})
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One ``<url>`` as a source gives it. Only ``loc`` is required.
+
+    ``loc`` is an absolute URL on the site or a path relative to the base URL;
+    ``lastmod`` a ``date``, ``datetime`` or W3C Datetime string; ``changefreq``
+    one of the seven protocol values; ``priority`` a number from 0.0 to 1.0.
+    """
+
+    loc: str
+    lastmod: date | str | None = None
+    changefreq: str | None = None
+    priority: float | Decimal | str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UrlFields:
+    """A checked entry: every field is already in its final text form."""
+
+    loc: str
+    lastmod: str | None
+    changefreq: str | None
+    priority: str | None
+
+
+RawEntry = tuple[Any, Any, Any, Any, Any]
+"""``(key, loc, lastmod, changefreq, priority)`` as a source yields it: unchecked."""
+
+
+class BadRowError(ValueError):
+    """Raised in strict mode for a row that breaks the rules."""
+
+
+def coerce_item(key: Any, item: Any) -> RawEntry:
+    """An item of a list or generator source (``Entry``, URL string or mapping) as a RawEntry."""
+    if isinstance(item, Entry):
+        return (key, item.loc, item.lastmod, item.changefreq, item.priority)
+    if isinstance(item, str):
+        return (key, item, None, None, None)
+    if isinstance(item, Mapping):
+        return (
+            key,
+            item.get("loc"),
+            item.get("lastmod"),
+            item.get("changefreq"),
+            item.get("priority"),
+        )
+    return (key, item, None, None, None)  # rejected by the loc rule, with its type named
+
+
+def format_priority(value: object) -> str:
+    """``0.0``..``1.0`` as a plain decimal (the XSD forbids exponents)."""
+    if isinstance(value, bool):
+        raise ValueError("priority must be a number, not a bool")
+    if isinstance(value, str):
+        value = value.strip()
+    number = float(value)  # type: ignore[arg-type]
+    if not math.isfinite(number) or not 0.0 <= number <= 1.0:
+        raise ValueError(f"priority {value!r} is outside 0.0..1.0")
+    text = f"{number:.4f}".rstrip("0")
+    return text + "0" if text.endswith(".") else text
+
+
+def format_changefreq(value: object) -> str:
+    if not isinstance(value, str) or value.strip().lower() not in CHANGEFREQS:
+        raise ValueError(f"changefreq {value!r} is not one of {', '.join(sorted(CHANGEFREQS))}")
+    return value.strip().lower()
+
+
+@dataclass
+class BadRowStats:
+    """How many rows a source had that broke the rules, since the process started."""
+
+    skipped: int = 0
+    """Rows not listed (bad ``loc``)."""
+    fields_dropped: int = 0
+    """Rows listed without a bad optional field."""
+
+
+@dataclass
+class EntryRules:
+    """Checks raw entries against the site and the protocol (pure; logs and counts)."""
+
+    site: Site
+    naive_timezone: tzinfo
+    strict: bool = False
+    stats: dict[str, BadRowStats] = field(default_factory=dict)
+    _logged: set[tuple[str, str, str]] = field(default_factory=set, repr=False)
+    _log_limit: int = 10_000
+
+    def check(self, source: str, raw: RawEntry) -> UrlFields | None:
+        """The entry's final fields, or None when the row is skipped."""
+        key, loc, lastmod, changefreq, priority = raw
+        if type(loc) is not str:
+            self._skip(source, key, f"loc must be a string, not {type(loc).__name__}")
+            return None
+        try:
+            url = self.site.resolve(loc)
+        except LocError as exc:
+            self._skip(source, key, str(exc))
+            return None
+        except (ValueError, UnicodeError) as exc:  # lone surrogates and the like
+            self._skip(source, key, f"loc cannot be encoded ({exc})")
+            return None
+        lastmod_text = changefreq_text = priority_text = None
+        if lastmod is not None:
+            try:
+                lastmod_text = format_lastmod(lastmod, self.naive_timezone)
+            except (LastmodError, ValueError, OverflowError) as exc:
+                self._drop(source, key, f"lastmod dropped: {exc}")
+        if changefreq is not None:
+            try:
+                changefreq_text = format_changefreq(changefreq)
+            except ValueError as exc:
+                self._drop(source, key, f"changefreq dropped: {exc}")
+        if priority is not None:
+            try:
+                priority_text = format_priority(priority)
+            except (ValueError, TypeError, OverflowError, ArithmeticError) as exc:
+                self._drop(source, key, f"priority dropped: {exc}")
+        return UrlFields(url, lastmod_text, changefreq_text, priority_text)
+
+    def _skip(self, source: str, key: Any, reason: str) -> None:
+        self._stats(source).skipped += 1
+        self._report(source, key, "row skipped: " + reason)
+
+    def _drop(self, source: str, key: Any, reason: str) -> None:
+        self._stats(source).fields_dropped += 1
+        self._report(source, key, reason)
+
+    def _stats(self, source: str) -> BadRowStats:
+        stats = self.stats.get(source)
+        if stats is None:
+            stats = self.stats[source] = BadRowStats()
+        return stats
+
+    def _report(self, source: str, key: Any, reason: str) -> None:
+        message = f"source {source!r}, row {key!r}: {reason}"
+        if self.strict:
+            raise BadRowError(message)
+        # Crawlers fetch the same rows again and again: one log line per problem,
+        # within a bound so a table full of bad rows cannot grow memory.
+        marker = (source, repr(key), reason)
+        if marker in self._logged:
+            return
+        if len(self._logged) < self._log_limit:
+            self._logged.add(marker)
+        logger.warning("bad sitemap row: %s", message)

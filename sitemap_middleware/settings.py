@@ -1,0 +1,88 @@
+"""Settings, validated once at construction; every error names the setting and the fix."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, tzinfo
+
+from .urls import Site
+from .xml import MAX_BYTES, MAX_URLS
+
+MODES = ("intercept", "fallback")
+_HEADER_VALUE = re.compile(r"[\x20-\x7e\t]*")
+_PATH = re.compile(r"/[A-Za-z0-9\-._~!$&'()*+,;=:@/%]*")
+
+
+class ConfigurationError(ValueError):
+    """A setting is wrong; raised when the middleware is built, never per request."""
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything that shapes what the middleware answers."""
+
+    base_url: str
+    path: str = "/sitemap.xml"
+    mode: str = "intercept"
+    content_type: str = "text/xml; charset=utf-8"
+    cache_control: str | None = "no-cache"
+    x_robots_tag: str | None = "noindex"
+    naive_timezone: tzinfo = UTC
+    strict: bool = False
+    batch_size: int = 500
+    retry_after: int = 120
+    max_urls: int = MAX_URLS
+    max_bytes: int = MAX_BYTES
+
+    def __post_init__(self) -> None:
+        def fail(setting: str, problem: str) -> ConfigurationError:
+            return ConfigurationError(f"{setting}: {problem}")
+
+        if not isinstance(self.path, str) or not _PATH.fullmatch(self.path):
+            raise fail(
+                "path",
+                f"must be an absolute URL path such as '/sitemap.xml', got {self.path!r}",
+            )
+        if self.path.endswith("/"):
+            raise fail("path", f"must name a file, not a directory, got {self.path!r}")
+        try:
+            Site.build(self.base_url, self.path)
+        except ValueError as exc:
+            raise fail("base_url", str(exc)) from None
+        if self.mode not in MODES:
+            raise fail("mode", f"must be one of {', '.join(MODES)}, got {self.mode!r}")
+        for name in ("content_type", "cache_control", "x_robots_tag"):
+            value = getattr(self, name)
+            if value is None and name != "content_type":
+                continue
+            if (
+                not isinstance(value, str)
+                or not value.strip()
+                or not _HEADER_VALUE.fullmatch(value)
+            ):
+                raise fail(name, f"must be a non-empty printable ASCII header value, got {value!r}")
+        if not isinstance(self.naive_timezone, tzinfo):
+            raise fail(
+                "naive_timezone",
+                "must be a tzinfo such as datetime.UTC or zoneinfo.ZoneInfo('Europe/Paris')",
+            )
+        if not isinstance(self.strict, bool):
+            raise fail("strict", f"must be True or False, got {self.strict!r}")
+        _positive_int("batch_size", self.batch_size, 1, 50_000)
+        _positive_int("retry_after", self.retry_after, 0, 86_400)
+        _positive_int("max_urls", self.max_urls, 1, MAX_URLS)
+        _positive_int("max_bytes", self.max_bytes, 4_096, MAX_BYTES)
+
+    @property
+    def site(self) -> Site:
+        return Site.build(self.base_url, self.path)
+
+    def fingerprint(self) -> str:
+        """The settings that change the bytes of a document (they go into the ETag)."""
+        return "|".join((self.site.base_url, self.path, repr(self.naive_timezone)))
+
+
+def _positive_int(name: str, value: object, low: int, high: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ConfigurationError(f"{name}: must be an integer from {low} to {high}, got {value!r}")

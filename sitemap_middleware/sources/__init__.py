@@ -1,0 +1,1 @@
+"""Sources: the one extension point for data."""

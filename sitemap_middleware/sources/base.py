@@ -1,0 +1,84 @@
+"""The source protocol: the one extension point for data.
+
+A source can (a) say cheaply what its entries in a key range look like
+(:meth:`summarize`: newest lastmod, count, a version token; aggregate queries,
+no rows), and (b) stream the raw entries of a key range in a stable key order
+(:meth:`batches`). Key ranges let a source be split into pages without
+``OFFSET``; a source that is served whole is asked for :data:`ALL`.
+
+Sources come in two flavours with the same shape: :class:`SyncSource` (plain
+methods, run in a worker thread under ASGI) and :class:`AsyncSource`
+(coroutines and async generators).
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import tzinfo
+from typing import Any
+
+from ..entry import RawEntry
+from ..validators import Summary
+
+_NAME = re.compile(r"[a-z0-9](?:[a-z0-9_-]{0,62}[a-z0-9])?")
+
+
+@dataclass(frozen=True, slots=True)
+class KeyRange:
+    """Rows whose key is ``> after`` and ``<= until``; None leaves that side open."""
+
+    after: tuple[Any, ...] | None = None
+    until: tuple[Any, ...] | None = None
+
+
+ALL = KeyRange()
+
+
+def check_name(name: str) -> str:
+    """A source name must be usable as a URL segment (``articles``, ``blog-posts``)."""
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise ValueError(
+            f"source name {name!r} must be 1-64 lowercase letters, digits, '-' or '_', "
+            "starting and ending with a letter or digit"
+        )
+    return name
+
+
+class Source(ABC):
+    """What every source has: a name and a fingerprint of the settings that shape its output."""
+
+    name: str
+
+    def fingerprint(self) -> str:
+        """Configuration that changes the bytes for the same rows (goes into the ETag)."""
+        return type(self).__qualname__
+
+
+class SyncSource(Source):
+    @abstractmethod
+    def summarize(self, keys: KeyRange, naive_timezone: tzinfo) -> Summary:
+        """Newest lastmod, count and version token of the rows in ``keys``; reads no rows."""
+
+    @abstractmethod
+    def batches(self, keys: KeyRange, size: int) -> Iterator[Sequence[RawEntry]]:
+        """Raw entries in key order, ``size`` at a time.
+
+        The iterator's ``close()`` must release everything it holds (cursor,
+        connection); adapters call it on success, failure and disconnect.
+        """
+
+
+class AsyncSource(Source):
+    @abstractmethod
+    async def summarize(self, keys: KeyRange, naive_timezone: tzinfo) -> Summary:
+        """Newest lastmod, count and version token of the rows in ``keys``; reads no rows."""
+
+    @abstractmethod
+    def batches(self, keys: KeyRange, size: int) -> AsyncIterator[Sequence[RawEntry]]:
+        """Raw entries in key order, ``size`` at a time; ``aclose()`` releases everything."""
+
+
+AnySource = SyncSource | AsyncSource

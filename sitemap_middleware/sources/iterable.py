@@ -1,0 +1,199 @@
+"""Sources over Python data: a list of entries or URL strings, or a (async) generator function.
+
+Items may be :class:`~sitemap_middleware.Entry` objects, URL strings or
+mappings with ``loc``/``lastmod``/``changefreq``/``priority`` keys. The key
+of an item is its position.
+
+A fixed collection is copied once and summarised once. A callable is called
+for every request; without ``version=`` its summary reads every item (hashing
+them), so a 304 costs one pass over the data but no XML. Give ``version`` (a
+callable returning a string that changes with the data) to skip that pass.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+from collections.abc import (
+    AsyncIterable,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Sequence,
+)
+from datetime import datetime, tzinfo
+from itertools import islice
+from typing import Any
+
+from ..dates import to_utc
+from ..entry import RawEntry, coerce_item
+from ..validators import Summary
+from .base import ALL, AsyncSource, KeyRange, SyncSource, check_name
+
+
+def _bounds(keys: KeyRange) -> tuple[int, int | None]:
+    start = 0 if keys.after is None else int(keys.after[0]) + 1
+    stop = None if keys.until is None else int(keys.until[0]) + 1
+    return start, stop
+
+
+class _Digest:
+    """Accumulates the summary of raw entries: newest lastmod, count, content hash."""
+
+    def __init__(self, naive_timezone: tzinfo) -> None:
+        self.naive_timezone = naive_timezone
+        self.hash = hashlib.sha256()
+        self.count = 0
+        self.newest: datetime | None = None
+
+    def add(self, raw: RawEntry) -> None:
+        self.count += 1
+        self.hash.update(repr(raw[1:]).encode("utf-8", "surrogatepass"))
+        moment = to_utc(raw[2], self.naive_timezone)
+        if moment is not None and (self.newest is None or moment > self.newest):
+            self.newest = moment
+
+    def summary(self, version: str | None = None) -> Summary:
+        token = version if version is not None else f"{self.count}:{self.hash.hexdigest()}"
+        return Summary(self.newest, self.count, token)
+
+
+class IterableSource(SyncSource):
+    """Entries from a list/tuple (read once) or from a function returning an iterable."""
+
+    def __init__(
+        self,
+        items: Iterable[Any] | Callable[[], Iterable[Any]],
+        *,
+        name: str = "urls",
+        version: Callable[[], object] | None = None,
+    ) -> None:
+        self.name = check_name(name)
+        self._version = version
+        self._summaries: dict[tuple[KeyRange, tzinfo], Summary] = {}
+        if isinstance(items, Iterator):
+            raise TypeError(
+                f"source {name!r}: an iterator or generator can be read only once; pass a list "
+                "or the function that makes it"
+            )
+        self._items: tuple[RawEntry, ...] | None
+        self._factory: Callable[[], Iterable[Any]] | None
+        if callable(items) and not isinstance(items, Iterable):
+            self._items, self._factory = None, items
+        elif isinstance(items, Iterable) and not isinstance(items, str | bytes):
+            self._items = tuple(coerce_item(i, item) for i, item in enumerate(items))
+            self._factory = None
+        else:
+            raise TypeError(
+                f"source {name!r}: expected a list of entries/URLs or a function returning "
+                f"an iterable, got {type(items).__name__}"
+            )
+
+    def _raw(self, keys: KeyRange) -> Iterator[RawEntry]:
+        start, stop = _bounds(keys)
+        if self._items is not None:
+            return iter(self._items[start:stop])
+        assert self._factory is not None
+        produced = self._factory()
+        if not isinstance(produced, Iterable) or isinstance(produced, str | bytes):
+            raise TypeError(f"source {self.name!r}: the function must return an iterable")
+        return islice((coerce_item(i, item) for i, item in enumerate(produced)), start, stop)
+
+    def summarize(self, keys: KeyRange, naive_timezone: tzinfo) -> Summary:
+        if self._factory is not None and self._version is not None:
+            return Summary(None, None, str(self._version()))
+        cache_key = (keys, naive_timezone)
+        if self._items is not None and cache_key in self._summaries:
+            return self._summaries[cache_key]
+        digest = _Digest(naive_timezone)
+        for raw in self._raw(keys):
+            digest.add(raw)
+        summary = digest.summary()
+        if self._items is not None:
+            self._summaries[cache_key] = summary
+        return summary
+
+    def batches(self, keys: KeyRange = ALL, size: int = 500) -> Iterator[Sequence[RawEntry]]:
+        raw = self._raw(keys)
+        while batch := list(islice(raw, size)):
+            yield batch
+
+
+class AsyncIterableSource(AsyncSource):
+    """Entries from a function returning an async iterable (an async generator function)."""
+
+    def __init__(
+        self,
+        factory: Callable[[], AsyncIterable[Any]],
+        *,
+        name: str = "urls",
+        version: Callable[[], Awaitable[object]] | None = None,
+    ) -> None:
+        self.name = check_name(name)
+        if not callable(factory):
+            raise TypeError(f"source {name!r}: expected an async generator function")
+        self._factory = factory
+        self._version = version
+
+    async def _raw(self, keys: KeyRange) -> AsyncIterator[RawEntry]:
+        start, stop = _bounds(keys)
+        produced = self._factory()
+        if not isinstance(produced, AsyncIterable):
+            raise TypeError(f"source {self.name!r}: the function must return an async iterable")
+        index = -1
+        try:
+            async for item in produced:
+                index += 1
+                if index < start:
+                    continue
+                if stop is not None and index >= stop:
+                    break
+                yield coerce_item(index, item)
+        finally:
+            aclose = getattr(produced, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
+    async def summarize(self, keys: KeyRange, naive_timezone: tzinfo) -> Summary:
+        if self._version is not None:
+            return Summary(None, None, str(await self._version()))
+        digest = _Digest(naive_timezone)
+        raw = self._raw(keys)
+        try:
+            async for item in raw:
+                digest.add(item)
+        finally:
+            await raw.aclose()  # type: ignore[attr-defined]
+        return digest.summary()
+
+    async def batches(
+        self, keys: KeyRange = ALL, size: int = 500
+    ) -> AsyncIterator[Sequence[RawEntry]]:
+        raw = self._raw(keys)
+        try:
+            batch: list[RawEntry] = []
+            async for item in raw:
+                batch.append(item)
+                if len(batch) >= size:
+                    yield batch
+                    batch = []
+            if batch:
+                yield batch
+        finally:
+            await raw.aclose()  # type: ignore[attr-defined]
+
+
+def as_source(value: object, name: str = "urls") -> SyncSource | AsyncSource:
+    """Turn what a user passes as a source into a source."""
+    if isinstance(value, SyncSource | AsyncSource):
+        return value
+    if inspect.isasyncgenfunction(value):
+        return AsyncIterableSource(value, name=name)
+    if isinstance(value, AsyncIterable):
+        raise TypeError(
+            f"source {name!r}: an async iterator can be read only once; pass the async "
+            "generator function that makes it"
+        )
+    return IterableSource(value, name=name)  # type: ignore[arg-type]

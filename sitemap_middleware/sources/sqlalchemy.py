@@ -1,0 +1,314 @@
+"""SQLAlchemy ``select()`` sources on a sync ``Engine`` or an ``AsyncEngine``.
+
+Rows are streamed in key order (``yield_per`` partitions; ``stream()`` on
+async engines, so aiosqlite and asyncpg do not buffer the result) and mapped
+to entries with a loc template or callable, a lastmod column and optional
+changefreq/priority columns or constants.
+
+The summary is one aggregate statement over the statement's rows and reads no
+rows into Python::
+
+    SELECT count(*), max(<lastmod>), min(<key>), max(<key>) FROM (<select>) AS rows
+
+With an index on the key and the lastmod column this is an index-only scan:
+its cost grows with the number of rows, but far more slowly than reading them.
+A source whose table is large can pass ``version=``: a scalar ``select()``
+(such as a revision counter the application bumps on every write) or a
+callable; then the statement only asks for ``max(<lastmod>)``.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Callable, Iterator, Sequence
+from datetime import tzinfo
+from typing import Any
+
+from sqlalchemy import Select, func, select, tuple_
+from sqlalchemy.engine import Connection, Engine, Row
+from sqlalchemy.sql.elements import ColumnElement
+
+from ..dates import to_utc
+from ..entry import CHANGEFREQS, RawEntry, format_priority
+from ..validators import Summary
+from .base import ALL, KeyRange, SyncSource, check_name
+
+LocSpec = str | Callable[[Row[Any]], str]
+
+
+class LocTemplate:
+    """``"/articles/{slug}"``: fields name selected columns.
+
+    Values are inserted as they are except that ``?`` and ``#`` are
+    percent-encoded, so data cannot add a query or fragment; the loc rule then
+    encodes anything else a URI cannot hold. A NULL value makes the row's loc
+    invalid (the row is skipped and reported).
+    """
+
+    def __init__(self, template: str, columns: Sequence[str]) -> None:
+        self.template = template
+        self.parts: list[tuple[str, int | None]] = []
+        for literal, field, spec, conversion in string.Formatter().parse(template):
+            if spec or conversion:
+                raise ValueError(
+                    f"loc template {template!r}: format specs and conversions are not supported"
+                )
+            if literal:
+                self.parts.append((literal, None))
+            if field is not None:
+                if field not in columns:
+                    raise ValueError(
+                        f"loc template {template!r} names {field!r}, which the select does not "
+                        f"return; selected columns: {', '.join(columns)}"
+                    )
+                self.parts.append(("", columns.index(field)))
+
+    def __call__(self, row: Sequence[Any]) -> str | None:
+        out = []
+        for literal, index in self.parts:
+            if index is None:
+                out.append(literal)
+                continue
+            value = row[index]
+            if value is None:
+                return None
+            text = value if type(value) is str else str(value)
+            if "?" in text or "#" in text:
+                text = text.replace("?", "%3F").replace("#", "%23")
+            out.append(text)
+        return "".join(out)
+
+
+class _Mapping:
+    """Everything shared by the sync and async sources: statements and row mapping."""
+
+    def __init__(
+        self,
+        stmt: Select[Any],
+        *,
+        name: str,
+        loc: LocSpec,
+        lastmod: str | None,
+        changefreq: str | None,
+        changefreq_column: str | None,
+        priority: float | None,
+        priority_column: str | None,
+        key: str | Sequence[str] | None,
+        version: Select[Any] | Callable[[], Any] | None,
+    ) -> None:
+        self.name = check_name(name)
+        if not isinstance(stmt, Select):
+            raise TypeError(f"source {name!r}: expected a sqlalchemy select(), got {stmt!r}")
+        columns = [str(c.key) for c in stmt.selected_columns]
+        selected = stmt.selected_columns
+
+        def column_index(setting: str, column: str | None) -> int | None:
+            if column is None:
+                return None
+            if column not in columns:
+                raise ValueError(
+                    f"source {name!r}: {setting}={column!r} is not a selected column; "
+                    f"selected columns: {', '.join(columns)}"
+                )
+            return columns.index(column)
+
+        if isinstance(loc, str):
+            self.loc: Callable[[Any], str | None] = LocTemplate(loc, columns)
+            loc_fingerprint = loc
+        elif callable(loc):
+            self.loc = loc
+            loc_fingerprint = f"{loc.__module__}.{getattr(loc, '__qualname__', repr(loc))}"
+        else:
+            raise TypeError(f"source {name!r}: loc must be a template string or a callable")
+
+        if key is None:
+            key_names = [str(c.key) for c in selected if getattr(c, "primary_key", False)]
+            if not key_names:
+                raise ValueError(
+                    f"source {name!r}: cannot tell the row key; select the primary key or "
+                    "pass key='column' (a unique, indexed column)"
+                )
+        else:
+            key_names = [key] if isinstance(key, str) else list(key)
+        self.key_index = [column_index("key", k) for k in key_names]
+        self.key_columns: list[ColumnElement[Any]] = [selected[k] for k in key_names]
+
+        if changefreq is not None and changefreq not in CHANGEFREQS:
+            raise ValueError(
+                f"source {name!r}: changefreq={changefreq!r} is not one of "
+                f"{', '.join(sorted(CHANGEFREQS))}"
+            )
+        if changefreq is not None and changefreq_column is not None:
+            raise ValueError(f"source {name!r}: give changefreq or changefreq_column, not both")
+        if priority is not None:
+            try:
+                format_priority(priority)
+            except (ValueError, TypeError) as exc:
+                raise ValueError(f"source {name!r}: priority={priority!r}: {exc}") from None
+        if priority is not None and priority_column is not None:
+            raise ValueError(f"source {name!r}: give priority or priority_column, not both")
+
+        self.lastmod_index = column_index("lastmod", lastmod)
+        self.changefreq_index = column_index("changefreq_column", changefreq_column)
+        self.priority_index = column_index("priority_column", priority_column)
+        self.changefreq = changefreq
+        self.priority = priority
+        self.lastmod_name = lastmod
+        self.key_names = key_names
+        self.stmt = stmt.order_by(None).order_by(*self.key_columns)
+        self.version = version
+        self._fingerprint = "|".join(
+            [
+                "sqlalchemy",
+                str(self.stmt.compile(compile_kwargs={"literal_binds": False})),
+                loc_fingerprint,
+                repr((lastmod, changefreq, changefreq_column, priority, priority_column)),
+                repr(key_names),
+            ]
+        )
+
+    def where(self, stmt: Select[Any], keys: KeyRange) -> Select[Any]:
+        def compare(values: tuple[Any, ...], op: str) -> ColumnElement[bool]:
+            left: ColumnElement[Any] = self.key_columns[0]
+            right: Any = values[0]
+            if len(self.key_columns) > 1:  # row values: (a, b) > (:a, :b)
+                left, right = tuple_(*self.key_columns), tuple_(*values)
+            result: ColumnElement[bool] = left > right if op == ">" else left <= right
+            return result
+
+        if keys.after is not None:
+            stmt = stmt.where(compare(keys.after, ">"))
+        if keys.until is not None:
+            stmt = stmt.where(compare(keys.until, "<="))
+        return stmt
+
+    def summary_stmt(self, keys: KeyRange) -> Select[Any] | None:
+        """The aggregate statement; None when a version token and no lastmod make it moot."""
+        rows = self.where(self.stmt, keys).order_by(None).subquery("sitemap_rows")
+        lastmod = self.lastmod_name
+        newest = func.max(rows.c[lastmod]) if lastmod is not None else None
+        if self.version is not None:
+            return None if newest is None else select(newest)
+        first_key = rows.c[self.key_names[0]]
+        aggregates: list[ColumnElement[Any]] = [
+            func.count(),
+            func.min(first_key),
+            func.max(first_key),
+        ]
+        if newest is not None:
+            aggregates.append(newest)
+        return select(*aggregates)
+
+    def summary(self, row: Row[Any] | None, version: Any, naive_timezone: tzinfo) -> Summary:
+        if self.version is not None:
+            newest = row[0] if row is not None else None
+            count = None
+            token = f"v:{version!r}"
+        else:
+            assert row is not None
+            values = tuple(row)
+            count, low, high = values[0], values[1], values[2]
+            newest = values[3] if self.lastmod_name else None
+            token = f"n:{count}:{low!r}:{high!r}"
+        moment = to_utc(newest, naive_timezone)
+        return Summary(moment, count, f"{token}:{moment.isoformat() if moment else ''}")
+
+    def map_rows(self, rows: Sequence[Row[Any]]) -> list[RawEntry]:
+        loc = self.loc
+        key_index = self.key_index
+        lastmod_i, changefreq_i, priority_i = (
+            self.lastmod_index,
+            self.changefreq_index,
+            self.priority_index,
+        )
+        changefreq, priority = self.changefreq, self.priority
+        single_key = key_index[0] if len(key_index) == 1 else None
+        out = []
+        for row in rows:
+            try:
+                url = loc(row)
+            except Exception:  # a callable failing on one row is a bad row, not a failure
+                url = None
+            out.append(
+                (
+                    row[single_key] if single_key is not None else tuple(row[i] for i in key_index),  # type: ignore[index]
+                    url,
+                    None if lastmod_i is None else row[lastmod_i],
+                    changefreq if changefreq_i is None else row[changefreq_i],
+                    priority if priority_i is None else row[priority_i],
+                )
+            )
+        return out
+
+
+class SQLAlchemySource(SyncSource):
+    """A ``select()`` on a sync :class:`~sqlalchemy.engine.Engine`.
+
+    ``loc`` is a template over the selected columns (``"/articles/{slug}"``) or
+    a callable taking the row; ``lastmod`` names a column; ``changefreq`` /
+    ``priority`` are constants, ``changefreq_column`` / ``priority_column``
+    name columns. ``key`` names the unique, indexed column(s) that order the
+    rows (default: the selected primary key columns).
+    """
+
+    def __init__(
+        self,
+        stmt: Select[Any],
+        engine: Engine,
+        *,
+        name: str,
+        loc: LocSpec,
+        lastmod: str | None = None,
+        changefreq: str | None = None,
+        changefreq_column: str | None = None,
+        priority: float | None = None,
+        priority_column: str | None = None,
+        key: str | Sequence[str] | None = None,
+        version: Select[Any] | Callable[[], Any] | None = None,
+    ) -> None:
+        if not isinstance(engine, Engine):
+            raise TypeError(
+                f"source {name!r}: SQLAlchemySource needs a sync Engine; use "
+                "AsyncSQLAlchemySource for an AsyncEngine"
+            )
+        self.engine = engine
+        self.mapping = _Mapping(
+            stmt,
+            name=name,
+            loc=loc,
+            lastmod=lastmod,
+            changefreq=changefreq,
+            changefreq_column=changefreq_column,
+            priority=priority,
+            priority_column=priority_column,
+            key=key,
+            version=version,
+        )
+        self.name = self.mapping.name
+
+    def fingerprint(self) -> str:
+        return self.mapping._fingerprint
+
+    def _version(self, conn: Connection) -> Any:
+        version = self.mapping.version
+        if version is None:
+            return None
+        if isinstance(version, Select):
+            return conn.scalar(version)
+        return version()
+
+    def summarize(self, keys: KeyRange, naive_timezone: tzinfo) -> Summary:
+        with self.engine.connect() as conn:
+            version = self._version(conn)
+            stmt = self.mapping.summary_stmt(keys)
+            row = None if stmt is None else conn.execute(stmt).first()
+        return self.mapping.summary(row, version, naive_timezone)
+
+    def batches(self, keys: KeyRange = ALL, size: int = 500) -> Iterator[Sequence[RawEntry]]:
+        stmt = self.mapping.where(self.mapping.stmt, keys)
+        with (
+            self.engine.connect() as conn,
+            conn.execution_options(yield_per=size).execute(stmt) as result,
+        ):
+            for rows in result.partitions(size):
+                yield self.mapping.map_rows(rows)

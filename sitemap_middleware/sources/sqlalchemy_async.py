@@ -1,0 +1,88 @@
+"""SQLAlchemy ``select()`` sources on an ``AsyncEngine`` (needs ``greenlet``).
+
+Same options and behaviour as :class:`~sitemap_middleware.sources.sqlalchemy.SQLAlchemySource`;
+rows come through ``AsyncConnection.stream()``, a server-side cursor, because
+``execute()`` would buffer the whole result (aiosqlite fetches everything).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Sequence
+from datetime import tzinfo
+from typing import Any
+
+from sqlalchemy import Select
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from ..entry import RawEntry
+from ..validators import Summary
+from .base import ALL, AsyncSource, KeyRange
+from .sqlalchemy import LocSpec, _Mapping
+
+
+class AsyncSQLAlchemySource(AsyncSource):
+    """A ``select()`` on an :class:`~sqlalchemy.ext.asyncio.AsyncEngine` (same options)."""
+
+    def __init__(
+        self,
+        stmt: Select[Any],
+        engine: AsyncEngine,
+        *,
+        name: str,
+        loc: LocSpec,
+        lastmod: str | None = None,
+        changefreq: str | None = None,
+        changefreq_column: str | None = None,
+        priority: float | None = None,
+        priority_column: str | None = None,
+        key: str | Sequence[str] | None = None,
+        version: Select[Any] | Callable[[], Any] | None = None,
+    ) -> None:
+        if not isinstance(engine, AsyncEngine):
+            raise TypeError(
+                f"source {name!r}: AsyncSQLAlchemySource needs an AsyncEngine; use "
+                "SQLAlchemySource for a sync Engine"
+            )
+        self.engine = engine
+        self.mapping = _Mapping(
+            stmt,
+            name=name,
+            loc=loc,
+            lastmod=lastmod,
+            changefreq=changefreq,
+            changefreq_column=changefreq_column,
+            priority=priority,
+            priority_column=priority_column,
+            key=key,
+            version=version,
+        )
+        self.name = self.mapping.name
+
+    def fingerprint(self) -> str:
+        return self.mapping._fingerprint
+
+    async def _version(self, conn: AsyncConnection) -> Any:
+        version = self.mapping.version
+        if version is None:
+            return None
+        if isinstance(version, Select):
+            return await conn.scalar(version)
+        value = version()
+        if hasattr(value, "__await__"):
+            value = await value
+        return value
+
+    async def summarize(self, keys: KeyRange, naive_timezone: tzinfo) -> Summary:
+        async with self.engine.connect() as conn:
+            version = await self._version(conn)
+            stmt = self.mapping.summary_stmt(keys)
+            row = None if stmt is None else (await conn.execute(stmt)).first()
+        return self.mapping.summary(row, version, naive_timezone)
+
+    async def batches(
+        self, keys: KeyRange = ALL, size: int = 500
+    ) -> AsyncIterator[Sequence[RawEntry]]:
+        stmt = self.mapping.where(self.mapping.stmt, keys).execution_options(yield_per=size)
+        async with self.engine.connect() as conn, conn.stream(stmt) as result:
+            async for rows in result.partitions(size):
+                yield self.mapping.map_rows(rows)

@@ -1,0 +1,157 @@
+"""Turning the locs a source gives into absolute, percent-encoded URIs on the site.
+
+Rules (sitemaps.org "Escaping" and "Sitemap file location"):
+
+* a loc is absolute (same scheme, host and port as the base URL) or a path
+  relative to the base URL (``/articles/1`` and ``articles/1`` both mean
+  ``<base_url>articles/1``);
+* IRIs become URIs: non-ASCII characters are UTF-8 percent-encoded and
+  characters a URI cannot hold (space, ``"``, ``<``, ``>`` ...) are escaped,
+  while existing ``%XX`` escapes are kept as they are (no double encoding);
+* the result must lie within the sitemap's scope (the directory of the sitemap
+  URL) and be shorter than 2,048 characters.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from urllib.parse import quote, urlsplit
+
+MAX_LOC_LENGTH = 2047
+"""sitemaps.org: "This value must be less than 2,048 characters"."""
+
+MIN_LOC_LENGTH = 12
+"""The official XSD's ``minLength`` for ``loc``."""
+
+# Every character XML 1.0 forbids (control characters, lone surrogates, U+FFFE/U+FFFF).
+XML_FORBIDDEN = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+# Characters that may stand in the path, query and fragment of a URI as they are.
+_URI_REST = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/?#%]*")
+# "%" not starting a valid escape: written as "%25".
+_LONE_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
+_SAFE_REST = "!$&'()*+,;=:@/?#%~"
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+class LocError(ValueError):
+    """A loc that cannot be listed; the message says why."""
+
+
+def iri_to_uri(rest: str) -> str:
+    """Percent-encode the path/query/fragment part of an IRI, keeping ``%XX`` escapes."""
+    if _URI_REST.fullmatch(rest) and ("%" not in rest or _LONE_PERCENT.search(rest) is None):
+        return rest
+    return quote(_LONE_PERCENT.sub("%25", rest), safe=_SAFE_REST)
+
+
+def _authority(scheme: str, host: str, port: int | None) -> str:
+    host = host.lower()
+    # IPv6 literals keep their brackets; names become their ASCII (IDNA) form.
+    host = f"[{host}]" if ":" in host else host.encode("idna").decode("ascii")
+    if port is None or port == _DEFAULT_PORTS.get(scheme):
+        return host
+    return f"{host}:{port}"
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """The public URL of the application's root and the scope of one sitemap."""
+
+    base_url: str
+    """``scheme://host[:port]/prefix/``, always ending in ``/``."""
+    origin: str
+    """``scheme://host[:port]``."""
+    prefix: str
+    """The base URL's path, ``/`` or ``/shop/``."""
+    scope: str
+    """Every loc must start with this (the sitemap URL's directory)."""
+
+    @classmethod
+    def build(cls, base_url: str, sitemap_path: str) -> Site:
+        """Normalise ``base_url``; raises ``ValueError`` naming what is wrong."""
+        if not isinstance(base_url, str):
+            raise ValueError("base_url must be a string such as 'https://example.com/'")
+        parts = urlsplit(base_url.strip())
+        scheme = parts.scheme.lower()
+        if scheme not in _DEFAULT_PORTS or not parts.hostname:
+            raise ValueError(
+                f"base_url must be an absolute http(s) URL such as 'https://example.com/', "
+                f"got {base_url!r}"
+            )
+        if parts.query or parts.fragment or parts.username or parts.password:
+            raise ValueError(
+                f"base_url must not carry a query, fragment or credentials, got {base_url!r}"
+            )
+        try:
+            port = parts.port
+            authority = _authority(scheme, parts.hostname, port)
+        except (ValueError, UnicodeError) as exc:
+            raise ValueError(f"base_url has an invalid host or port: {base_url!r}") from exc
+        prefix = iri_to_uri(parts.path or "/")
+        if not prefix.endswith("/"):
+            prefix += "/"
+        origin = f"{scheme}://{authority}"
+        directory = prefix + sitemap_path.lstrip("/").rpartition("/")[0]
+        if not directory.endswith("/"):
+            directory += "/"
+        return cls(
+            base_url=origin + prefix,
+            origin=origin,
+            prefix=prefix,
+            scope=origin + directory,
+        )
+
+    def url_for(self, path: str) -> str:
+        """The absolute URL of an application path (``/sitemap.xml``)."""
+        return self.base_url + iri_to_uri(path.lstrip("/"))
+
+    def resolve(self, loc: str) -> str:
+        """The absolute URI to list for ``loc``; raises ``LocError`` when it cannot be listed."""
+        loc = loc.strip()
+        if not loc:
+            raise LocError("loc is empty")
+        bad = XML_FORBIDDEN.search(loc)
+        if bad is not None:
+            raise LocError(f"loc contains the character U+{ord(bad.group()):04X}, forbidden in XML")
+        if _SCHEME.match(loc):
+            url = self._absolute(loc)
+        elif loc.startswith("//"):
+            raise LocError("loc is a scheme-relative URL; give a path or an absolute URL")
+        else:
+            url = self.base_url + iri_to_uri(loc.lstrip("/"))
+        if not url.startswith(self.scope):
+            raise LocError(f"loc is outside the sitemap's scope {self.scope}")
+        if len(url) > MAX_LOC_LENGTH:
+            raise LocError(f"loc is {len(url)} characters long; the limit is {MAX_LOC_LENGTH}")
+        if len(url) < MIN_LOC_LENGTH:
+            raise LocError(f"loc is shorter than {MIN_LOC_LENGTH} characters")
+        return url
+
+    def _absolute(self, loc: str) -> str:
+        # Fast path: already in the base URL's own spelling.
+        if loc.startswith(self.origin) and loc[len(self.origin) : len(self.origin) + 1] in "/?#":
+            rest = loc[len(self.origin) :]
+            return self.origin + iri_to_uri(rest or "/")
+        try:
+            parts = urlsplit(loc)
+            scheme = parts.scheme.lower()
+            if scheme not in _DEFAULT_PORTS or not parts.hostname:
+                raise LocError(f"loc has an unsupported scheme {parts.scheme!r}")
+            if parts.username is not None or parts.password is not None:
+                raise LocError("loc carries credentials")
+            origin = f"{scheme}://{_authority(scheme, parts.hostname, parts.port)}"
+        except (ValueError, UnicodeError) as exc:
+            if isinstance(exc, LocError):
+                raise
+            raise LocError(f"loc is not a valid URL ({exc})") from None
+        if origin != self.origin:
+            raise LocError(f"loc is not on {self.origin}")
+        rest = parts.path or "/"
+        if parts.query or loc.split("#", 1)[0].endswith("?"):
+            rest += "?" + parts.query
+        if parts.fragment:
+            rest += "#" + parts.fragment
+        return origin + iri_to_uri(rest)
