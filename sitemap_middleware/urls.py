@@ -110,7 +110,7 @@ class Site:
 
     def resolve(self, loc: str) -> str:
         """The absolute URI to list for ``loc``; raises ``LocError`` when it cannot be listed."""
-        loc = loc.strip()
+        loc = loc.strip(" \t\n\r")  # XML whitespace only: control characters make a bad row
         if not loc:
             raise LocError("loc is empty")
         bad = XML_FORBIDDEN.search(loc)

@@ -1,0 +1,505 @@
+"""The ASGI middleware with real SQLite sources, through httpx and by hand."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Iterator
+from datetime import date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from lxml import etree
+from sqlalchemy import Engine, create_engine, delete, event, func, insert, select, update
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response, StreamingResponse
+from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.testclient import TestClient
+from starlette.websockets import WebSocket
+
+from sitemap_middleware import (
+    AsyncSQLAlchemySource,
+    ConfigurationError,
+    Entry,
+    SitemapAborted,
+    SitemapApp,
+    SitemapMiddleware,
+    SQLAlchemySource,
+)
+
+from .conftest import BASE_TIME, articles, assert_valid_urlset, locs, seed
+from .driver import call
+
+pytestmark = pytest.mark.anyio
+BASE = "https://example.com/"
+
+
+def article_source(engine: Engine, **options: Any) -> SQLAlchemySource:
+    stmt = options.pop("stmt", select(articles.c.id, articles.c.slug, articles.c.updated_at))
+    return SQLAlchemySource(
+        stmt,
+        engine,
+        name="articles",
+        loc=options.pop("loc", "/articles/{slug}"),
+        lastmod="updated_at",
+        changefreq=options.pop("changefreq", "weekly"),
+        **options,
+    )
+
+
+def client(app: Any) -> httpx.AsyncClient:
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver")
+
+
+def statements(engine: Engine) -> list[str]:
+    seen: list[str] = []
+    event.listen(engine, "before_cursor_execute", lambda c, cur, stmt, *a: seen.append(stmt))
+    return seen
+
+
+@pytest.fixture
+async def async_engine(db_path: Path, engine: Engine) -> AsyncIterator[AsyncEngine]:
+    async_engine = create_async_engine(f"sqlite+aiosqlite:///{db_path}")
+    yield async_engine
+    await async_engine.dispose()
+
+
+async def test_list_of_urls_and_entries(sitemap_schema: etree.XMLSchema) -> None:
+    app = SitemapApp(
+        sources=["/", Entry("/about", date(2024, 1, 2), "monthly", 0.3), {"loc": "/contact"}],
+        base_url=BASE,
+    )
+    async with client(app) as http:
+        response = await http.get("/sitemap.xml")
+    assert response.status_code == 200
+    urls = assert_valid_urlset(response.content, sitemap_schema)
+    assert locs(urls) == [BASE, BASE + "about", BASE + "contact"]
+    assert etree.tostring(urls[1]).count(b"<priority>0.3</priority>") == 1
+
+
+async def test_sync_and_async_generator_functions(sitemap_schema: etree.XMLSchema) -> None:
+    def pages() -> Iterator[str]:
+        yield from ("/one", "/two")
+
+    async def posts() -> AsyncIterator[Entry]:
+        for i in range(3):
+            await asyncio.sleep(0)
+            yield Entry(f"/posts/{i}", datetime(2024, 1, i + 1, 8))
+
+    app = SitemapApp(sources={"pages": pages, "posts": posts}, base_url=BASE)
+    async with client(app) as http:
+        first = await http.get("/sitemap.xml")
+        second = await http.get("/sitemap.xml")
+    urls = assert_valid_urlset(first.content, sitemap_schema)
+    assert locs(urls) == [BASE + "one", BASE + "two"] + [BASE + f"posts/{i}" for i in range(3)]
+    assert first.content == second.content
+    assert first.headers["last-modified"] == "Wed, 03 Jan 2024 08:00:00 GMT"
+
+
+async def test_sync_sqlalchemy_streams_every_row_in_chunks(
+    engine: Engine, sitemap_schema: etree.XMLSchema
+) -> None:
+    app = SitemapApp(sources=[article_source(engine)], base_url=BASE, batch_size=100)
+    exchange = await call(app)
+    assert exchange.error is None and exchange.status == 200 and exchange.complete
+    assert len(exchange.bodies) >= 12  # 1,200 rows, 100 a batch: streamed, never one message
+    assert max(len(b) for b in exchange.bodies) < 100 * 200
+    urls = assert_valid_urlset(exchange.body, sitemap_schema)
+    assert locs(urls) == [BASE + f"articles/article-{i}" for i in range(1, 1201)]
+    assert urls[0].findtext("{*}lastmod") == "2024-05-01T12:01:00+00:00"
+    assert exchange.headers["last-modified"] == "Thu, 02 May 2024 08:00:00 GMT"
+    assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+
+
+async def test_async_sqlalchemy_gives_the_same_bytes_and_validators(
+    engine: Engine, async_engine: AsyncEngine
+) -> None:
+    stmt = select(articles.c.id, articles.c.slug, articles.c.updated_at)
+    sync_app = SitemapApp(sources=[article_source(engine)], base_url=BASE)
+    async_app = SitemapApp(
+        sources=[
+            AsyncSQLAlchemySource(
+                stmt,
+                async_engine,
+                name="articles",
+                loc="/articles/{slug}",
+                lastmod="updated_at",
+                changefreq="weekly",
+            )
+        ],
+        base_url=BASE,
+    )
+    a, b = await call(sync_app), await call(async_app)
+    assert a.status == b.status == 200
+    assert a.body == b.body
+    assert a.headers["etag"] == b.headers["etag"]
+    assert async_engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+
+
+async def test_etag_is_stable_across_instances_and_changes_with_rows(engine: Engine) -> None:
+    async def etag() -> str:
+        # A new middleware each time: a restart or another replica.
+        return (
+            await call(SitemapApp(sources=[article_source(engine)], base_url=BASE), "HEAD")
+        ).headers["etag"]
+
+    first = await etag()
+    assert await etag() == first
+    with engine.begin() as conn:  # delete a row whose lastmod is not the newest
+        conn.execute(delete(articles).where(articles.c.id == 500))
+    after_delete = await etag()
+    assert after_delete != first
+    with engine.begin() as conn:  # add a row with an old lastmod
+        conn.execute(insert(articles).values(id=5000, slug="late", updated_at=BASE_TIME))
+    after_insert = await etag()
+    assert after_insert not in (first, after_delete)
+    with engine.begin() as conn:  # one row out, one in: same count, same newest lastmod
+        conn.execute(delete(articles).where(articles.c.id == 600))
+        conn.execute(insert(articles).values(id=5001, slug="swap", updated_at=BASE_TIME))
+    after_swap = await etag()
+    assert after_swap not in (first, after_delete, after_insert)
+    with engine.begin() as conn:
+        conn.execute(
+            update(articles).where(articles.c.id == 3).values(updated_at=datetime(2030, 1, 1))
+        )
+    assert await etag() != after_swap
+
+
+async def test_304_reads_no_rows(engine: Engine) -> None:
+    app = SitemapApp(sources=[article_source(engine)], base_url=BASE)
+    full = await call(app)
+    seen = statements(engine)
+    for headers in (
+        {"if-none-match": full.headers["etag"]},
+        {"if-modified-since": full.headers["last-modified"]},
+        {"if-none-match": f'"other", {full.headers["etag"]}'},
+    ):
+        seen.clear()
+        cached = await call(app, headers=headers)
+        assert cached.status == 304 and cached.body == b"" and cached.complete
+        assert {k: v for k, v in cached.headers.items()} == {
+            k: v for k, v in full.headers.items() if k != "content-type"
+        }
+        assert len(seen) == 1 and "count(" in seen[0] and "ORDER BY" not in seen[0]
+    assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+
+
+async def test_if_none_match_mismatch_ignores_if_modified_since(engine: Engine) -> None:
+    app = SitemapApp(sources=[article_source(engine)], base_url=BASE)
+    full = await call(app, "HEAD")
+    response = await call(
+        app,
+        headers={"if-none-match": '"stale"', "if-modified-since": full.headers["last-modified"]},
+    )
+    assert response.status == 200
+
+
+async def test_head_sends_get_headers_without_reading_rows(engine: Engine) -> None:
+    app = SitemapApp(sources=[article_source(engine)], base_url=BASE)
+    get = await call(app)
+    seen = statements(engine)
+    head = await call(app, "HEAD")
+    assert head.status == 200 and head.body == b"" and head.headers == get.headers
+    assert len(seen) == 1 and "ORDER BY" not in seen[0]
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "PATCH", "OPTIONS"])
+async def test_other_methods_get_405(method: str) -> None:
+    app = SitemapApp(sources=["/"], base_url=BASE)
+    response = await call(app, method)
+    assert response.status == 405 and response.headers["allow"] == "GET, HEAD"
+
+
+async def test_version_token_replaces_the_count(engine: Engine) -> None:
+    version = {"value": 1}
+    app = SitemapApp(
+        sources=[article_source(engine, version=lambda: version["value"])], base_url=BASE
+    )
+    seen = statements(engine)
+    first = await call(app, "HEAD")
+    assert len(seen) == 1 and "count(" not in seen[0] and "max(" in seen[0]
+    assert (await call(app, "HEAD")).headers["etag"] == first.headers["etag"]
+    version["value"] = 2
+    assert (await call(app, "HEAD")).headers["etag"] != first.headers["etag"]
+
+
+async def test_bad_rows_are_skipped_counted_and_logged(
+    engine: Engine, sitemap_schema: etree.XMLSchema, caplog: pytest.LogCaptureFixture
+) -> None:
+    with engine.begin() as conn:
+        conn.execute(update(articles).where(articles.c.id == 7).values(slug=None))
+        conn.execute(update(articles).where(articles.c.id == 8).values(slug="bad\x01slug"))
+        conn.execute(update(articles).where(articles.c.id == 9).values(slug="café & crème"))
+    app = SitemapApp(sources=[article_source(engine)], base_url=BASE)
+    caplog.set_level(logging.WARNING, "sitemap_middleware")
+    exchange = await call(app)
+    urls = locs(assert_valid_urlset(exchange.body, sitemap_schema))
+    assert len(urls) == 1198
+    assert BASE + "articles/caf%C3%A9%20&%20cr%C3%A8me" in urls
+    assert app.stats["articles"].skipped == 2
+    assert any("row 8" in r.getMessage() and "U+0001" in r.getMessage() for r in caplog.records)
+    await call(app)
+    assert app.stats["articles"].skipped == 4
+    assert sum("row 8" in r.getMessage() for r in caplog.records) == 1  # logged once
+
+
+async def test_strict_mode_aborts_on_a_bad_row(engine: Engine) -> None:
+    with engine.begin() as conn:
+        conn.execute(update(articles).where(articles.c.id == 1100).values(slug=None))
+    app = SitemapApp(sources=[article_source(engine)], base_url=BASE, strict=True)
+    exchange = await call(app)
+    assert isinstance(exchange.error, SitemapAborted)
+    assert not exchange.complete and b"</urlset>" not in exchange.body
+    assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+
+
+async def test_empty_sources_answer_404_not_an_empty_urlset(engine: Engine) -> None:
+    assert (await call(SitemapApp(sources=lambda: [], base_url=BASE))).status == 404
+    with engine.begin() as conn:
+        conn.execute(update(articles).values(slug=None))
+    all_bad = await call(SitemapApp(sources=[article_source(engine)], base_url=BASE))
+    assert all_bad.status == 404 and b"urlset" not in all_bad.body
+    with engine.begin() as conn:
+        conn.execute(delete(articles))
+    none = await call(SitemapApp(sources=[article_source(engine)], base_url=BASE))
+    assert none.status == 404
+
+
+async def test_database_down_before_the_first_byte_is_503(tmp_path: Path) -> None:
+    missing = create_engine(f"sqlite:///{tmp_path}/no/such/dir/db.sqlite3")
+    app = SitemapApp(sources=[article_source(missing)], base_url=BASE, retry_after=30)
+    for method in ("GET", "HEAD"):
+        response = await call(app, method)
+        assert response.status == 503 and response.headers["retry-after"] == "30"
+        assert b"<" not in response.body
+        assert missing.pool.checkedout() == 0  # type: ignore[attr-defined]
+
+
+def failing_engine(db_path: Path, fail_at_id: int) -> Engine:
+    """A real SQLite engine whose ``boom(id)`` SQL function raises on one row."""
+    engine = create_engine(f"sqlite:///{db_path}")
+
+    def boom(value: int) -> int:
+        if value == fail_at_id:
+            raise RuntimeError("disk I/O error")
+        return value
+
+    @event.listens_for(engine, "connect")
+    def register(dbapi_connection: Any, _: Any) -> None:
+        dbapi_connection.create_function("boom", 1, boom)
+
+    return engine
+
+
+def boom_stmt() -> Any:
+    # boom() runs per streamed row only; the summary's aggregates never evaluate it.
+    return select(
+        articles.c.id, articles.c.slug, articles.c.updated_at, func.boom(articles.c.id).label("ok")
+    )
+
+
+async def test_failure_in_the_first_batch_is_503(engine: Engine, db_path: Path) -> None:
+    broken = failing_engine(db_path, fail_at_id=3)
+    source = article_source(broken, stmt=boom_stmt())
+    response = await call(SitemapApp(sources=[source], base_url=BASE))
+    assert response.status == 503 and b"urlset" not in response.body
+    assert broken.pool.checkedout() == 0  # type: ignore[attr-defined]
+
+
+async def test_failure_mid_stream_aborts_the_transfer(engine: Engine, db_path: Path) -> None:
+    broken = failing_engine(db_path, fail_at_id=900)
+    source = article_source(broken, stmt=boom_stmt())
+    response = await call(SitemapApp(sources=[source], base_url=BASE, batch_size=100))
+    assert response.status == 200
+    assert isinstance(response.error, SitemapAborted)
+    assert not response.complete  # no final empty message: the server cuts the connection
+    assert b"</urlset>" not in response.body
+    assert broken.pool.checkedout() == 0  # type: ignore[attr-defined]
+
+
+async def test_client_disconnect_stops_the_query(engine: Engine) -> None:
+    fetched: list[int] = []
+
+    def loc(row: Any) -> str:
+        fetched.append(row.id)
+        return f"/articles/{row.slug}"
+
+    app = SitemapApp(sources=[article_source(engine, loc=loc)], base_url=BASE, batch_size=50)
+    response = await call(app, disconnect_after=2)
+    assert response.error is None and not response.complete
+    assert len(fetched) < 400  # far from the 1,200 rows
+    assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+
+
+async def test_async_disconnect_and_failure_return_connections(
+    db_path: Path, async_engine: AsyncEngine
+) -> None:
+    stmt = select(articles.c.id, articles.c.slug, articles.c.updated_at)
+    source = AsyncSQLAlchemySource(
+        stmt, async_engine, name="articles", loc="/articles/{slug}", lastmod="updated_at"
+    )
+    app = SitemapApp(sources=[source], base_url=BASE, batch_size=50)
+    response = await call(app, disconnect_after=2)
+    assert not response.complete
+    assert async_engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+
+    broken = create_async_engine(f"sqlite+aiosqlite:///{db_path}")
+
+    @event.listens_for(broken.sync_engine, "connect")
+    def register(dbapi_connection: Any, _: Any) -> None:
+        def boom(value: int) -> int:
+            if value == 700:
+                raise RuntimeError("connection reset")
+            return value
+
+        dbapi_connection.create_function("boom", 1, boom)
+
+    failing = AsyncSQLAlchemySource(
+        boom_stmt(), broken, name="articles", loc="/articles/{slug}"
+    )
+    aborted = await call(SitemapApp(sources=[failing], base_url=BASE, batch_size=50))
+    assert isinstance(aborted.error, SitemapAborted) and not aborted.complete
+    assert broken.pool.checkedout() == 0  # type: ignore[attr-defined]
+    await broken.dispose()
+
+
+async def test_more_rows_than_max_urls_is_refused(engine: Engine) -> None:
+    response = await call(
+        SitemapApp(sources=[article_source(engine)], base_url=BASE, max_urls=1000)
+    )
+    assert response.status == 500 and b"urlset" not in response.body
+
+
+def site_app(lifespan: Any = None) -> Starlette:
+    async def home(request: Request) -> Response:
+        return PlainTextResponse("home")
+
+    async def static_sitemap(request: Request) -> Response:
+        return Response("<static/>", media_type="application/xml")
+
+    async def big_404(request: Request) -> Response:
+        async def chunks() -> AsyncIterator[bytes]:
+            for _ in range(100):
+                yield b"x" * 10_000
+
+        return StreamingResponse(chunks(), status_code=404)
+
+    async def echo(websocket: WebSocket) -> None:
+        await websocket.accept()
+        await websocket.send_text(await websocket.receive_text())
+        await websocket.close()
+
+    return Starlette(
+        routes=[
+            Route("/", home),
+            Route("/static/sitemap.xml", static_sitemap),
+            Route("/sitemap.xml", big_404),
+            WebSocketRoute("/ws", echo),
+        ],
+        lifespan=lifespan,
+    )
+
+
+async def test_intercept_mode_never_reaches_the_app_and_passes_the_rest() -> None:
+    app = site_app()
+    app.add_middleware(SitemapMiddleware, sources=["/"], base_url=BASE)
+    async with client(app) as http:
+        assert (await http.get("/sitemap.xml")).status_code == 200
+        assert (await http.get("/")).text == "home"
+        assert (await http.get("/nope")).status_code == 404
+
+
+async def test_fallback_mode_serves_only_where_the_app_says_404(
+    sitemap_schema: etree.XMLSchema,
+) -> None:
+    app = site_app()
+    app.add_middleware(SitemapMiddleware, sources=["/"], base_url=BASE, mode="fallback")
+    app.add_middleware(
+        SitemapMiddleware,
+        sources=["/x"],
+        base_url=BASE,
+        mode="fallback",
+        path="/static/sitemap.xml",
+    )
+    exchange = await call(app)
+    assert exchange.status == 200
+    assert b"xxxx" not in exchange.body  # the app's 404 body was dropped
+    assert_valid_urlset(exchange.body, sitemap_schema)
+    static = await call(app, path="/static/sitemap.xml")
+    assert static.status == 200 and static.body == b"<static/>"  # a real file wins
+    assert (await call(app, "POST")).status == 405
+
+
+async def test_mounted_under_a_root_path(sitemap_schema: etree.XMLSchema) -> None:
+    inner = SitemapApp(sources=["/post/1"], base_url="https://example.com/blog/")
+    app = Starlette(routes=[Mount("/blog", app=inner)])
+    async with client(app) as http:
+        response = await http.get("/blog/sitemap.xml")
+        assert (await http.get("/sitemap.xml")).status_code == 404
+    assert locs(assert_valid_urlset(response.content, sitemap_schema)) == [
+        "https://example.com/blog/post/1"
+    ]
+    direct = await call(inner, path="/sitemap.xml", root_path="/blog")
+    assert direct.status == 200
+
+
+def test_lifespan_and_websocket_pass_through() -> None:
+    events: list[str] = []
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        events.append("startup")
+        yield
+        events.append("shutdown")
+
+    app = site_app(lifespan)
+    app.add_middleware(SitemapMiddleware, sources=["/"], base_url=BASE)
+    with TestClient(app) as test_client, test_client.websocket_connect("/ws") as ws:
+        ws.send_text("ping")
+        assert ws.receive_text() == "ping"
+    assert events == ["startup", "shutdown"]
+
+
+def test_fastapi_add_middleware_and_misconfiguration_at_start() -> None:
+    api = FastAPI()
+
+    @api.get("/items/{item}")
+    def item(item: str) -> dict[str, str]:
+        return {"item": item}
+
+    api.add_middleware(SitemapMiddleware, sources=["/items/1"], base_url=BASE)
+    with TestClient(api) as test_client:
+        assert test_client.get("/sitemap.xml").status_code == 200
+        assert test_client.get("/items/1").json() == {"item": "1"}
+
+    broken = FastAPI()
+    broken.add_middleware(SitemapMiddleware, sources=["/"], base_url="example.com")
+    with pytest.raises(ConfigurationError, match="base_url"), TestClient(broken):
+        pass
+
+
+def test_misconfiguration_fails_at_construction(engine: Engine) -> None:
+    with pytest.raises(ConfigurationError, match="^path: "):
+        SitemapApp(sources=["/"], base_url=BASE, path="sitemap.xml")
+    with pytest.raises(ValueError, match="changefreq"):
+        article_source(engine, changefreq="sometimes")
+    with pytest.raises(ValueError, match="'nope'"):
+        article_source(engine, loc="/a/{nope}")
+    with pytest.raises(TypeError, match="AsyncEngine"):
+        AsyncSQLAlchemySource(select(articles.c.id), engine, name="a", loc="/{id}")  # type: ignore[arg-type]
+
+
+def test_seed_helper_is_deterministic(tmp_path: Path) -> None:
+    a = create_engine(f"sqlite:///{tmp_path}/a.sqlite3")
+    seed(a, 3)
+    with a.connect() as conn:
+        assert conn.execute(select(articles.c.updated_at)).scalars().all()[
+            -1
+        ] == BASE_TIME + timedelta(minutes=3)
+    a.dispose()

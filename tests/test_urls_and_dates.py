@@ -1,0 +1,182 @@
+"""Locs (resolution, IRI to URI, scope, length) and lastmod forms."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from sitemap_middleware.dates import LastmodError, format_lastmod, parse_w3c, to_utc
+from sitemap_middleware.urls import LocError, Site, iri_to_uri
+from sitemap_middleware.xml import escape
+
+SITE = Site.build("https://example.com/", "/sitemap.xml")
+
+
+@pytest.mark.parametrize(
+    ("loc", "url"),
+    [
+        ("/", "https://example.com/"),
+        ("/about", "https://example.com/about"),
+        ("about", "https://example.com/about"),
+        ("https://example.com/x", "https://example.com/x"),
+        ("HTTPS://EXAMPLE.com/x", "https://example.com/x"),
+        ("https://example.com:443/x", "https://example.com/x"),
+        ("https://example.com", "https://example.com/"),
+        ("/über uns", "https://example.com/%C3%BCber%20uns"),
+        ("/caf%C3%A9", "https://example.com/caf%C3%A9"),  # existing escapes kept
+        ("/café%20x", "https://example.com/caf%C3%A9%20x"),
+        ("/100%", "https://example.com/100%25"),  # a lone % is escaped
+        ("/a%zz", "https://example.com/a%25zz"),
+        ('/q?a=1&b="2"', "https://example.com/q?a=1&b=%222%22"),
+        ("/<tag>", "https://example.com/%3Ctag%3E"),
+        ("/日本語", "https://example.com/%E6%97%A5%E6%9C%AC%E8%AA%9E"),
+        ("/🚀", "https://example.com/%F0%9F%9A%80"),
+        ("  /padded  ", "https://example.com/padded"),
+        ("/it's", "https://example.com/it's"),
+    ],
+)
+def test_resolve(loc: str, url: str) -> None:
+    assert SITE.resolve(loc) == url
+
+
+@pytest.mark.parametrize(
+    ("loc", "reason"),
+    [
+        ("", "empty"),
+        ("   ", "empty"),
+        ("http://example.com/x", "not on"),  # other scheme
+        ("https://other.example/x", "not on"),
+        ("https://sub.example.com/x", "not on"),
+        ("https://example.com:8443/x", "not on"),
+        ("//example.com/x", "scheme-relative"),
+        ("ftp://example.com/x", "scheme"),
+        ("javascript:alert(1)", "scheme"),
+        ("https://user:pw@example.com/x", "credentials"),
+        ("/bad\x01char", "U+0001"),
+        ("/bad\ufffe", "U+FFFE"),
+        ("/lone\ud800", "U+D800"),
+        ("/" + "a" * 2100, "characters long"),
+    ],
+)
+def test_rejected_locs(loc: str, reason: str) -> None:
+    with pytest.raises(LocError, match=re.escape(reason)):
+        SITE.resolve(loc)
+
+
+def test_length_limit_counts_the_encoded_url() -> None:
+    room = 2047 - len("https://example.com/")
+    assert len(SITE.resolve("/" + "a" * room)) == 2047
+    with pytest.raises(LocError):
+        SITE.resolve("/" + "a" * (room + 1))
+    with pytest.raises(LocError):  # fits as an IRI, too long once encoded
+        SITE.resolve("/" + "é" * (room // 2))
+
+
+def test_scope_is_the_sitemap_directory_under_the_base_url() -> None:
+    site = Site.build("https://example.com/shop", "/catalog/sitemap.xml")
+    assert site.base_url == "https://example.com/shop/"
+    assert site.scope == "https://example.com/shop/catalog/"
+    assert site.resolve("/catalog/item") == "https://example.com/shop/catalog/item"
+    with pytest.raises(LocError, match="scope"):
+        site.resolve("/images/x")
+    with pytest.raises(LocError, match="scope"):
+        site.resolve("https://example.com/catalog/item")
+    assert site.url_for("/catalog/sitemap.xml") == "https://example.com/shop/catalog/sitemap.xml"
+
+
+def test_idn_host_and_port() -> None:
+    site = Site.build("http://Bücher.example:8080/", "/sitemap.xml")
+    assert site.origin == "http://xn--bcher-kva.example:8080"
+    assert site.resolve("http://bücher.example:8080/a") == "http://xn--bcher-kva.example:8080/a"
+
+
+@pytest.mark.parametrize(
+    "bad", ["/relative", "example.com", "ftp://example.com/", "https://x/?q=1", "https://", 42]
+)
+def test_bad_base_urls(bad: object) -> None:
+    with pytest.raises(ValueError, match="base_url"):
+        Site.build(bad, "/sitemap.xml")  # type: ignore[arg-type]
+
+
+def test_iri_to_uri_never_double_encodes() -> None:
+    once = iri_to_uri("/a b/ü/%41")
+    assert once == "/a%20b/%C3%BC/%41"
+    assert iri_to_uri(once) == once
+
+
+@pytest.mark.parametrize(
+    ("text", "escaped"),
+    [
+        ("a&b", "a&amp;b"),
+        ("it's", "it&apos;s"),
+        ('"q"', "&quot;q&quot;"),
+        ("<>", "&lt;&gt;"),
+        ("&amp;", "&amp;amp;"),  # data is data: an ampersand is escaped exactly once
+        ("plain", "plain"),
+    ],
+)
+def test_entity_escaping(text: str, escaped: str) -> None:
+    assert escape(text) == escaped
+
+
+BERLIN = ZoneInfo("Europe/Berlin")
+
+
+@pytest.mark.parametrize(
+    ("value", "naive", "text"),
+    [
+        (date(2024, 1, 2), UTC, "2024-01-02"),
+        (datetime(2024, 1, 2, 3, 4, 5), UTC, "2024-01-02T03:04:05+00:00"),
+        (datetime(2024, 1, 2, 3, 4, 5, 999999), UTC, "2024-01-02T03:04:05+00:00"),
+        (datetime(2024, 1, 2, 3, 4, 5), BERLIN, "2024-01-02T03:04:05+01:00"),
+        (datetime(2024, 7, 2, 3, 4, 5), BERLIN, "2024-07-02T03:04:05+02:00"),
+        (
+            datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone(timedelta(hours=-5, minutes=-30))),
+            UTC,
+            "2024-01-02T03:04:05-05:30",
+        ),
+        (datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC), BERLIN, "2024-01-02T03:04:05+00:00"),
+        # An offset with seconds has no W3C form: written in UTC.
+        (
+            datetime(1890, 1, 2, 3, 4, 5, tzinfo=timezone(timedelta(minutes=53, seconds=28))),
+            UTC,
+            "1890-01-02T02:10:37+00:00",
+        ),
+        ("2024-01-02", UTC, "2024-01-02"),
+        ("2024-01-02T03:04Z", UTC, "2024-01-02T03:04:00+00:00"),
+        ("2024-01-02T03:04:05+08:00", UTC, "2024-01-02T03:04:05+08:00"),
+        ("2024-01-02T03:04:05.123-03:00", UTC, "2024-01-02T03:04:05-03:00"),
+        ("2024-01-02T03:04:05", BERLIN, "2024-01-02T03:04:05+01:00"),
+    ],
+)
+def test_lastmod_forms(value: object, naive: timezone, text: str) -> None:
+    assert format_lastmod(value, naive) == text
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "2024",
+        "2024-05",
+        "2024-13-01",
+        "2024-02-30",
+        "yesterday",
+        "2024-01-02 03:04:05",
+        1700000000,
+        None,
+    ],
+)
+def test_bad_lastmods(value: object) -> None:
+    with pytest.raises(LastmodError):
+        format_lastmod(value, UTC)
+
+
+def test_to_utc() -> None:
+    assert to_utc(date(2024, 1, 2), UTC) == datetime(2024, 1, 2, tzinfo=UTC)
+    assert to_utc(datetime(2024, 1, 2, 1), BERLIN) == datetime(2024, 1, 2, 0, tzinfo=UTC)
+    assert to_utc("2024-01-02T03:04:05+02:00", UTC) == datetime(2024, 1, 2, 1, 4, 5, tzinfo=UTC)
+    assert to_utc("nonsense", UTC) is None
+    assert parse_w3c("2024-01-02", UTC) == date(2024, 1, 2)
