@@ -360,9 +360,7 @@ async def test_async_disconnect_and_failure_return_connections(
 
         dbapi_connection.create_function("boom", 1, boom)
 
-    failing = AsyncSQLAlchemySource(
-        boom_stmt(), broken, name="articles", loc="/articles/{slug}"
-    )
+    failing = AsyncSQLAlchemySource(boom_stmt(), broken, name="articles", loc="/articles/{slug}")
     aborted = await call(SitemapApp(sources=[failing], base_url=BASE, batch_size=50))
     assert isinstance(aborted.error, SitemapAborted) and not aborted.complete
     assert broken.pool.checkedout() == 0  # type: ignore[attr-defined]

@@ -1,0 +1,169 @@
+"""End to end: a real uvicorn process on 127.0.0.1 and real HTTP clients."""
+
+from __future__ import annotations
+
+import http.client
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from lxml import etree
+from sqlalchemy import create_engine
+
+from .conftest import assert_valid_urlset, locs, seed
+
+pytestmark = pytest.mark.e2e
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    db = tmp_path_factory.mktemp("e2e") / "site.sqlite3"
+    engine = create_engine(f"sqlite:///{db}")
+    seed(engine, 1200)
+    engine.dispose()
+    port = free_port()
+    log = (db.parent / "uvicorn.log").open("wb")
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "tests.e2e_server:app",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env={**os.environ, "E2E_DB": str(db), "E2E_FAIL_AT": "900"},
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            httpx.get(url + "/_state", timeout=1)
+            break
+        except httpx.TransportError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                log.close()
+                output = (db.parent / "uvicorn.log").read_text()
+                pytest.fail(f"uvicorn did not start:\n{output}")
+            time.sleep(0.1)
+    yield url
+    process.terminate()
+    process.wait(10)
+    log.close()
+
+
+def state(server: str) -> dict[str, int]:
+    return httpx.get(server + "/_state").json()  # type: ignore[no-any-return]
+
+
+def raw_get(server: str, path: str, method: str = "GET") -> tuple[bytes, list[bytes]]:
+    """Send a request over a plain socket; return the head and the body's chunks as framed."""
+    host, port = server.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(
+            f"{method} {path} HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n\r\n".encode()
+        )
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    head, _, rest = data.partition(b"\r\n\r\n")
+    chunks = []
+    while rest:
+        size_line, _, rest = rest.partition(b"\r\n")
+        size = int(size_line, 16)
+        if size == 0:
+            break
+        chunks.append(rest[:size])
+        rest = rest[size + 2 :]
+    return head, chunks
+
+
+def test_streams_a_valid_document_in_several_chunks(
+    server: str, sitemap_schema: etree.XMLSchema
+) -> None:
+    head, chunks = raw_get(server, "/sitemap.xml")
+    assert head.startswith(b"HTTP/1.1 200")
+    assert b"transfer-encoding: chunked" in head.lower()
+    assert len(chunks) >= 12
+    urls = assert_valid_urlset(b"".join(chunks), sitemap_schema)
+    assert len(urls) == 1200 and locs(urls)[0] == "https://example.com/articles/article-1"
+    assert state(server)["checkedout"] == 0
+
+
+def test_head_and_conditional_get(server: str) -> None:
+    get = httpx.get(server + "/sitemap.xml")
+    head = httpx.head(server + "/sitemap.xml")
+    assert head.status_code == 200 and head.content == b""
+    for name in ("etag", "last-modified", "content-type", "cache-control", "x-robots-tag"):
+        assert head.headers[name] == get.headers[name]
+    assert "content-length" not in get.headers
+    for headers in (
+        {"If-None-Match": get.headers["etag"]},
+        {"If-Modified-Since": get.headers["last-modified"]},
+    ):
+        cached = httpx.get(server + "/sitemap.xml", headers=headers)
+        assert cached.status_code == 304 and cached.content == b""
+        assert cached.headers["etag"] == get.headers["etag"]
+        assert cached.headers["last-modified"] == get.headers["last-modified"]
+    # RFC 9110: Last-Modified is never later than Date.
+    assert httpx.Headers(get.headers)["date"]
+    assert get.headers["content-type"] == "text/xml; charset=utf-8"
+
+
+def test_method_not_allowed(server: str) -> None:
+    response = httpx.post(server + "/sitemap.xml")
+    assert response.status_code == 405 and response.headers["allow"] == "GET, HEAD"
+
+
+def test_failure_mid_stream_is_a_broken_transfer_for_real_clients(server: str) -> None:
+    with pytest.raises(httpx.RemoteProtocolError):
+        httpx.get(server + "/broken.xml")
+    host, port = server.removeprefix("http://").split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=10)
+    connection.request("GET", "/broken.xml")
+    response = connection.getresponse()
+    assert response.status == 200
+    with pytest.raises(http.client.IncompleteRead) as caught:
+        response.read()
+    assert b"</urlset>" not in caught.value.partial
+    connection.close()
+    _, chunks = raw_get(server, "/broken.xml")
+    assert b"</urlset>" not in b"".join(chunks)
+    assert state(server)["checkedout"] == 0
+
+
+def test_client_disconnect_stops_the_query(server: str) -> None:
+    before = state(server)["slow_rows"]
+    with httpx.stream("GET", server + "/slow.xml") as response:
+        first = next(response.iter_raw())
+        assert first.startswith(b"<?xml")
+    deadline = time.monotonic() + 10
+    while state(server)["checkedout"] != 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    settled = state(server)
+    assert settled["checkedout"] == 0
+    time.sleep(0.3)
+    read = state(server)["slow_rows"] - before
+    assert read == settled["slow_rows"] - before  # nothing read after the client left
+    assert read < 1200
