@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 
 Message = MutableMapping[str, Any]
 
@@ -65,7 +66,9 @@ async def call(
             gone.set()
         if disconnect_after is not None and len(exchange.bodies) >= disconnect_after:
             gone.set()
-            await anyio.sleep(0)  # let the disconnect be noticed, as a real server would
+            await (
+                anyio.lowlevel.checkpoint()
+            )  # let the disconnect be noticed, as a real server would
 
     scope = {
         "type": "http",

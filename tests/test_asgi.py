@@ -483,7 +483,7 @@ def test_fastapi_add_middleware_and_misconfiguration_at_start() -> None:
 
 
 def test_misconfiguration_fails_at_construction(engine: Engine) -> None:
-    with pytest.raises(ConfigurationError, match="^path: "):
+    with pytest.raises(ConfigurationError, match=r"^path: "):
         SitemapApp(sources=["/"], base_url=BASE, path="sitemap.xml")
     with pytest.raises(ValueError, match="changefreq"):
         article_source(engine, changefreq="sometimes")
