@@ -15,6 +15,7 @@ from datetime import datetime
 
 from .entry import BadRowStats, EntryRules, RawEntry
 from .http import evaluate_preconditions, format_http_date
+from .render import Renderer
 from .settings import ConfigurationError, Settings
 from .sources.base import ALL, AnySource, KeyRange, Source
 from .sources.iterable import as_source
@@ -72,6 +73,7 @@ class Sitemap:
         self.site = settings.site
         self.sources = build_sources(sources)
         self.rules = EntryRules(self.site, settings.naive_timezone, settings.strict)
+        self.renderer = Renderer(self.rules)
         self.root = Document(settings.path, tuple((source, ALL) for source in self.sources))
         self._fingerprint = settings.fingerprint()
 
@@ -163,7 +165,7 @@ class Body:
     """Turns batches of raw entries into the bytes of one ``urlset``, in order."""
 
     def __init__(self, sitemap: Sitemap) -> None:
-        self.rules = sitemap.rules
+        self.renderer = sitemap.renderer
         self.writer = UrlsetWriter(sitemap.settings.max_urls, sitemap.settings.max_bytes)
 
     def open(self) -> bytes:
@@ -171,8 +173,7 @@ class Body:
 
     def feed(self, source: str, batch: Sequence[RawEntry]) -> bytes:
         """The ``<url>`` elements of a batch; bad rows are handled by the bad-row rule."""
-        check = self.rules.check
-        return self.writer.write([url for raw in batch if (url := check(source, raw))])
+        return self.writer.write(self.renderer.elements(source, batch))
 
     def close(self) -> bytes:
         return self.writer.close()

@@ -9,8 +9,6 @@ still need an entity.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from .entry import UrlFields
 
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
@@ -67,8 +65,8 @@ class UrlsetWriter:
         self.bytes += len(text)
         return text.encode("ascii")
 
-    def write(self, urls: Iterable[UrlFields]) -> bytes:
-        elements = [url_element(url) for url in urls]
+    def write(self, elements: list[str]) -> bytes:
+        """``<url>`` elements (from :func:`url_element`) as bytes, within the limits."""
         if not elements:
             return b""
         text = "".join(elements)

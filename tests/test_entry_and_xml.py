@@ -108,7 +108,7 @@ def test_url_element_order_and_escaping(sitemap_schema: etree.XMLSchema) -> None
     )
     writer = UrlsetWriter()
     document = writer.open() + writer.write(
-        [UrlFields("https://example.com/?a=1&b='2'", None, None, None)]
+        [url_element(UrlFields("https://example.com/?a=1&b='2'", None, None, None))]
     )
     document += writer.close()
     (url,) = assert_valid_urlset(document, sitemap_schema)
@@ -119,15 +119,15 @@ def test_url_element_order_and_escaping(sitemap_schema: etree.XMLSchema) -> None
 def test_writer_refuses_more_urls_than_the_limit() -> None:
     writer = UrlsetWriter(max_urls=2)
     writer.open()
-    writer.write([UrlFields("https://example.com/1", None, None, None)] * 2)
+    writer.write([url_element(UrlFields("https://example.com/1", None, None, None))] * 2)
     with pytest.raises(LimitExceeded, match="max_urls=2"):
-        writer.write([UrlFields("https://example.com/3", None, None, None)])
+        writer.write([url_element(UrlFields("https://example.com/3", None, None, None))])
 
 
 def test_writer_refuses_more_bytes_than_the_limit() -> None:
     writer = UrlsetWriter(max_bytes=4096)
     writer.open()
-    long_url = UrlFields("https://example.com/" + "a" * 2000, None, None, None)
+    long_url = url_element(UrlFields("https://example.com/" + "a" * 2000, None, None, None))
     writer.write([long_url])
     with pytest.raises(LimitExceeded, match="max_bytes=4096"):
         writer.write([long_url])

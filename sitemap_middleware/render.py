@@ -1,0 +1,160 @@
+"""The hot path: a batch of raw entries to ``<url>`` elements.
+
+The common row (a plain ASCII path, a naive UTC ``datetime`` or a ``date``,
+a changefreq/priority seen before) is written directly; anything else goes
+through the full rules in :mod:`sitemap_middleware.entry` and
+:func:`~sitemap_middleware.xml.url_element`. Both paths give the same bytes
+(the tests compare them).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import UTC, date, datetime
+from operator import attrgetter
+
+from .entry import EntryRules, RawEntry, format_changefreq, format_priority
+from .urls import MAX_LOC_LENGTH, MIN_LOC_LENGTH
+from .xml import url_element
+
+# A path that needs neither percent-encoding nor entity-escaping, and is not "//host".
+_PLAIN = r"/(?:[A-Za-z0-9\-._~][A-Za-z0-9\-._~/]*)?"
+_PLAIN_PATH = re.compile(_PLAIN)
+_PLAIN_LINES = re.compile(rf"{_PLAIN}(?:\n{_PLAIN})*")
+_tzinfo = attrgetter("tzinfo")
+_TAIL_CACHE_SIZE = 256
+
+
+class Renderer:
+    """Renders batches for one sitemap (its site, scope and timezone rule)."""
+
+    def __init__(self, rules: EntryRules) -> None:
+        self.rules = rules
+        site = rules.site
+        self.root = site.base_url[:-1]  # "/path" is appended to it
+        self.scope_path = site.scope[len(self.root) :]
+        self.naive_is_utc = rules.naive_timezone is UTC
+        # "(changefreq, priority)" -> the closing part of a <url>, for values already checked.
+        self._tails: dict[tuple[str | None, float | None], str] = {(None, None): "</url>\n"}
+
+    def _tail(self, changefreq: object, priority: object) -> str | None:
+        if not (changefreq is None or type(changefreq) is str) or not (
+            priority is None or type(priority) is float
+        ):
+            return None
+        try:
+            parts = []
+            if changefreq is not None:
+                parts.append(f"<changefreq>{format_changefreq(changefreq)}</changefreq>")
+            if priority is not None:
+                parts.append(f"<priority>{format_priority(priority)}</priority>")
+        except (ValueError, TypeError):
+            return None  # the full rules report it
+        tail = "".join(parts) + "</url>\n"
+        if len(self._tails) < _TAIL_CACHE_SIZE:
+            self._tails[(changefreq, priority)] = tail
+        return tail
+
+    def elements(self, source: str, batch: Sequence[RawEntry]) -> list[str]:
+        """The ``<url>`` elements of a batch, in order; bad rows follow the bad-row rule."""
+        if not batch:
+            return []
+        return self._uniform(batch) or self._rows(source, batch)
+
+    def _uniform(self, batch: Sequence[RawEntry]) -> list[str] | None:
+        """The whole batch in a few C-level passes, when every row is of the common kind:
+        plain paths, one (changefreq, priority) pair, and lastmods that are all absent,
+        all naive datetimes read as UTC, or all dates. None when it is not."""
+        count = len(batch)
+        _, locs, lastmods, changefreqs, priorities = zip(*batch, strict=True)
+        try:
+            joined = "\n".join(locs)
+        except TypeError:
+            return None
+        lengths = list(map(len, locs))
+        if (
+            joined.count("\n") != count - 1
+            or max(lengths) > MAX_LOC_LENGTH - len(self.root)
+            or min(lengths) < MIN_LOC_LENGTH - len(self.root)
+            or not _PLAIN_LINES.fullmatch(joined)
+        ):
+            return None
+        if self.scope_path != "/" and not all(loc.startswith(self.scope_path) for loc in locs):
+            return None
+        changefreq, priority = changefreqs[0], priorities[0]
+        # Compare types too: True == 1.0, yet a bool is not a priority.
+        for value, column, kind in (
+            (changefreq, changefreqs, str),
+            (priority, priorities, float),
+        ):
+            if value is None:
+                if column.count(None) != count:
+                    return None
+            elif set(map(type, column)) != {kind} or column.count(value) != count:
+                return None
+        tail = self._tails.get((changefreq, priority)) or self._tail(changefreq, priority)
+        if tail is None:
+            return None
+        root = self.root
+        if lastmods.count(None) == count:
+            return [f"<url><loc>{root}{loc}</loc>{tail}" for loc in locs]
+        kinds = set(map(type, lastmods))
+        if kinds == {datetime}:
+            if not self.naive_is_utc or list(map(_tzinfo, lastmods)).count(None) != count:
+                return None
+            texts = list(map(datetime.isoformat, lastmods))
+            return [
+                f"<url><loc>{root}{loc}</loc><lastmod>{text[:19]}+00:00</lastmod>{tail}"
+                for loc, text in zip(locs, texts, strict=True)
+            ]
+        if kinds == {date}:
+            texts = list(map(date.isoformat, lastmods))
+            return [
+                f"<url><loc>{root}{loc}</loc><lastmod>{text}</lastmod>{tail}"
+                for loc, text in zip(locs, texts, strict=True)
+            ]
+        return None
+
+    def _rows(self, source: str, batch: Sequence[RawEntry]) -> list[str]:
+        """Row by row: a fast path per row, the full rules for the rest."""
+        root, scope_path, plain = self.root, self.scope_path, _PLAIN_PATH.fullmatch
+        room = MAX_LOC_LENGTH - len(root)
+        shortest = MIN_LOC_LENGTH - len(root)
+        naive_is_utc, tails = self.naive_is_utc, self._tails
+        out: list[str] = []
+        for raw in batch:
+            _, loc, lastmod, changefreq, priority = raw
+            if (
+                type(loc) is str
+                and shortest <= len(loc) <= room
+                and loc.startswith(scope_path)
+                and plain(loc)
+            ):
+                try:
+                    # True == 1.0 would find 1.0's tail, but a bool is not a priority.
+                    tail = None if type(priority) is bool else tails.get((changefreq, priority))
+                except TypeError:  # unhashable field: the full rules report it
+                    tail = None
+                if tail is None:
+                    tail = self._tail(changefreq, priority)
+                if tail is not None:
+                    if lastmod is None:
+                        out.append(f"<url><loc>{root}{loc}</loc>{tail}")
+                        continue
+                    kind = type(lastmod)
+                    if kind is datetime and naive_is_utc and lastmod.tzinfo is None:
+                        text = lastmod.isoformat()
+                        out.append(
+                            f"<url><loc>{root}{loc}</loc><lastmod>{text[:19]}+00:00</lastmod>{tail}"
+                        )
+                        continue
+                    if kind is date:
+                        out.append(
+                            f"<url><loc>{root}{loc}</loc><lastmod>{lastmod.isoformat()}</lastmod>{tail}"
+                        )
+                        continue
+            url = self.rules.check(source, raw)
+            if url is not None:
+                out.append(url_element(url))
+        return out

@@ -1,0 +1,94 @@
+"""The renderer's fast paths give exactly what the full rules give."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta, timezone
+from decimal import Decimal
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from sitemap_middleware.entry import EntryRules, RawEntry
+from sitemap_middleware.render import Renderer
+from sitemap_middleware.urls import Site
+from sitemap_middleware.xml import url_element
+
+LOCS: list[Any] = [
+    "/a",
+    "/",
+    "/deep/path/x.html",
+    "https://example.com/abs",
+    "/über",
+    "/a&b",
+    "/it's",
+    "//evil.example/x",
+    "/x\n/y",
+    "/x\x01",
+    None,
+    5,
+    "/" + "a" * 2026,
+    "/" + "a" * 2027,
+    "/q?x=1",
+    "/%41",
+    "/catalog/item",
+    "/catalog/",
+    "rel",
+    "",
+]
+LASTMODS: list[Any] = [
+    None,
+    datetime(2024, 1, 2, 3, 4, 5),
+    datetime(2024, 1, 2, 3, 4, 5, 678),
+    datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone(timedelta(hours=2))),
+    date(2024, 1, 2),
+    "2024-01-02",
+    "2024-01-02T03:04Z",
+    "bad",
+    17,
+]
+CHANGEFREQS: list[Any] = [None, "weekly", "Daily", "sometimes", 3]
+PRIORITIES: list[Any] = [None, 0.5, 1.0, True, 1, Decimal("0.25"), "0.3", 7.0, float("nan")]
+
+
+def slow(rules: EntryRules, batch: list[RawEntry]) -> list[str]:
+    return [url_element(url) for raw in batch if (url := rules.check("s", raw)) is not None]
+
+
+def combos() -> list[RawEntry]:
+    rows: list[RawEntry] = []
+    for i, loc in enumerate(LOCS):
+        for j, lastmod in enumerate(LASTMODS):
+            rows.append(
+                (i * 100 + j, loc, lastmod, CHANGEFREQS[(i + j) % 5], PRIORITIES[(i * j) % 9])
+            )
+    return rows
+
+
+@pytest.mark.parametrize("scope_path", ["/sitemap.xml", "/catalog/sitemap.xml"])
+@pytest.mark.parametrize("naive", [UTC, ZoneInfo("America/New_York")])
+def test_fast_paths_match_the_rules(scope_path: str, naive: Any) -> None:
+    site = Site.build("https://example.com/", scope_path)
+    rows = combos()
+    for batch in [rows, *[[row] for row in rows]]:
+        renderer = Renderer(EntryRules(site, naive))
+        renderer.elements("s", rows[:40])  # warm the tail cache with other values
+        assert renderer.elements("s", batch) == slow(EntryRules(site, naive), batch)
+
+
+@pytest.mark.parametrize(
+    "batch",
+    [
+        [(i, f"/p/{i}", None, "weekly", 0.5) for i in range(50)],
+        [(i, f"/p/{i}", datetime(2024, 1, 1, i % 24), None, None) for i in range(50)],
+        [(i, f"/p/{i}", date(2024, 1, 1 + i % 28), "daily", None) for i in range(50)],
+        [(i, f"/p/{i}", None, None, True if i == 7 else 1.0) for i in range(50)],
+        [(i, f"/p/{i}", None, "weekly" if i != 9 else "Weekly", None) for i in range(50)],
+        [(i, f"/p/{i}" if i != 3 else "/p/a b", None, None, None) for i in range(50)],
+    ],
+)
+def test_uniform_batches_match_the_rules(batch: list[RawEntry]) -> None:
+    site = Site.build("https://example.com/", "/sitemap.xml")
+    assert Renderer(EntryRules(site, UTC)).elements("s", batch) == slow(
+        EntryRules(site, UTC), batch
+    )
