@@ -162,21 +162,38 @@ class Sitemap:
 
 
 class Body:
-    """Turns batches of raw entries into the bytes of one ``urlset``, in order."""
+    """Turns batches of raw entries into the chunks of one ``urlset``, in order.
+
+    Rendered bytes are gathered until ``chunk_bytes`` are ready, so a chunk is
+    at most ``chunk_bytes`` plus one batch; the XML declaration and the opening
+    tag travel in the first chunk, the closing tag in the last.
+    """
 
     def __init__(self, sitemap: Sitemap) -> None:
         self.renderer = sitemap.renderer
         self.writer = UrlsetWriter(sitemap.settings.max_urls, sitemap.settings.max_bytes)
-
-    def open(self) -> bytes:
-        return self.writer.open()
+        self.chunk_bytes = sitemap.settings.chunk_bytes
+        self._pending = [self.writer.open()]
+        self._size = 0
 
     def feed(self, source: str, batch: Sequence[RawEntry]) -> bytes:
-        """The ``<url>`` elements of a batch; bad rows are handled by the bad-row rule."""
-        return self.writer.write(self.renderer.elements(source, batch))
+        """A chunk once enough is gathered, else ``b""``; bad rows follow the bad-row rule."""
+        data = self.writer.write(self.renderer.elements(source, batch))
+        if data:
+            self._pending.append(data)
+            self._size += len(data)
+        if self._size < self.chunk_bytes:
+            return b""
+        chunk = b"".join(self._pending)
+        self._pending, self._size = [], 0
+        return chunk
 
     def close(self) -> bytes:
-        return self.writer.close()
+        """The last chunk: whatever is gathered and the closing tag."""
+        self._pending.append(self.writer.close())
+        chunk = b"".join(self._pending)
+        self._pending, self._size = [], 0
+        return chunk
 
     @property
     def urls(self) -> int:

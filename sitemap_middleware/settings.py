@@ -31,6 +31,7 @@ class Settings:
     naive_timezone: tzinfo = UTC
     strict: bool = False
     batch_size: int = 500
+    chunk_bytes: int = 131_072
     retry_after: int = 120
     max_urls: int = MAX_URLS
     max_bytes: int = MAX_BYTES
@@ -70,6 +71,7 @@ class Settings:
         if not isinstance(self.strict, bool):
             raise fail("strict", f"must be True or False, got {self.strict!r}")
         _positive_int("batch_size", self.batch_size, 1, 50_000)
+        _positive_int("chunk_bytes", self.chunk_bytes, 1, 16_777_216)
         _positive_int("retry_after", self.retry_after, 0, 86_400)
         _positive_int("max_urls", self.max_urls, 1, MAX_URLS)
         _positive_int("max_bytes", self.max_bytes, 4_096, MAX_BYTES)

@@ -58,6 +58,7 @@ app.add_middleware(
     path="/sitemap.xml",
     base_url=BASE,
     batch_size=100,
+    chunk_bytes=4096,
     sources=[
         SQLAlchemySource(
             select(*columns), engine, name="articles", loc="/articles/{slug}", lastmod="updated_at"
@@ -69,6 +70,7 @@ app.add_middleware(
     path="/broken.xml",
     base_url=BASE,
     batch_size=100,
+    chunk_bytes=4096,
     sources=[
         SQLAlchemySource(
             select(*columns, func.boom(articles.c.id).label("ok")),
@@ -84,5 +86,6 @@ app.add_middleware(
     path="/slow.xml",
     base_url=BASE,
     batch_size=20,
+    chunk_bytes=4096,
     sources=[SQLAlchemySource(select(*columns), engine, name="articles", loc=slow_loc)],
 )

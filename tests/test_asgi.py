@@ -105,7 +105,9 @@ async def test_sync_and_async_generator_functions(sitemap_schema: etree.XMLSchem
 async def test_sync_sqlalchemy_streams_every_row_in_chunks(
     engine: Engine, sitemap_schema: etree.XMLSchema
 ) -> None:
-    app = SitemapApp(sources=[article_source(engine)], base_url=BASE, batch_size=100)
+    app = SitemapApp(
+        sources=[article_source(engine)], base_url=BASE, batch_size=100, chunk_bytes=4096
+    )
     exchange = await call(app)
     assert exchange.error is None and exchange.status == 200 and exchange.complete
     assert len(exchange.bodies) >= 12  # 1,200 rows, 100 a batch: streamed, never one message
@@ -315,7 +317,9 @@ async def test_failure_in_the_first_batch_is_503(engine: Engine, db_path: Path) 
 async def test_failure_mid_stream_aborts_the_transfer(engine: Engine, db_path: Path) -> None:
     broken = failing_engine(db_path, fail_at_id=900)
     source = article_source(broken, stmt=boom_stmt())
-    response = await call(SitemapApp(sources=[source], base_url=BASE, batch_size=100))
+    response = await call(
+        SitemapApp(sources=[source], base_url=BASE, batch_size=100, chunk_bytes=4096)
+    )
     assert response.status == 200
     assert isinstance(response.error, SitemapAborted)
     assert not response.complete  # no final empty message: the server cuts the connection
@@ -330,7 +334,9 @@ async def test_client_disconnect_stops_the_query(engine: Engine) -> None:
         fetched.append(row.id)
         return f"/articles/{row.slug}"
 
-    app = SitemapApp(sources=[article_source(engine, loc=loc)], base_url=BASE, batch_size=50)
+    app = SitemapApp(
+        sources=[article_source(engine, loc=loc)], base_url=BASE, batch_size=50, chunk_bytes=4096
+    )
     response = await call(app, disconnect_after=2)
     assert response.error is None and not response.complete
     assert len(fetched) < 400  # far from the 1,200 rows
@@ -344,7 +350,7 @@ async def test_async_disconnect_and_failure_return_connections(
     source = AsyncSQLAlchemySource(
         stmt, async_engine, name="articles", loc="/articles/{slug}", lastmod="updated_at"
     )
-    app = SitemapApp(sources=[source], base_url=BASE, batch_size=50)
+    app = SitemapApp(sources=[source], base_url=BASE, batch_size=50, chunk_bytes=4096)
     response = await call(app, disconnect_after=2)
     assert not response.complete
     assert async_engine.pool.checkedout() == 0  # type: ignore[attr-defined]
@@ -361,7 +367,9 @@ async def test_async_disconnect_and_failure_return_connections(
         dbapi_connection.create_function("boom", 1, boom)
 
     failing = AsyncSQLAlchemySource(boom_stmt(), broken, name="articles", loc="/articles/{slug}")
-    aborted = await call(SitemapApp(sources=[failing], base_url=BASE, batch_size=50))
+    aborted = await call(
+        SitemapApp(sources=[failing], base_url=BASE, batch_size=50, chunk_bytes=4096)
+    )
     assert isinstance(aborted.error, SitemapAborted) and not aborted.complete
     assert broken.pool.checkedout() == 0  # type: ignore[attr-defined]
     await broken.dispose()
