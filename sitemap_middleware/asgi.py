@@ -142,7 +142,7 @@ class SitemapMiddleware:
         naive_timezone: tzinfo = UTC,
         strict: bool = False,
         batch_size: int = 500,
-        chunk_bytes: int = 131_072,
+        chunk_bytes: int = 262_144,
         retry_after: int = 120,
         max_urls: int = MAX_URLS,
         max_bytes: int = MAX_BYTES,

@@ -31,7 +31,7 @@ class Settings:
     naive_timezone: tzinfo = UTC
     strict: bool = False
     batch_size: int = 500
-    chunk_bytes: int = 131_072
+    chunk_bytes: int = 262_144
     retry_after: int = 120
     max_urls: int = MAX_URLS
     max_bytes: int = MAX_BYTES

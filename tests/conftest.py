@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterator
 from datetime import datetime, timedelta
@@ -27,6 +28,7 @@ SCHEMAS = Path(
 NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
 
 
+@functools.cache
 def _schema(name: str) -> etree.XMLSchema:
     path = SCHEMAS / name
     if not path.is_file():
@@ -50,6 +52,12 @@ def assert_valid_urlset(body: bytes, schema: etree.XMLSchema) -> list[etree._Ele
         raise AssertionError(f"not valid against sitemap.xsd: {schema.error_log}")
     assert document.tag == f"{NS}urlset"
     return list(document.iter(f"{NS}url"))
+
+
+def check_served(status: int, content_type: str, body: bytes) -> None:
+    """Every complete sitemap a test receives is validated against the official schema."""
+    if status == 200 and "xml" in content_type and b"<urlset" in body[:200]:
+        assert_valid_urlset(body, _schema("sitemap.xsd"))
 
 
 def locs(urls: list[etree._Element]) -> list[str]:

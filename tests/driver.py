@@ -9,6 +9,8 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 
+from .conftest import check_served
+
 Message = MutableMapping[str, Any]
 
 
@@ -88,4 +90,6 @@ async def call(
         await app(scope, receive, send)
     except Exception as exc:
         exchange.error = exc
+    if exchange.complete and method == "GET":
+        check_served(exchange.status, exchange.headers.get("content-type", ""), exchange.body)
     return exchange

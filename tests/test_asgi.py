@@ -33,7 +33,7 @@ from sitemap_middleware import (
     SQLAlchemySource,
 )
 
-from .conftest import BASE_TIME, articles, assert_valid_urlset, locs, seed
+from .conftest import BASE_TIME, articles, assert_valid_urlset, check_served, locs, seed
 from .driver import call
 
 pytestmark = pytest.mark.anyio
@@ -53,8 +53,18 @@ def article_source(engine: Engine, **options: Any) -> SQLAlchemySource:
     )
 
 
+async def validate(response: httpx.Response) -> None:
+    await response.aread()
+    check_served(response.status_code, response.headers.get("content-type", ""), response.content)
+
+
 def client(app: Any) -> httpx.AsyncClient:
-    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver")
+    """An httpx client over ASGI that schema-checks every sitemap it receives."""
+    return httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app),
+        base_url="http://testserver",
+        event_hooks={"response": [validate]},
+    )
 
 
 def statements(engine: Engine) -> list[str]:
@@ -254,7 +264,7 @@ async def test_bad_rows_are_skipped_counted_and_logged(
 async def test_strict_mode_aborts_on_a_bad_row(engine: Engine) -> None:
     with engine.begin() as conn:
         conn.execute(update(articles).where(articles.c.id == 1100).values(slug=None))
-    app = SitemapApp(sources=[article_source(engine)], base_url=BASE, strict=True)
+    app = SitemapApp(sources=[article_source(engine)], base_url=BASE, strict=True, chunk_bytes=4096)
     exchange = await call(app)
     assert isinstance(exchange.error, SitemapAborted)
     assert not exchange.complete and b"</urlset>" not in exchange.body

@@ -10,13 +10,14 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 from lxml import etree
 from sqlalchemy import create_engine
 
-from .conftest import assert_valid_urlset, locs, seed
+from .conftest import assert_valid_urlset, check_served, locs, seed
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,6 +74,13 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     log.close()
 
 
+def fetch(method: str, url: str, **options: Any) -> httpx.Response:
+    """A real HTTP request; every sitemap received is checked against the official schema."""
+    response = httpx.request(method, url, **options)
+    check_served(response.status_code, response.headers.get("content-type", ""), response.content)
+    return response
+
+
 def state(server: str) -> dict[str, int]:
     return httpx.get(server + "/_state").json()  # type: ignore[no-any-return]
 
@@ -112,7 +120,7 @@ def test_streams_a_valid_document_in_several_chunks(
 
 
 def test_head_and_conditional_get(server: str) -> None:
-    get = httpx.get(server + "/sitemap.xml")
+    get = fetch("GET", server + "/sitemap.xml")
     head = httpx.head(server + "/sitemap.xml")
     assert head.status_code == 200 and head.content == b""
     for name in ("etag", "last-modified", "content-type", "cache-control", "x-robots-tag"):
@@ -122,7 +130,7 @@ def test_head_and_conditional_get(server: str) -> None:
         {"If-None-Match": get.headers["etag"]},
         {"If-Modified-Since": get.headers["last-modified"]},
     ):
-        cached = httpx.get(server + "/sitemap.xml", headers=headers)
+        cached = fetch("GET", server + "/sitemap.xml", headers=headers)
         assert cached.status_code == 304 and cached.content == b""
         assert cached.headers["etag"] == get.headers["etag"]
         assert cached.headers["last-modified"] == get.headers["last-modified"]
