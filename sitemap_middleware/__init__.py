@@ -1,11 +1,17 @@
 """Serve XML sitemaps from live data, streamed, with RFC 9110 conditional requests."""
 
+from typing import TYPE_CHECKING
+
 from .asgi import SitemapAborted, SitemapApp, SitemapMiddleware
 from .entry import BadRowError, BadRowStats, Entry
 from .settings import ConfigurationError, Settings
 from .sources.base import ALL, AsyncSource, KeyRange, SyncSource
 from .sources.iterable import AsyncIterableSource, IterableSource
 from .validators import Summary
+
+if TYPE_CHECKING:  # SQLAlchemy is an optional extra, imported on first use below
+    from .sources.sqlalchemy import SQLAlchemySource
+    from .sources.sqlalchemy_async import AsyncSQLAlchemySource
 
 __all__ = [
     "ALL",

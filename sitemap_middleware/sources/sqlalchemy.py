@@ -22,7 +22,7 @@ from __future__ import annotations
 import string
 from collections.abc import Callable, Iterator, Sequence
 from datetime import tzinfo
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Select, func, select, tuple_
 from sqlalchemy.engine import Connection, Engine, Row
@@ -34,6 +34,9 @@ from ..validators import Summary
 from .base import ALL, KeyRange, SyncSource, check_name
 
 LocSpec = str | Callable[[Row[Any]], str]
+if TYPE_CHECKING:
+    # A select of any columns (SQLAlchemy 2.1 types a select by its column types).
+    AnySelect = Select[*tuple[Any, ...]]
 
 
 class LocTemplate:
@@ -110,7 +113,7 @@ class _Mapping:
 
     def __init__(
         self,
-        stmt: Select[Any],
+        stmt: AnySelect,
         *,
         name: str,
         loc: LocSpec,
@@ -120,7 +123,7 @@ class _Mapping:
         priority: float | None,
         priority_column: str | None,
         key: str | Sequence[str] | None,
-        version: Select[Any] | Callable[[], Any] | None,
+        version: AnySelect | Callable[[], Any] | None,
     ) -> None:
         self.name = check_name(name)
         if not isinstance(stmt, Select):
@@ -193,7 +196,7 @@ class _Mapping:
             ]
         )
 
-    def where(self, stmt: Select[Any], keys: KeyRange) -> Select[Any]:
+    def where(self, stmt: AnySelect, keys: KeyRange) -> AnySelect:
         def compare(values: tuple[Any, ...], op: str) -> ColumnElement[bool]:
             left: ColumnElement[Any] = self.key_columns[0]
             right: Any = values[0]
@@ -208,7 +211,7 @@ class _Mapping:
             stmt = stmt.where(compare(keys.until, "<="))
         return stmt
 
-    def summary_stmt(self, keys: KeyRange) -> Select[Any] | None:
+    def summary_stmt(self, keys: KeyRange) -> AnySelect | None:
         """The aggregate statement; None when a version token and no lastmod make it moot.
 
         Each aggregate is its own scalar subquery: databases answer ``min``/``max``
@@ -295,7 +298,7 @@ class SQLAlchemySource(SyncSource):
 
     def __init__(
         self,
-        stmt: Select[Any],
+        stmt: AnySelect,
         engine: Engine,
         *,
         name: str,
@@ -306,7 +309,7 @@ class SQLAlchemySource(SyncSource):
         priority: float | None = None,
         priority_column: str | None = None,
         key: str | Sequence[str] | None = None,
-        version: Select[Any] | Callable[[], Any] | None = None,
+        version: AnySelect | Callable[[], Any] | None = None,
     ) -> None:
         if not isinstance(engine, Engine):
             raise TypeError(

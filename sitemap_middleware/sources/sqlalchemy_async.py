@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import tzinfo
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -19,13 +19,16 @@ from ..validators import Summary
 from .base import ALL, AsyncSource, KeyRange
 from .sqlalchemy import LocSpec, _Mapping
 
+if TYPE_CHECKING:
+    from .sqlalchemy import AnySelect
+
 
 class AsyncSQLAlchemySource(AsyncSource):
     """A ``select()`` on an :class:`~sqlalchemy.ext.asyncio.AsyncEngine` (same options)."""
 
     def __init__(
         self,
-        stmt: Select[Any],
+        stmt: AnySelect,
         engine: AsyncEngine,
         *,
         name: str,
@@ -36,7 +39,7 @@ class AsyncSQLAlchemySource(AsyncSource):
         priority: float | None = None,
         priority_column: str | None = None,
         key: str | Sequence[str] | None = None,
-        version: Select[Any] | Callable[[], Any] | None = None,
+        version: AnySelect | Callable[[], Any] | None = None,
     ) -> None:
         if not isinstance(engine, AsyncEngine):
             raise TypeError(

@@ -1,0 +1,111 @@
+"""A Starlette site (static pages and articles in SQLite) wrapped by the sitemap middleware."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import date
+
+from sqlalchemy import create_engine, select
+from sqlalchemy.ext.asyncio import create_async_engine
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+from starlette.routing import Route
+
+from sitemap_middleware import AsyncSQLAlchemySource, Entry, IterableSource, SitemapMiddleware
+
+from .db import Article, seed
+
+PAGES = {
+    "/": ("Home", "Welcome to the example site."),
+    "/about": ("About", "A small site whose sitemap comes from its database."),
+    "/contact": ("Contact", "Write to nobody@example.com."),
+}
+
+
+def page(title: str, body: str, status_code: int = 200) -> HTMLResponse:
+    return HTMLResponse(
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+        f"</head><body><h1>{html.escape(title)}</h1>{body}"
+        "<p><a href='/'>Home</a> · <a href='/articles'>Articles</a> · "
+        "<a href='/sitemap.xml'>Sitemap</a></p></body></html>",
+        status_code=status_code,
+    )
+
+
+def create_app(db_path: str, rows: int, base_url: str) -> Starlette:
+    """The site on ``db_path`` (seeded with ``rows`` articles), its sitemap under ``base_url``."""
+    seed(create_engine(f"sqlite:///{db_path}"), rows)
+    engine = create_async_engine(f"sqlite+aiosqlite:///{db_path}")
+
+    async def static_page(request: Request) -> HTMLResponse:
+        title, text = PAGES[request.url.path]
+        return page(title, f"<p>{html.escape(text)}</p>")
+
+    async def article_list(request: Request) -> HTMLResponse:
+        async with engine.connect() as conn:
+            result = await conn.execute(
+                select(Article.slug, Article.title)
+                .where(Article.published)
+                .order_by(Article.id)
+                .limit(50)
+            )
+            items = "".join(
+                f"<li><a href='/articles/{html.escape(slug)}'>{html.escape(title)}</a></li>"
+                for slug, title in result
+            )
+        return page("Articles", f"<ul>{items}</ul>")
+
+    async def article(request: Request) -> HTMLResponse:
+        slug = request.path_params["slug"]  # already percent-decoded by the router
+        async with engine.connect() as conn:
+            found = (
+                await conn.execute(
+                    select(Article.title, Article.updated_at).where(
+                        Article.slug == slug, Article.published
+                    )
+                )
+            ).first()
+        if found is None:
+            return page("Not found", "<p>No such article.</p>", status_code=404)
+        return page(found.title, f"<p>Last updated {found.updated_at:%Y-%m-%d %H:%M} UTC.</p>")
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        await engine.dispose()
+
+    app = Starlette(
+        routes=[
+            *(Route(path, static_page) for path in PAGES),
+            Route("/articles", article_list),
+            Route("/articles/{slug:path}", article),
+        ],
+        lifespan=lifespan,
+    )
+    app.state.engine = engine
+    app.add_middleware(
+        SitemapMiddleware,
+        base_url=base_url,
+        sources=[
+            IterableSource(
+                [
+                    Entry("/", changefreq="daily", priority=1.0),
+                    Entry("/about", lastmod=date(2024, 1, 1), changefreq="yearly"),
+                    Entry("/contact", lastmod=date(2024, 1, 1), changefreq="yearly"),
+                ],
+                name="pages",
+            ),
+            AsyncSQLAlchemySource(
+                select(Article.id, Article.slug, Article.updated_at).where(Article.published),
+                engine,
+                name="articles",
+                loc="/articles/{slug}",
+                lastmod="updated_at",
+                changefreq="weekly",
+            ),
+        ],
+    )
+    return app

@@ -1,0 +1,54 @@
+"""The example site: its sitemap lists every public page, and every listed URL answers 200."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import unquote
+
+import httpx
+import pytest
+from lxml import etree
+
+from example_app.app import create_app
+from example_app.db import AWKWARD_SLUGS
+
+from .conftest import assert_valid_urlset, locs
+
+pytestmark = pytest.mark.anyio
+BASE = "http://127.0.0.1:8000/"
+
+
+async def test_sitemap_lists_every_public_page_and_each_answers(
+    tmp_path: Path, sitemap_schema: etree.XMLSchema
+) -> None:
+    app = create_app(str(tmp_path / "example.sqlite3"), 300, BASE)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+        response = await client.get("/sitemap.xml")
+        assert response.status_code == 200
+        urls = locs(assert_valid_urlset(response.content, sitemap_schema))
+        assert len(urls) == 3 + 300 - 6  # pages + articles less every 50th (drafts)
+        assert BASE + "articles/caf%C3%A9-cr%C3%A8me" in urls
+        assert BASE + "articles/100%25-natural" in urls
+        assert BASE + "articles/a&b" in urls
+        assert BASE + "articles/article-50" not in urls
+        for url in urls[:3] + [u for u in urls if "article-" not in u] + urls[-3:]:
+            page = await client.get(url.removeprefix(BASE.rstrip("/")))
+            assert page.status_code == 200, url
+        decoded = {unquote(u.removeprefix(BASE + "articles/")) for u in urls}
+        assert set(AWKWARD_SLUGS) <= decoded
+        assert (await client.get("/articles/article-50")).status_code == 404
+        assert "a&amp;b" in (await client.get("/articles")).text
+    await app.state.engine.dispose()
+
+
+async def test_reseeding_is_deterministic(tmp_path: Path) -> None:
+    first = create_app(str(tmp_path / "a.sqlite3"), 120, BASE)
+    second = create_app(str(tmp_path / "b.sqlite3"), 120, BASE)
+    bodies = []
+    for app in (first, second):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+            bodies.append((await client.get("/sitemap.xml")).content)
+        await app.state.engine.dispose()
+    assert bodies[0] == bodies[1]
