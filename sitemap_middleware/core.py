@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from .entry import BadRowStats, EntryRules, RawEntry
+from .entry import BadRowStats, Batch, EntryRules
 from .http import evaluate_preconditions, format_http_date
 from .render import Renderer
 from .settings import ConfigurationError, Settings
@@ -176,7 +176,7 @@ class Body:
         self._pending = [self.writer.open()]
         self._size = 0
 
-    def feed(self, source: str, batch: Sequence[RawEntry]) -> bytes:
+    def feed(self, source: str, batch: Batch) -> bytes:
         """A chunk once enough is gathered, else ``b""``; bad rows follow the bad-row rule."""
         data = self.writer.write(self.renderer.elements(source, batch))
         if data:

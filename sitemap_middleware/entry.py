@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, tzinfo
 from decimal import Decimal
@@ -55,7 +55,38 @@ class UrlFields:
 
 
 RawEntry = tuple[Any, Any, Any, Any, Any]
-"""``(key, loc, lastmod, changefreq, priority)`` as a source yields it: unchecked."""
+"""``(key, loc, lastmod, changefreq, priority)`` of one row: unchecked."""
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """The raw entries of one fetch, column by column, as sources yield them.
+
+    Columns make the common case cheap: one C-level pass checks a whole
+    column. Every column has one value per row; a constant column may be a
+    list of one repeated object.
+    """
+
+    keys: Sequence[Any]
+    locs: Sequence[Any]
+    lastmods: Sequence[Any]
+    changefreqs: Sequence[Any]
+    priorities: Sequence[Any]
+
+    @classmethod
+    def of(cls, rows: Sequence[RawEntry]) -> Batch:
+        if not rows:
+            return cls((), (), (), (), ())
+        keys, locs, lastmods, changefreqs, priorities = zip(*rows, strict=True)
+        return cls(keys, locs, lastmods, changefreqs, priorities)
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def rows(self) -> Iterator[RawEntry]:
+        return zip(
+            self.keys, self.locs, self.lastmods, self.changefreqs, self.priorities, strict=True
+        )
 
 
 class BadRowError(ValueError):

@@ -10,18 +10,15 @@ through the full rules in :mod:`sitemap_middleware.entry` and
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from datetime import UTC, date, datetime
 from operator import attrgetter
 
-from .entry import EntryRules, RawEntry, format_changefreq, format_priority
+from .entry import Batch, EntryRules, RawEntry, format_changefreq, format_priority
 from .urls import MAX_LOC_LENGTH, MIN_LOC_LENGTH
 from .xml import url_element
 
 # A path that needs neither percent-encoding nor entity-escaping, and is not "//host".
-_PLAIN = r"/(?:[A-Za-z0-9\-._~][A-Za-z0-9\-._~/]*)?"
-_PLAIN_PATH = re.compile(_PLAIN)
-_PLAIN_LINES = re.compile(rf"{_PLAIN}(?:\n{_PLAIN})*")
+_PLAIN_PATH = re.compile(r"/(?:[A-Za-z0-9\-._~][A-Za-z0-9\-._~/]*)?")
 _tzinfo = attrgetter("tzinfo")
 _TAIL_CACHE_SIZE = 256
 
@@ -56,32 +53,21 @@ class Renderer:
             self._tails[(changefreq, priority)] = tail
         return tail
 
-    def elements(self, source: str, batch: Sequence[RawEntry]) -> list[str]:
+    def elements(self, source: str, batch: Batch) -> list[str]:
         """The ``<url>`` elements of a batch, in order; bad rows follow the bad-row rule."""
         if not batch:
             return []
-        return self._uniform(batch) or self._rows(source, batch)
+        uniform = self._uniform(source, batch)
+        return uniform if uniform is not None else self._rows(source, batch)
 
-    def _uniform(self, batch: Sequence[RawEntry]) -> list[str] | None:
-        """The whole batch in a few C-level passes, when every row is of the common kind:
-        plain paths, one (changefreq, priority) pair, and lastmods that are all absent,
-        all naive datetimes read as UTC, or all dates. None when it is not."""
+    def _uniform(self, source: str, batch: Batch) -> list[str] | None:
+        """A batch of the common shape in a few C-level passes: one (changefreq, priority)
+        pair, lastmods all absent, all naive datetimes read as UTC, or all dates, and string
+        locs. Plain paths are written directly, other locs go through the rules.
+        None when the batch has another shape."""
         count = len(batch)
-        _, locs, lastmods, changefreqs, priorities = zip(*batch, strict=True)
-        try:
-            joined = "\n".join(locs)
-        except TypeError:
-            return None
-        lengths = list(map(len, locs))
-        if (
-            joined.count("\n") != count - 1
-            or max(lengths) > MAX_LOC_LENGTH - len(self.root)
-            or min(lengths) < MIN_LOC_LENGTH - len(self.root)
-            or not _PLAIN_LINES.fullmatch(joined)
-        ):
-            return None
-        if self.scope_path != "/" and not all(loc.startswith(self.scope_path) for loc in locs):
-            return None
+        locs, lastmods = batch.locs, batch.lastmods
+        changefreqs, priorities = batch.changefreqs, batch.priorities
         changefreq, priority = changefreqs[0], priorities[0]
         # Compare types too: True == 1.0, yet a bool is not a priority.
         for value, column, kind in (
@@ -96,34 +82,58 @@ class Renderer:
         tail = self._tails.get((changefreq, priority)) or self._tail(changefreq, priority)
         if tail is None:
             return None
-        root = self.root
-        if lastmods.count(None) == count:
-            return [f"<url><loc>{root}{loc}</loc>{tail}" for loc in locs]
-        kinds = set(map(type, lastmods))
-        if kinds == {datetime}:
-            if not self.naive_is_utc or list(map(_tzinfo, lastmods)).count(None) != count:
+        texts: list[str] | None = None
+        if lastmods.count(None) != count:
+            kinds = set(map(type, lastmods))
+            if kinds == {datetime} and self.naive_is_utc:
+                if list(map(_tzinfo, lastmods)).count(None) != count:
+                    return None
+                texts = [text[:19] + "+00:00" for text in map(datetime.isoformat, lastmods)]
+            elif kinds == {date}:
+                texts = list(map(date.isoformat, lastmods))
+            else:
                 return None
-            texts = list(map(datetime.isoformat, lastmods))
-            return [
-                f"<url><loc>{root}{loc}</loc><lastmod>{text[:19]}+00:00</lastmod>{tail}"
-                for loc, text in zip(locs, texts, strict=True)
+        try:
+            plain = list(map(_PLAIN_PATH.fullmatch, locs))
+        except TypeError:  # a loc that is not a string
+            return None
+        lengths = list(map(len, locs))
+        root = self.root
+        if max(lengths) > MAX_LOC_LENGTH - len(root) or min(lengths) < MIN_LOC_LENGTH - len(root):
+            return None
+        if self.scope_path != "/":
+            scope = self.scope_path
+            plain = [
+                m if m and loc.startswith(scope) else None
+                for m, loc in zip(plain, locs, strict=True)
             ]
-        if kinds == {date}:
-            texts = list(map(date.isoformat, lastmods))
-            return [
+        if texts is None:
+            out = [
+                f"<url><loc>{root}{loc}</loc>{tail}" if m else self._checked(source, raw)
+                for m, loc, raw in zip(plain, locs, batch.rows(), strict=True)
+            ]
+        else:
+            out = [
                 f"<url><loc>{root}{loc}</loc><lastmod>{text}</lastmod>{tail}"
-                for loc, text in zip(locs, texts, strict=True)
+                if m
+                else self._checked(source, raw)
+                for m, loc, text, raw in zip(plain, locs, texts, batch.rows(), strict=True)
             ]
-        return None
+        return out if None not in plain else [element for element in out if element]
 
-    def _rows(self, source: str, batch: Sequence[RawEntry]) -> list[str]:
+    def _checked(self, source: str, raw: RawEntry) -> str:
+        """One row through the full rules; ``""`` when it is skipped."""
+        url = self.rules.check(source, raw)
+        return "" if url is None else url_element(url)
+
+    def _rows(self, source: str, batch: Batch) -> list[str]:
         """Row by row: a fast path per row, the full rules for the rest."""
         root, scope_path, plain = self.root, self.scope_path, _PLAIN_PATH.fullmatch
         room = MAX_LOC_LENGTH - len(root)
         shortest = MIN_LOC_LENGTH - len(root)
         naive_is_utc, tails = self.naive_is_utc, self._tails
         out: list[str] = []
-        for raw in batch:
+        for raw in batch.rows():
             _, loc, lastmod, changefreq, priority = raw
             if (
                 type(loc) is str
@@ -154,7 +164,7 @@ class Renderer:
                             f"<url><loc>{root}{loc}</loc><lastmod>{lastmod.isoformat()}</lastmod>{tail}"
                         )
                         continue
-            url = self.rules.check(source, raw)
-            if url is not None:
-                out.append(url_element(url))
+            element = self._checked(source, raw)
+            if element:
+                out.append(element)
         return out

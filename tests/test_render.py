@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from sitemap_middleware.entry import EntryRules, RawEntry
+from sitemap_middleware.entry import Batch, EntryRules, RawEntry
 from sitemap_middleware.render import Renderer
 from sitemap_middleware.urls import Site
 from sitemap_middleware.xml import url_element
@@ -72,8 +72,8 @@ def test_fast_paths_match_the_rules(scope_path: str, naive: Any) -> None:
     rows = combos()
     for batch in [rows, *[[row] for row in rows]]:
         renderer = Renderer(EntryRules(site, naive))
-        renderer.elements("s", rows[:40])  # warm the tail cache with other values
-        assert renderer.elements("s", batch) == slow(EntryRules(site, naive), batch)
+        renderer.elements("s", Batch.of(rows[:40]))  # warm the tail cache with other values
+        assert renderer.elements("s", Batch.of(batch)) == slow(EntryRules(site, naive), batch)
 
 
 @pytest.mark.parametrize(
@@ -89,6 +89,6 @@ def test_fast_paths_match_the_rules(scope_path: str, naive: Any) -> None:
 )
 def test_uniform_batches_match_the_rules(batch: list[RawEntry]) -> None:
     site = Site.build("https://example.com/", "/sitemap.xml")
-    assert Renderer(EntryRules(site, UTC)).elements("s", batch) == slow(
+    assert Renderer(EntryRules(site, UTC)).elements("s", Batch.of(batch)) == slow(
         EntryRules(site, UTC), batch
     )

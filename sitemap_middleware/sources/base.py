@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from datetime import tzinfo
 from typing import Any
 
-from ..entry import RawEntry
+from ..entry import Batch
 from ..validators import Summary
 
 _NAME = re.compile(r"[a-z0-9](?:[a-z0-9_-]{0,62}[a-z0-9])?")
@@ -63,8 +63,8 @@ class SyncSource(Source):
         """Newest lastmod, count and version token of the rows in ``keys``; reads no rows."""
 
     @abstractmethod
-    def batches(self, keys: KeyRange, size: int) -> Iterator[Sequence[RawEntry]]:
-        """Raw entries in key order, ``size`` at a time.
+    def batches(self, keys: KeyRange, size: int) -> Iterator[Batch]:
+        """Raw entries in key order, ``size`` rows a batch.
 
         The iterator's ``close()`` must release everything it holds (cursor,
         connection); adapters call it on success, failure and disconnect.
@@ -77,7 +77,7 @@ class AsyncSource(Source):
         """Newest lastmod, count and version token of the rows in ``keys``; reads no rows."""
 
     @abstractmethod
-    def batches(self, keys: KeyRange, size: int) -> AsyncIterator[Sequence[RawEntry]]:
+    def batches(self, keys: KeyRange, size: int) -> AsyncIterator[Batch]:
         """Raw entries in key order, ``size`` at a time; ``aclose()`` releases everything."""
 
 

@@ -21,14 +21,13 @@ from collections.abc import (
     Callable,
     Iterable,
     Iterator,
-    Sequence,
 )
 from datetime import datetime, tzinfo
 from itertools import islice
 from typing import Any
 
 from ..dates import to_utc
-from ..entry import RawEntry, coerce_item
+from ..entry import Batch, RawEntry, coerce_item
 from ..validators import Summary
 from .base import ALL, AsyncSource, KeyRange, SyncSource, check_name
 
@@ -115,10 +114,10 @@ class IterableSource(SyncSource):
             self._summaries[cache_key] = summary
         return summary
 
-    def batches(self, keys: KeyRange = ALL, size: int = 500) -> Iterator[Sequence[RawEntry]]:
+    def batches(self, keys: KeyRange = ALL, size: int = 500) -> Iterator[Batch]:
         raw = self._raw(keys)
-        while batch := list(islice(raw, size)):
-            yield batch
+        while rows := list(islice(raw, size)):
+            yield Batch.of(rows)
 
 
 class AsyncIterableSource(AsyncSource):
@@ -168,19 +167,17 @@ class AsyncIterableSource(AsyncSource):
             await raw.aclose()  # type: ignore[attr-defined]
         return digest.summary()
 
-    async def batches(
-        self, keys: KeyRange = ALL, size: int = 500
-    ) -> AsyncIterator[Sequence[RawEntry]]:
+    async def batches(self, keys: KeyRange = ALL, size: int = 500) -> AsyncIterator[Batch]:
         raw = self._raw(keys)
         try:
-            batch: list[RawEntry] = []
+            rows: list[RawEntry] = []
             async for item in raw:
-                batch.append(item)
-                if len(batch) >= size:
-                    yield batch
-                    batch = []
-            if batch:
-                yield batch
+                rows.append(item)
+                if len(rows) >= size:
+                    yield Batch.of(rows)
+                    rows = []
+            if rows:
+                yield Batch.of(rows)
         finally:
             await raw.aclose()  # type: ignore[attr-defined]
 

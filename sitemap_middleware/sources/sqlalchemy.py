@@ -29,7 +29,7 @@ from sqlalchemy.engine import Connection, Engine, Row
 from sqlalchemy.sql.elements import ColumnElement
 
 from ..dates import to_utc
-from ..entry import CHANGEFREQS, RawEntry, format_priority
+from ..entry import CHANGEFREQS, Batch, format_priority
 from ..validators import Summary
 from .base import ALL, KeyRange, SyncSource, check_name
 
@@ -248,7 +248,7 @@ class _Mapping:
         moment = to_utc(newest, naive_timezone)
         return Summary(moment, count, f"{token}:{moment.isoformat() if moment else ''}")
 
-    def map_rows(self, rows: Sequence[Row[Any]]) -> list[RawEntry]:
+    def map_rows(self, rows: Sequence[Row[Any]]) -> Batch:
         """Rows as raw entries, built column by column (list comprehensions beat a row loop)."""
         count = len(rows)
         if len(self.key_index) == 1:
@@ -260,15 +260,12 @@ class _Mapping:
             locs = self.loc.column(rows)
         else:
             locs = [self._call_loc(row) for row in rows]
-        return list(
-            zip(
-                keys,
-                locs,
-                self._column(rows, self.lastmod_index, None, count),
-                self._column(rows, self.changefreq_index, self.changefreq, count),
-                self._column(rows, self.priority_index, self.priority, count),
-                strict=True,
-            )
+        return Batch(
+            keys,
+            locs,
+            self._column(rows, self.lastmod_index, None, count),
+            self._column(rows, self.changefreq_index, self.changefreq, count),
+            self._column(rows, self.priority_index, self.priority, count),
         )
 
     def _call_loc(self, row: Row[Any]) -> str | None:
@@ -349,7 +346,7 @@ class SQLAlchemySource(SyncSource):
             row = None if stmt is None else conn.execute(stmt).first()
         return self.mapping.summary(row, version, naive_timezone)
 
-    def batches(self, keys: KeyRange = ALL, size: int = 500) -> Iterator[Sequence[RawEntry]]:
+    def batches(self, keys: KeyRange = ALL, size: int = 500) -> Iterator[Batch]:
         stmt = self.mapping.where(self.mapping.stmt, keys)
         with (
             self.engine.connect() as conn,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from ..entry import RawEntry
+from ..entry import Batch
 from ..validators import Summary
 from .base import ALL, AsyncSource, KeyRange
 from .sqlalchemy import LocSpec, _Mapping
@@ -82,9 +82,7 @@ class AsyncSQLAlchemySource(AsyncSource):
             row = None if stmt is None else (await conn.execute(stmt)).first()
         return self.mapping.summary(row, version, naive_timezone)
 
-    async def batches(
-        self, keys: KeyRange = ALL, size: int = 500
-    ) -> AsyncIterator[Sequence[RawEntry]]:
+    async def batches(self, keys: KeyRange = ALL, size: int = 500) -> AsyncIterator[Batch]:
         stmt = self.mapping.where(self.mapping.stmt, keys).execution_options(yield_per=size)
         async with self.engine.connect() as conn, conn.stream(stmt) as result:
             async for rows in result.partitions(size):
