@@ -153,16 +153,8 @@ class EntryRules:
     def check(self, source: str, raw: RawEntry) -> UrlFields | None:
         """The entry's final fields, or None when the row is skipped."""
         key, loc, lastmod, changefreq, priority = raw
-        if type(loc) is not str:
-            self._skip(source, key, f"loc must be a string, not {type(loc).__name__}")
-            return None
-        try:
-            url = self.site.resolve(loc)
-        except LocError as exc:
-            self._skip(source, key, str(exc))
-            return None
-        except (ValueError, UnicodeError) as exc:  # lone surrogates and the like
-            self._skip(source, key, f"loc cannot be encoded ({exc})")
+        url = self.check_loc(source, key, loc)
+        if url is None:
             return None
         lastmod_text = changefreq_text = priority_text = None
         if lastmod is not None:
@@ -181,6 +173,19 @@ class EntryRules:
             except (ValueError, TypeError, OverflowError, ArithmeticError) as exc:
                 self._drop(source, key, f"priority dropped: {exc}")
         return UrlFields(url, lastmod_text, changefreq_text, priority_text)
+
+    def check_loc(self, source: str, key: Any, loc: Any) -> str | None:
+        """The absolute URI for a loc, or None when the row is skipped (and reported)."""
+        if type(loc) is not str:
+            self._skip(source, key, f"loc must be a string, not {type(loc).__name__}")
+            return None
+        try:
+            return self.site.resolve(loc)
+        except LocError as exc:
+            self._skip(source, key, str(exc))
+        except (ValueError, UnicodeError) as exc:  # lone surrogates and the like
+            self._skip(source, key, f"loc cannot be encoded ({exc})")
+        return None
 
     def _skip(self, source: str, key: Any, reason: str) -> None:
         self._stats(source).skipped += 1

@@ -15,7 +15,7 @@ from operator import attrgetter
 
 from .entry import Batch, EntryRules, RawEntry, format_changefreq, format_priority
 from .urls import MAX_LOC_LENGTH, MIN_LOC_LENGTH
-from .xml import url_element
+from .xml import escape, url_element
 
 # A path that needs neither percent-encoding nor entity-escaping, and is not "//host".
 _PLAIN_PATH = re.compile(r"/(?:[A-Za-z0-9\-._~][A-Za-z0-9\-._~/]*)?")
@@ -88,9 +88,15 @@ class Renderer:
             if kinds == {datetime} and self.naive_is_utc:
                 if list(map(_tzinfo, lastmods)).count(None) != count:
                     return None
-                texts = [text[:19] + "+00:00" for text in map(datetime.isoformat, lastmods)]
+                texts = list(map(datetime.isoformat, lastmods))
+                if max(map(len, texts)) > 19:  # fractions of a second are dropped
+                    texts = [text[:19] for text in texts]
+                tail = "</lastmod>" + tail
+                zone = "+00:00"
             elif kinds == {date}:
                 texts = list(map(date.isoformat, lastmods))
+                tail = "</lastmod>" + tail
+                zone = ""
             else:
                 return None
         try:
@@ -108,18 +114,23 @@ class Renderer:
                 for m, loc in zip(plain, locs, strict=True)
             ]
         if texts is None:
-            out = [
-                f"<url><loc>{root}{loc}</loc>{tail}" if m else self._checked(source, raw)
-                for m, loc, raw in zip(plain, locs, batch.rows(), strict=True)
-            ]
+            out = [f"<url><loc>{root}{loc}</loc>{tail}" for loc in locs]
         else:
             out = [
-                f"<url><loc>{root}{loc}</loc><lastmod>{text}</lastmod>{tail}"
-                if m
-                else self._checked(source, raw)
-                for m, loc, text, raw in zip(plain, locs, texts, batch.rows(), strict=True)
+                f"<url><loc>{root}{loc}</loc><lastmod>{text}{zone}{tail}"
+                for loc, text in zip(locs, texts, strict=True)
             ]
-        return out if None not in plain else [element for element in out if element]
+        if None not in plain:
+            return out
+        # Locs that need encoding or escaping (or are bad): the loc rule, the rest as checked.
+        for at, m in enumerate(plain):
+            if m is None:
+                loc = locs[at]
+                url = self.rules.check_loc(source, batch.keys[at], loc)
+                # The element so far starts "<url><loc>{root}{loc}</loc>"; keep what follows.
+                rest = out[at][len(root) + len(loc) + 16 :] if url is not None else ""
+                out[at] = f"<url><loc>{escape(url)}</loc>{rest}" if url is not None else ""
+        return [element for element in out if element]
 
     def _checked(self, source: str, raw: RawEntry) -> str:
         """One row through the full rules; ``""`` when it is skipped."""

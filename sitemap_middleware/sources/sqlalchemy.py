@@ -186,6 +186,7 @@ class _Mapping:
         self.key_names = key_names
         self.stmt = stmt.order_by(None).order_by(*self.key_columns)
         self.version = version
+        self._summary_stmts: dict[KeyRange, AnySelect | None] = {}
         self._fingerprint = "|".join(
             [
                 "sqlalchemy",
@@ -212,6 +213,14 @@ class _Mapping:
         return stmt
 
     def summary_stmt(self, keys: KeyRange) -> AnySelect | None:
+        """The aggregate statement (built once per key range); None when it is moot."""
+        if keys not in self._summary_stmts:
+            if len(self._summary_stmts) >= 1024:
+                self._summary_stmts.clear()
+            self._summary_stmts[keys] = self._build_summary_stmt(keys)
+        return self._summary_stmts[keys]
+
+    def _build_summary_stmt(self, keys: KeyRange) -> AnySelect | None:
         """The aggregate statement; None when a version token and no lastmod make it moot.
 
         Each aggregate is its own scalar subquery: databases answer ``min``/``max``
