@@ -25,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -111,9 +111,14 @@ def async_app(path: Path) -> tuple[Any, Any]:
 
 
 async def get(
-    app: Callable[..., Awaitable[None]], headers: dict[str, str] | None = None
+    app: Callable[..., Awaitable[None]],
+    headers: dict[str, str] | None = None,
+    keep: bool = True,
 ) -> tuple[int, dict[str, str], bytes, int]:
-    """One request straight into the ASGI app: status, headers, body, body messages."""
+    """One request straight into the ASGI app: status, headers, body, body messages.
+
+    ``keep=False`` drops each chunk once received, as a server writing to a socket would.
+    """
     status, response_headers, parts = 0, {}, []
     done = asyncio.Event()
     sent = False
@@ -132,7 +137,7 @@ async def get(
             status = message["status"]
             response_headers = {k.decode(): v.decode() for k, v in message["headers"]}
         else:
-            parts.append(message.get("body", b""))
+            parts.append(message.get("body", b"") if keep else b"")
             if not message.get("more_body"):
                 done.set()
 
@@ -153,14 +158,18 @@ async def get(
 
 
 def baseline(path: Path) -> bytes:
+    return b"".join(baseline_chunks(path))
+
+
+def baseline_chunks(path: Path) -> Iterator[bytes]:
     """Plain sqlite3 and f-strings, writing the same bytes as the library."""
     connection = sqlite3.connect(path)
     cursor = connection.execute("SELECT id, slug, updated_at FROM articles ORDER BY id")
     prefix = BASE + "articles/"
-    out = [
+    yield (
         b'<?xml version="1.0" encoding="UTF-8"?>\n'
         b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
-    ]
+    )
     while rows := cursor.fetchmany(500):
         lines = []
         for _, slug, updated in rows:
@@ -172,10 +181,9 @@ def baseline(path: Path) -> bytes:
                 f"<url><loc>{prefix}{slug}</loc><lastmod>{updated[:10]}T{updated[11:19]}+00:00"
                 "</lastmod><changefreq>weekly</changefreq></url>\n"
             )
-        out.append("".join(lines).encode())
-    out.append(b"</urlset>\n")
+        yield "".join(lines).encode()
+    yield b"</urlset>\n"
     connection.close()
-    return b"".join(out)
 
 
 def median_time(run: Callable[[], object], repeat: int) -> float:
@@ -202,11 +210,22 @@ def peak_rss_mb(kind: str, path: Path) -> float:
 def child_rss(kind: str, path: Path) -> None:
     if kind == "library":
         app, _ = sync_app(path)
-        status, _, body, _ = asyncio.run(get(app))
-        assert status == 200 and body.endswith(b"</urlset>\n")
+        status, _, _, messages = asyncio.run(get(app, keep=False))
+        assert status == 200 and messages > 1
     else:
-        baseline(path)
-    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+        for _ in baseline_chunks(path):
+            pass
+    print(high_water_mb())
+
+
+def high_water_mb() -> float:
+    """Peak RSS of this process image. ``ru_maxrss`` would also count the parent's RSS
+    at fork time, which Linux carries across ``exec``; ``VmHWM`` starts afresh."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def first_difference(a: bytes, b: bytes) -> str:
