@@ -143,3 +143,29 @@ def _single_date(lines: Iterable[str] | None) -> datetime | None:
     if value.count(",") > 1:
         return None
     return parse_http_date(value)
+
+
+def accepts_gzip(header_values: Sequence[str] | None) -> bool:
+    """Whether ``Accept-Encoding`` allows gzip (RFC 9110 §12.5.3: ``q=0`` means "not")."""
+    if not header_values:
+        return False
+    gzip_q: float | None = None
+    star_q: float | None = None
+    for member in ",".join(header_values).split(","):
+        coding, _, params = member.partition(";")
+        coding = coding.strip().lower()
+        q = 1.0
+        for param in params.split(";"):
+            name, _, value = param.partition("=")
+            if name.strip().lower() == "q":
+                try:
+                    q = float(value.strip())
+                except ValueError:
+                    q = 0.0
+        if coding in ("gzip", "x-gzip"):
+            gzip_q = q if gzip_q is None else max(gzip_q, q)
+        elif coding == "*":
+            star_q = q
+    if gzip_q is not None:
+        return gzip_q > 0
+    return star_q is not None and star_q > 0

@@ -14,7 +14,7 @@ from datetime import UTC, date, datetime
 from operator import attrgetter
 
 from .entry import Batch, EntryRules, RawEntry, format_changefreq, format_priority
-from .urls import MAX_LOC_LENGTH, MIN_LOC_LENGTH
+from .urls import MIN_LOC_LENGTH
 from .xml import escape, url_element
 
 # A path that needs neither percent-encoding nor entity-escaping, and is not "//host".
@@ -31,6 +31,7 @@ class Renderer:
         site = rules.site
         self.root = site.base_url[:-1]  # "/path" is appended to it
         self.scope_path = site.scope[len(self.root) :]
+        self.room = site.max_loc_length - len(self.root)  # the longest plain path
         self.naive_is_utc = rules.naive_timezone is UTC
         # "(changefreq, priority)" -> the closing part of a <url>, for values already checked.
         self._tails: dict[tuple[str | None, float | None], str] = {(None, None): "</url>\n"}
@@ -105,7 +106,9 @@ class Renderer:
             return None
         lengths = list(map(len, locs))
         root = self.root
-        if max(lengths) > MAX_LOC_LENGTH - len(root) or min(lengths) < MIN_LOC_LENGTH - len(root):
+        if max(lengths) > self.rules.site.max_loc_length - len(root) or min(
+            lengths
+        ) < MIN_LOC_LENGTH - len(root):
             return None
         if self.scope_path != "/":
             scope = self.scope_path
@@ -140,7 +143,7 @@ class Renderer:
     def _rows(self, source: str, batch: Batch) -> list[str]:
         """Row by row: a fast path per row, the full rules for the rest."""
         root, scope_path, plain = self.root, self.scope_path, _PLAIN_PATH.fullmatch
-        room = MAX_LOC_LENGTH - len(root)
+        room = self.room
         shortest = MIN_LOC_LENGTH - len(root)
         naive_is_utc, tails = self.naive_is_utc, self._tails
         out: list[str] = []

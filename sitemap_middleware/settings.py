@@ -6,10 +6,11 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, tzinfo
 
-from .urls import Site
-from .xml import MAX_BYTES, MAX_URLS
+from .urls import MAX_LOC_LENGTH, MIN_LOC_LENGTH, Site
+from .xml import MAX_BYTES, MAX_URLS, page_rows
 
 MODES = ("intercept", "fallback")
+INDEX_MODES = ("auto", "always")
 _HEADER_VALUE = re.compile(r"[\x20-\x7e\t]*")
 _PATH = re.compile(r"/[A-Za-z0-9\-._~!$&'()*+,;=:@/%]*")
 
@@ -35,6 +36,11 @@ class Settings:
     retry_after: int = 120
     max_urls: int = MAX_URLS
     max_bytes: int = MAX_BYTES
+    max_loc_length: int = MAX_LOC_LENGTH
+    index: str = "auto"
+    gzip: bool = True
+    gzip_level: int = 6
+    index_gz: bool = False
 
     def __post_init__(self) -> None:
         def fail(setting: str, problem: str) -> ConfigurationError:
@@ -45,8 +51,8 @@ class Settings:
                 "path",
                 f"must be an absolute URL path such as '/sitemap.xml', got {self.path!r}",
             )
-        if self.path.endswith("/"):
-            raise fail("path", f"must name a file, not a directory, got {self.path!r}")
+        if not self.path.endswith(".xml") or self.path.endswith("/.xml"):
+            raise fail("path", f"must name an .xml file such as '/sitemap.xml', got {self.path!r}")
         try:
             Site.build(self.base_url, self.path)
         except ValueError as exc:
@@ -68,21 +74,33 @@ class Settings:
                 "naive_timezone",
                 "must be a tzinfo such as datetime.UTC or zoneinfo.ZoneInfo('Europe/Paris')",
             )
-        if not isinstance(self.strict, bool):
-            raise fail("strict", f"must be True or False, got {self.strict!r}")
+        for name in ("strict", "gzip", "index_gz"):
+            if not isinstance(getattr(self, name), bool):
+                raise fail(name, f"must be True or False, got {getattr(self, name)!r}")
+        if self.index not in INDEX_MODES:
+            raise fail("index", f"must be one of {', '.join(INDEX_MODES)}, got {self.index!r}")
         _positive_int("batch_size", self.batch_size, 1, 50_000)
         _positive_int("chunk_bytes", self.chunk_bytes, 1, 16_777_216)
         _positive_int("retry_after", self.retry_after, 0, 86_400)
         _positive_int("max_urls", self.max_urls, 1, MAX_URLS)
-        _positive_int("max_bytes", self.max_bytes, 4_096, MAX_BYTES)
+        _positive_int("max_bytes", self.max_bytes, 65_536, MAX_BYTES)
+        _positive_int("max_loc_length", self.max_loc_length, MIN_LOC_LENGTH, MAX_LOC_LENGTH)
+        _positive_int("gzip_level", self.gzip_level, 1, 9)
+
+    @property
+    def page_rows(self) -> int:
+        """Rows per page: as many as ``max_urls`` allows and ``max_bytes`` can always hold."""
+        return page_rows(self.max_urls, self.max_bytes, self.max_loc_length)
 
     @property
     def site(self) -> Site:
-        return Site.build(self.base_url, self.path)
+        return Site.build(self.base_url, self.path, self.max_loc_length)
 
     def fingerprint(self) -> str:
         """The settings that change the bytes of a document (they go into the ETag)."""
-        return "|".join((self.site.base_url, self.path, repr(self.naive_timezone)))
+        return "|".join(
+            (self.site.base_url, self.path, repr(self.naive_timezone), str(self.max_loc_length))
+        )
 
 
 def _positive_int(name: str, value: object, low: int, high: int) -> None:

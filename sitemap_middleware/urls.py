@@ -68,9 +68,11 @@ class Site:
     """The base URL's path, ``/`` or ``/shop/``."""
     scope: str
     """Every loc must start with this (the sitemap URL's directory)."""
+    max_loc_length: int = MAX_LOC_LENGTH
+    """Longer locs (once encoded) are bad rows."""
 
     @classmethod
-    def build(cls, base_url: str, sitemap_path: str) -> Site:
+    def build(cls, base_url: str, sitemap_path: str, max_loc_length: int = MAX_LOC_LENGTH) -> Site:
         """Normalise ``base_url``; raises ``ValueError`` naming what is wrong."""
         if not isinstance(base_url, str):
             raise ValueError("base_url must be a string such as 'https://example.com/'")
@@ -102,6 +104,7 @@ class Site:
             origin=origin,
             prefix=prefix,
             scope=origin + directory,
+            max_loc_length=max_loc_length,
         )
 
     def url_for(self, path: str) -> str:
@@ -124,8 +127,8 @@ class Site:
             url = self.base_url + iri_to_uri(loc.lstrip("/"))
         if not url.startswith(self.scope):
             raise LocError(f"loc is outside the sitemap's scope {self.scope}")
-        if len(url) > MAX_LOC_LENGTH:
-            raise LocError(f"loc is {len(url)} characters long; the limit is {MAX_LOC_LENGTH}")
+        if len(url) > self.max_loc_length:
+            raise LocError(f"loc is {len(url)} characters long; the limit is {self.max_loc_length}")
         if len(url) < MIN_LOC_LENGTH:
             raise LocError(f"loc is shorter than {MIN_LOC_LENGTH} characters")
         return url

@@ -15,6 +15,17 @@ SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
 URLSET_OPEN = f'<urlset xmlns="{SITEMAP_NS}">\n'
 URLSET_CLOSE = "</urlset>\n"
+SITEMAPINDEX_OPEN = f'<sitemapindex xmlns="{SITEMAP_NS}">\n'
+SITEMAPINDEX_CLOSE = "</sitemapindex>\n"
+MAX_CHILDREN = 50_000
+
+# The longest <url> without its loc: every optional field at its longest form.
+URL_OVERHEAD = len(
+    "<url><loc></loc><lastmod>2024-01-02T03:04:05+05:30</lastmod>"
+    "<changefreq>monthly</changefreq><priority>0.1234</priority></url>\n"
+)
+# Entity-escaping makes one loc character at most six bytes ("'" is "&apos;").
+ESCAPE_GROWTH = 6
 
 MAX_URLS = 50_000
 MAX_BYTES = 52_428_800
@@ -82,3 +93,33 @@ class UrlsetWriter:
     def close(self) -> bytes:
         self.bytes += len(URLSET_CLOSE)
         return URLSET_CLOSE.encode("ascii")
+
+
+def page_rows(max_urls: int, max_bytes: int, max_loc_length: int) -> int:
+    """Rows per page such that no page can pass ``max_bytes``, whatever the data.
+
+    Every row is assumed at its longest: a loc of ``max_loc_length`` characters,
+    each escaped to six bytes, and every optional field present.
+    """
+    budget = max_bytes - len(DECLARATION + URLSET_OPEN + URLSET_CLOSE)
+    return max(1, min(max_urls, budget // (URL_OVERHEAD + ESCAPE_GROWTH * max_loc_length)))
+
+
+def sitemap_element(loc: str, lastmod: str | None) -> str:
+    if lastmod is None:
+        return f"<sitemap><loc>{escape(loc)}</loc></sitemap>\n"
+    return f"<sitemap><loc>{escape(loc)}</loc><lastmod>{lastmod}</lastmod></sitemap>\n"
+
+
+def sitemapindex(elements: list[str], max_bytes: int = MAX_BYTES) -> bytes:
+    """A whole ``sitemapindex`` (at most 50,000 children, a few MB: built in one piece)."""
+    if not elements:
+        raise LimitExceeded("a sitemapindex needs at least one child")
+    if len(elements) > MAX_CHILDREN:
+        raise LimitExceeded(
+            f"{len(elements)} child sitemaps, more than the {MAX_CHILDREN} an index may list"
+        )
+    text = DECLARATION + SITEMAPINDEX_OPEN + "".join(elements) + SITEMAPINDEX_CLOSE
+    if len(text) > max_bytes:
+        raise LimitExceeded(f"the sitemap index would pass max_bytes={max_bytes}")
+    return text.encode("ascii")

@@ -1,0 +1,65 @@
+"""Which document a path names.
+
+With ``path="/sitemap.xml"``:
+
+* ``/sitemap.xml`` is the root: a ``sitemapindex`` (or, for one small source,
+  a ``urlset``);
+* ``/sitemap-{source}-{n}.xml`` is page ``n`` (from 1) of a source; children
+  sit in the root's directory, so every URL of the site is within their scope;
+* every document also exists as a gzip file: append ``.gz``.
+
+Any other path under the ``sitemap-`` prefix that ends in ``.xml`` or
+``.xml.gz`` is ours too and answers 404 (unknown source, page 0, ``-1``,
+``01``, ``x``), so a typo never reaches the application as something else.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+_PAGE = re.compile(r"[1-9][0-9]{0,9}")
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A document request: the root (``source`` None) or page ``page`` of ``source``."""
+
+    source: str | None = None
+    page: int | None = None
+    gz: bool = False
+    valid: bool = True
+
+
+NOT_FOUND = Target(valid=False)
+
+
+class Routes:
+    """Paths of the root, the pages and their ``.gz`` files."""
+
+    def __init__(self, path: str, names: Iterable[str]) -> None:
+        self.root = path
+        directory, _, filename = path.rpartition("/")
+        self.child_prefix = f"{directory}/{filename.removesuffix('.xml')}-"
+        # Longest first: "news-2024" must win over "news" for "sitemap-news-2024-1.xml".
+        self.names = sorted(names, key=len, reverse=True)
+
+    def page_path(self, source: str, page: int, gz: bool = False) -> str:
+        return f"{self.child_prefix}{source}-{page}.xml{'.gz' if gz else ''}"
+
+    def match(self, path: str) -> Target | None:
+        """The target a route path names; None when the path is not the sitemap's."""
+        gz = path.endswith(".gz")
+        plain = path.removesuffix(".gz") if gz else path
+        if plain == self.root:
+            return Target(gz=gz)
+        if not plain.startswith(self.child_prefix) or not plain.endswith(".xml"):
+            return None
+        rest = plain[len(self.child_prefix) : -len(".xml")]
+        for name in self.names:
+            if rest.startswith(name + "-"):
+                number = rest[len(name) + 1 :]
+                if _PAGE.fullmatch(number):
+                    return Target(name, int(number), gz)
+        return NOT_FOUND
