@@ -19,12 +19,13 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from .core import Body, Document, Request, Response, Sitemap
+from .core import Body, Request, Response, Sitemap
 from .entry import BadRowStats
-from .settings import Settings
-from .sources.base import AnySource, AsyncSource, KeyRange
+from .routing import Target
+from .settings import make_settings
+from .sources.base import AnySource, AsyncSource, Bucket, KeyRange, NotPageable
 from .validators import Summary
-from .xml import MAX_BYTES, MAX_URLS, LimitExceeded
+from .xml import LimitExceeded
 
 logger = logging.getLogger("sitemap_middleware")
 
@@ -105,6 +106,12 @@ async def summarize(source: AnySource, keys: KeyRange, naive_timezone: tzinfo) -
     return await anyio.to_thread.run_sync(source.summarize, keys, naive_timezone)
 
 
+async def buckets(source: AnySource, width: int, naive_timezone: tzinfo) -> list[Bucket]:
+    if isinstance(source, AsyncSource):
+        return await source.buckets(width, naive_timezone)
+    return await anyio.to_thread.run_sync(source.buckets, width, naive_timezone)
+
+
 async def _not_found_app(scope: Scope, receive: Receive, send: Send) -> None:
     if scope["type"] == "lifespan":
         while True:
@@ -128,44 +135,10 @@ class SitemapMiddleware:
     sitemap (its 404 body is dropped unread), so a real ``sitemap.xml`` wins.
     """
 
-    def __init__(
-        self,
-        app: ASGIApp,
-        *,
-        sources: object,
-        base_url: str,
-        path: str = "/sitemap.xml",
-        mode: str = "intercept",
-        content_type: str = "text/xml; charset=utf-8",
-        cache_control: str | None = "no-cache",
-        x_robots_tag: str | None = "noindex",
-        naive_timezone: tzinfo = UTC,
-        strict: bool = False,
-        batch_size: int = 500,
-        chunk_bytes: int = 262_144,
-        retry_after: int = 120,
-        max_urls: int = MAX_URLS,
-        max_bytes: int = MAX_BYTES,
-    ) -> None:
+    def __init__(self, app: ASGIApp, /, *, sources: object, **settings: Any) -> None:
+        """``settings`` are the fields of :class:`~sitemap_middleware.Settings`."""
         self.app = app
-        self.sitemap = Sitemap(
-            sources,
-            Settings(
-                base_url=base_url,
-                path=path,
-                mode=mode,
-                content_type=content_type,
-                cache_control=cache_control,
-                x_robots_tag=x_robots_tag,
-                naive_timezone=naive_timezone,
-                strict=strict,
-                batch_size=batch_size,
-                chunk_bytes=chunk_bytes,
-                retry_after=retry_after,
-                max_urls=max_urls,
-                max_bytes=max_bytes,
-            ),
-        )
+        self.sitemap = Sitemap(sources, make_settings(settings))
 
     @property
     def stats(self) -> dict[str, BadRowStats]:
@@ -175,16 +148,14 @@ class SitemapMiddleware:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
-        document = self.sitemap.document_for(route_path(scope))
-        if document is None:
+        target = self.sitemap.route(route_path(scope))
+        if target is None:
             return await self.app(scope, receive, send)
         if self.sitemap.settings.mode == "fallback":
-            return await self._fallback(document, scope, receive, send)
-        await self.serve(document, scope, receive, send)
+            return await self._fallback(target, scope, receive, send)
+        await self.serve(target, scope, receive, send)
 
-    async def _fallback(
-        self, document: Document, scope: Scope, receive: Receive, send: Send
-    ) -> None:
+    async def _fallback(self, target: Target, scope: Scope, receive: Receive, send: Send) -> None:
         swallowed = False
 
         async def send_unless_404(message: Message) -> None:
@@ -197,31 +168,51 @@ class SitemapMiddleware:
 
         await self.app(scope, receive, send_unless_404)
         if swallowed:
-            await self.serve(document, scope, receive, send)
+            await self.serve(target, scope, receive, send)
 
-    async def serve(self, document: Document, scope: Scope, receive: Receive, send: Send) -> None:
+    async def serve(self, target: Target, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer a request for one of the sitemap's documents."""
         sitemap = self.sitemap
         request = request_from(scope)
         refusal = sitemap.method_not_allowed(request)
         if refusal is not None:
             return await _send(send, refusal, request.method)
+        parts = sitemap.parts(target)
+        if parts is None:
+            return await _send(send, sitemap.not_found(), request.method)
         naive_timezone = sitemap.settings.naive_timezone
         try:
-            summaries = [
-                await summarize(source, keys, naive_timezone) for source, keys in document.parts
-            ]
+            summaries = [await summarize(source, keys, naive_timezone) for source, keys in parts]
         except Exception:
-            logger.exception("sitemap %s: a source failed before the response", document.path)
+            logger.exception("sitemap %s: a source failed before the response", target)
             return await _send(send, sitemap.unavailable(), request.method)
-        plan = sitemap.respond(request, document, summaries, datetime.now(UTC))
+        plan = sitemap.respond(request, target, parts, summaries, datetime.now(UTC))
         if not plan.stream:
             return await _send(send, plan, request.method)
-        await self._stream(document, plan, receive, send)
+        if plan.index:
+            return await self._index(plan, summaries, send)
+        await self._stream(target, plan, receive, send)
 
-    async def _stream(
-        self, document: Document, plan: Response, receive: Receive, send: Send
-    ) -> None:
+    async def _index(self, plan: Response, summaries: list[Summary], send: Send) -> None:
+        """A sitemapindex: read the pages of sources whose data changed, then send it whole."""
+        sitemap = self.sitemap
+        naive_timezone = sitemap.settings.naive_timezone
+        try:
+            for source in sitemap.index_needs(plan, summaries):
+                summary = summaries[[s for s, _ in plan.parts].index(source)]
+                sitemap.remember(
+                    source, summary, await buckets(source, sitemap.page_rows, naive_timezone)
+                )
+            document = sitemap.index(plan)
+        except (LimitExceeded, NotPageable) as exc:
+            return await _send(send, sitemap.too_large(exc), "GET")
+        except Exception:
+            logger.exception("sitemap %s: a source failed before the index", sitemap.url)
+            return await _send(send, sitemap.unavailable(), "GET")
+        await send(_start(plan))
+        await send({"type": "http.response.body", "body": document, "more_body": False})
+
+    async def _stream(self, target: Target, plan: Response, receive: Receive, send: Send) -> None:
         failure: BaseException | None = None
 
         async with anyio.create_task_group() as group:
@@ -235,22 +226,22 @@ class SitemapMiddleware:
 
             group.start_soon(watch_disconnect)
             try:
-                await self._produce(document, plan, send)
+                await self._produce(target, plan, send)
             except Exception as exc:
                 failure = exc
             group.cancel_scope.cancel()
         if failure is not None:
             raise SitemapAborted(
-                f"sitemap {document.path}: transfer aborted after the response started"
+                f"sitemap {target}: transfer aborted after the response started"
             ) from failure
 
-    async def _produce(self, document: Document, plan: Response, send: Send) -> None:
-        """Send the document; raises only once the response has started."""
+    async def _produce(self, target: Target, plan: Response, send: Send) -> None:
+        """Send a urlset; raises only once the response has started."""
         sitemap = self.sitemap
-        body = sitemap.body()
+        body = sitemap.body(plan)
         started = False
         try:
-            for source, keys in document.parts:
+            for source, keys in plan.parts:
                 async with aclosing(
                     chunks(source, keys, body, sitemap.settings.batch_size)
                 ) as parts:
@@ -265,11 +256,11 @@ class SitemapMiddleware:
             last = body.close()
         except Exception as exc:
             if started:
-                logger.exception("sitemap %s: aborting the transfer", document.path)
+                logger.exception("sitemap %s: aborting the transfer", target)
                 raise
             if isinstance(exc, LimitExceeded):
                 return await _send(send, sitemap.too_large(exc), "GET")
-            logger.exception("sitemap %s: a source failed before the first byte", document.path)
+            logger.exception("sitemap %s: a source failed before the first byte", target)
             return await _send(send, sitemap.unavailable(), "GET")
         if not started:
             await send(_start(plan))

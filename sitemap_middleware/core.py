@@ -1,9 +1,11 @@
 """The pure core: request description in, response plan out.
 
-No I/O here. An adapter asks :meth:`Sitemap.document_for` whether a path is
-ours, collects the sources' summaries, and lets :meth:`Sitemap.respond` decide:
-405, 404, 304, a bodiless HEAD, or a 200 whose body the adapter streams
-through a :class:`Body`.
+No I/O here. An adapter asks :meth:`Sitemap.route` whether a path is ours and
+:meth:`Sitemap.parts` which (source, key range) summaries it needs, reads them,
+and lets :meth:`Sitemap.respond` decide: 405, 404, 304, a bodiless HEAD, or a
+200 whose body it then produces: a ``urlset`` streamed through a :class:`Body`,
+or a ``sitemapindex`` from :meth:`Sitemap.index` once it has read the pages of
+the sources that :meth:`Sitemap.index_needs` names.
 """
 
 from __future__ import annotations
@@ -11,21 +13,24 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 
+from .encoding import GzipStream, gzip_whole
 from .entry import BadRowStats, Batch, EntryRules
-from .http import evaluate_preconditions, format_http_date
+from .http import accepts_gzip, evaluate_preconditions, format_http_date
 from .render import Renderer
+from .routing import Routes, Target
 from .settings import ConfigurationError, Settings
-from .sources.base import ALL, AnySource, KeyRange, Source
+from .sources.base import ALL, AnySource, Bucket, KeyRange, Source, page_keys
 from .sources.iterable import as_source
 from .validators import Summary, last_modified, make_etag
-from .xml import UrlsetWriter
+from .xml import UrlsetWriter, sitemap_element, sitemapindex
 
 logger = logging.getLogger("sitemap_middleware")
 
 ALLOWED_METHODS = ("GET", "HEAD")
 Headers = Mapping[str, Sequence[str]]
+Part = tuple[AnySource, KeyRange]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,20 +43,19 @@ class Request:
 
 @dataclass(frozen=True, slots=True)
 class Response:
-    """A planned response. ``stream`` means: status and headers are final once the body starts."""
+    """A planned response.
+
+    ``stream`` means a 200 whose body the adapter produces: a ``urlset`` of
+    ``parts`` or, with ``index``, a ``sitemapindex``; ``gzip`` says to compress it.
+    """
 
     status: int
     headers: list[tuple[str, str]]
     body: bytes = b""
     stream: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Document:
-    """One served file: its path and the (source, key range) parts it lists, in order."""
-
-    path: str
-    parts: tuple[tuple[AnySource, KeyRange], ...]
+    index: bool = False
+    parts: tuple[Part, ...] = ()
+    gzip: bool = False
 
 
 def _text(status: int, message: str, extra: Sequence[tuple[str, str]] = ()) -> Response:
@@ -72,10 +76,14 @@ class Sitemap:
         self.settings = settings
         self.site = settings.site
         self.sources = build_sources(sources)
+        self.by_name = {source.name: source for source in self.sources}
+        self.routes = Routes(settings.path, self.by_name)
+        self.page_rows = settings.page_rows
         self.rules = EntryRules(self.site, settings.naive_timezone, settings.strict)
         self.renderer = Renderer(self.rules)
-        self.root = Document(settings.path, tuple((source, ALL) for source in self.sources))
-        self._fingerprint = settings.fingerprint()
+        self._fingerprint = "|".join((settings.fingerprint(), str(self.page_rows)))
+        # Pages of each source, remembered for the data version (summary token) they came from.
+        self._buckets: dict[str, tuple[str, list[Bucket]]] = {}
 
     @property
     def stats(self) -> dict[str, BadRowStats]:
@@ -84,12 +92,23 @@ class Sitemap:
 
     @property
     def url(self) -> str:
-        """The public URL of the sitemap."""
+        """The public URL of the root sitemap."""
         return self.site.url_for(self.settings.path)
 
-    def document_for(self, path: str) -> Document | None:
-        """The document a route path names, or None when the path is not ours."""
-        return self.root if path == self.settings.path else None
+    def route(self, path: str) -> Target | None:
+        """The document a route path names, or None when the path is not the sitemap's."""
+        return self.routes.match(path)
+
+    def parts(self, target: Target) -> tuple[Part, ...] | None:
+        """The (source, key range) parts a target lists; None when it names nothing."""
+        if not target.valid:
+            return None
+        if target.source is None:
+            return tuple((source, ALL) for source in self.sources)
+        source = self.by_name.get(target.source)
+        if source is None or target.page is None:
+            return None
+        return ((source, page_keys(target.page, self.page_rows)),)
 
     def method_not_allowed(self, request: Request) -> Response | None:
         if request.method in ALLOWED_METHODS:
@@ -108,57 +127,99 @@ class Sitemap:
         return _text(404, "Not Found")
 
     def too_large(self, error: Exception) -> Response:
-        logger.error(
-            "sitemap %s cannot be served: %s; lower the data or raise the limit",
-            self.settings.path,
-            error,
-        )
+        logger.error("sitemap %s cannot be served: %s", self.settings.path, error)
         return _text(500, "Sitemap exceeds the protocol limits")
 
-    def validators(
-        self, document: Document, summaries: Sequence[Summary], now: datetime
-    ) -> tuple[str, datetime | None]:
-        """ETag and Last-Modified of a document, from the data and the settings only."""
-        parts = [self._fingerprint, document.path]
-        for (source, keys), summary in zip(document.parts, summaries, strict=True):
-            parts += (source.name, source.fingerprint(), repr(keys), summary.token)
-        etag = make_etag(parts)
-        return etag, last_modified((s.newest for s in summaries), now)
+    def is_index(self, target: Target, summaries: Sequence[Summary]) -> bool:
+        """The root is an index unless it is one source that fits on one page (index="auto")."""
+        if target.source is not None:
+            return False
+        if self.settings.index == "always" or len(self.sources) > 1:
+            return True
+        count = summaries[0].count
+        return count is None or count > self.page_rows
 
     def respond(
         self,
         request: Request,
-        document: Document,
+        target: Target,
+        parts: Sequence[Part],
         summaries: Sequence[Summary],
         now: datetime,
     ) -> Response:
-        """The answer to a GET or HEAD, given the document's summaries and the clock."""
+        """The answer to a GET or HEAD of a target, given its parts' summaries and the clock."""
         if all(summary.count == 0 for summary in summaries):
-            # An empty urlset fails the XSD; there is nothing to list.
+            # An empty urlset or sitemapindex fails the XSD: there is nothing to list.
             return self.not_found()
-        total = sum(summary.count or 0 for summary in summaries)
-        if total > self.settings.max_urls:
-            return self.too_large(
-                ValueError(f"{total} rows, more than max_urls={self.settings.max_urls}")
-            )
-        etag, modified = self.validators(document, summaries, now)
+        index = self.is_index(target, summaries)
+        gzip_file = target.gz
+        coding = (
+            not gzip_file
+            and self.settings.gzip
+            and accepts_gzip(request.headers.get("accept-encoding"))
+        )
+        representation = "gz" if gzip_file else "gzip" if coding else "identity"
+        tag_parts = [self._fingerprint, repr(target), "index" if index else "urlset"]
+        for (source, keys), summary in zip(parts, summaries, strict=True):
+            tag_parts += (source.name, source.fingerprint(), repr(keys), summary.token)
+        # Each representation has its own tag (RFC 9110 §8.8.3.3).
+        etag = make_etag([*tag_parts, representation])
+        modified = last_modified((s.newest for s in summaries), now)
         headers = [("etag", etag)]
         if modified is not None:
             headers.append(("last-modified", format_http_date(modified)))
         if self.settings.cache_control is not None:
             headers.append(("cache-control", self.settings.cache_control))
+        if self.settings.gzip and not gzip_file:
+            headers.append(("vary", "Accept-Encoding"))
         if self.settings.x_robots_tag is not None:
             headers.append(("x-robots-tag", self.settings.x_robots_tag))
         status = evaluate_preconditions(request.method, dict(request.headers), etag, modified)
-        if status == 304:
-            return Response(304, headers)
-        if status == 412:
-            return Response(412, headers)
-        headers.insert(0, ("content-type", self.settings.content_type))
-        return Response(200, headers, stream=request.method == "GET")
+        if status in (304, 412):
+            return Response(status, headers)
+        if gzip_file:
+            headers.insert(0, ("content-type", "application/gzip"))
+        else:
+            headers.insert(0, ("content-type", self.settings.content_type))
+            if coding:
+                headers.insert(1, ("content-encoding", "gzip"))
+        return Response(
+            200,
+            headers,
+            stream=request.method == "GET",
+            index=index,
+            parts=tuple(parts),
+            gzip=gzip_file or coding,
+        )
 
-    def body(self) -> Body:
-        return Body(self)
+    def index_needs(self, plan: Response, summaries: Sequence[Summary]) -> list[AnySource]:
+        """The sources whose pages must be read (not remembered for their current data)."""
+        return [
+            source
+            for (source, _), summary in zip(plan.parts, summaries, strict=True)
+            if self._buckets.get(source.name, ("", []))[0] != summary.token
+        ]
+
+    def remember(self, source: AnySource, summary: Summary, buckets: list[Bucket]) -> None:
+        self._buckets[source.name] = (summary.token, buckets)
+
+    def index(self, plan: Response) -> bytes:
+        """The ``sitemapindex`` of every non-empty page, each with its newest lastmod."""
+        elements = []
+        for source, _ in plan.parts:
+            for bucket in self._buckets[source.name][1]:
+                url = self.site.url_for(
+                    self.routes.page_path(source.name, bucket.index + 1, self.settings.index_gz)
+                )
+                lastmod = None
+                if bucket.newest is not None:
+                    lastmod = bucket.newest.astimezone(UTC).isoformat(timespec="seconds")
+                elements.append(sitemap_element(url, lastmod))
+        document = sitemapindex(elements, self.settings.max_bytes)
+        return gzip_whole(document, self.settings.gzip_level) if plan.gzip else document
+
+    def body(self, plan: Response) -> Body:
+        return Body(self, plan.gzip)
 
 
 class Body:
@@ -166,13 +227,15 @@ class Body:
 
     Rendered bytes are gathered until ``chunk_bytes`` are ready, so a chunk is
     at most ``chunk_bytes`` plus one batch; the XML declaration and the opening
-    tag travel in the first chunk, the closing tag in the last.
+    tag travel in the first chunk, the closing tag in the last. With ``gzip``
+    every chunk is compressed (and sync-flushed) on its way out.
     """
 
-    def __init__(self, sitemap: Sitemap) -> None:
+    def __init__(self, sitemap: Sitemap, gzip: bool = False) -> None:
         self.renderer = sitemap.renderer
         self.writer = UrlsetWriter(sitemap.settings.max_urls, sitemap.settings.max_bytes)
         self.chunk_bytes = sitemap.settings.chunk_bytes
+        self._gzip = GzipStream(sitemap.settings.gzip_level) if gzip else None
         self._pending = [self.writer.open()]
         self._size = 0
 
@@ -186,14 +249,14 @@ class Body:
             return b""
         chunk = b"".join(self._pending)
         self._pending, self._size = [], 0
-        return chunk
+        return chunk if self._gzip is None else self._gzip.chunk(chunk)
 
     def close(self) -> bytes:
         """The last chunk: whatever is gathered and the closing tag."""
         self._pending.append(self.writer.close())
         chunk = b"".join(self._pending)
         self._pending, self._size = [], 0
-        return chunk
+        return chunk if self._gzip is None else self._gzip.finish(chunk)
 
     @property
     def urls(self) -> int:

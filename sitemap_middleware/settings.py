@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import UTC, tzinfo
+from typing import Any
 
 from .urls import MAX_LOC_LENGTH, MIN_LOC_LENGTH, Site
 from .xml import MAX_BYTES, MAX_URLS, page_rows
@@ -106,3 +107,16 @@ class Settings:
 def _positive_int(name: str, value: object, low: int, high: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise ConfigurationError(f"{name}: must be an integer from {low} to {high}, got {value!r}")
+
+
+def make_settings(options: dict[str, Any]) -> Settings:
+    """Settings from keyword options; an unknown option is named in the error."""
+    known = {f.name for f in fields(Settings)}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise ConfigurationError(
+            f"{unknown[0]}: not a setting; the settings are {', '.join(sorted(known))}"
+        )
+    if "base_url" not in options:
+        raise ConfigurationError("base_url: required, e.g. base_url='https://example.com/'")
+    return Settings(**options)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import gzip
 import os
 from collections.abc import Iterator
 from datetime import datetime, timedelta
@@ -54,10 +55,35 @@ def assert_valid_urlset(body: bytes, schema: etree.XMLSchema) -> list[etree._Ele
     return list(document.iter(f"{NS}url"))
 
 
-def check_served(status: int, content_type: str, body: bytes) -> None:
-    """Every complete sitemap a test receives is validated against the official schema."""
-    if status == 200 and "xml" in content_type and b"<urlset" in body[:200]:
+def assert_valid_index(body: bytes) -> list[tuple[str, str | None]]:
+    """Parse a served sitemapindex, validate it against siteindex.xsd, return (loc, lastmod)s."""
+    assert body.startswith(b'<?xml version="1.0" encoding="UTF-8"?>\n')
+    document = etree.fromstring(body)
+    schema = _schema("siteindex.xsd")
+    if not schema.validate(document):
+        raise AssertionError(f"not valid against siteindex.xsd: {schema.error_log}")
+    return [
+        (child.findtext(f"{NS}loc") or "", child.findtext(f"{NS}lastmod"))
+        for child in document.iter(f"{NS}sitemap")
+    ]
+
+
+def check_served(
+    status: int, content_type: str, body: bytes, content_encoding: str | None = None
+) -> None:
+    """Every complete sitemap a test receives is validated against the official schema
+    (gzip files and gzip-coded bodies are inflated first)."""
+    if status != 200:
+        return
+    if content_type == "application/gzip" or content_encoding == "gzip":
+        assert body[:2] == b"\x1f\x8b"
+        body = gzip.decompress(body)
+    elif "xml" not in content_type:
+        return
+    if b"<urlset" in body[:200]:
         assert_valid_urlset(body, _schema("sitemap.xsd"))
+    elif b"<sitemapindex" in body[:200]:
+        assert_valid_index(body)
 
 
 def locs(urls: list[etree._Element]) -> list[str]:

@@ -91,5 +91,11 @@ async def call(
     except Exception as exc:
         exchange.error = exc
     if exchange.complete and method == "GET":
-        check_served(exchange.status, exchange.headers.get("content-type", ""), exchange.body)
+        headers = exchange.headers
+        check_served(
+            exchange.status,
+            headers.get("content-type", ""),
+            exchange.body,
+            headers.get("content-encoding"),
+        )
     return exchange

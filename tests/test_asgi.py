@@ -33,7 +33,15 @@ from sitemap_middleware import (
     SQLAlchemySource,
 )
 
-from .conftest import BASE_TIME, articles, assert_valid_urlset, check_served, locs, seed
+from .conftest import (
+    BASE_TIME,
+    articles,
+    assert_valid_index,
+    assert_valid_urlset,
+    check_served,
+    locs,
+    seed,
+)
 from .driver import call
 
 pytestmark = pytest.mark.anyio
@@ -106,10 +114,22 @@ async def test_sync_and_async_generator_functions(sitemap_schema: etree.XMLSchem
     async with client(app) as http:
         first = await http.get("/sitemap.xml")
         second = await http.get("/sitemap.xml")
-    urls = assert_valid_urlset(first.content, sitemap_schema)
-    assert locs(urls) == [BASE + "one", BASE + "two"] + [BASE + f"posts/{i}" for i in range(3)]
-    assert first.content == second.content
-    assert first.headers["last-modified"] == "Wed, 03 Jan 2024 08:00:00 GMT"
+        children = assert_valid_index(first.content)
+        assert children == [
+            (BASE + "sitemap-pages-1.xml", None),
+            (BASE + "sitemap-posts-1.xml", "2024-01-03T08:00:00+00:00"),
+        ]
+        assert first.content == second.content
+        assert first.headers["last-modified"] == "Wed, 03 Jan 2024 08:00:00 GMT"
+        pages_doc = await http.get("/sitemap-pages-1.xml")
+        posts_doc = await http.get("/sitemap-posts-1.xml")
+    assert locs(assert_valid_urlset(pages_doc.content, sitemap_schema)) == [
+        BASE + "one",
+        BASE + "two",
+    ]
+    assert locs(assert_valid_urlset(posts_doc.content, sitemap_schema)) == [
+        BASE + f"posts/{i}" for i in range(3)
+    ]
 
 
 async def test_sync_sqlalchemy_streams_every_row_in_chunks(
@@ -385,11 +405,25 @@ async def test_async_disconnect_and_failure_return_connections(
     await broken.dispose()
 
 
-async def test_more_rows_than_max_urls_is_refused(engine: Engine) -> None:
-    response = await call(
-        SitemapApp(sources=[article_source(engine)], base_url=BASE, max_urls=1000)
-    )
-    assert response.status == 500 and b"urlset" not in response.body
+async def test_pages_split_by_key_ranges_and_list_every_row_once(
+    engine: Engine, sitemap_schema: etree.XMLSchema
+) -> None:
+    app = SitemapApp(sources=[article_source(engine)], base_url=BASE, max_urls=500)
+    index = await call(app)
+    children = assert_valid_index(index.body)
+    assert [loc for loc, _ in children] == [BASE + f"sitemap-articles-{n}.xml" for n in (1, 2, 3)]
+    seen: list[str] = []
+    for n, (_, lastmod) in enumerate(children, 1):
+        page = await call(app, path=f"/sitemap-articles-{n}.xml")
+        urls = assert_valid_urlset(page.body, sitemap_schema)
+        seen += locs(urls)
+        # The child's lastmod is the newest lastmod of its own rows.
+        assert lastmod == max(url.findtext("{*}lastmod") or "" for url in urls)
+    assert seen == [BASE + f"articles/article-{i}" for i in range(1, 1201)]
+    for missing in ("0", "4", "-1", "01", "x", "1.0"):
+        assert (await call(app, path=f"/sitemap-articles-{missing}.xml")).status == 404
+    assert (await call(app, path="/sitemap-nope-1.xml")).status == 404
+    assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
 
 
 def site_app(lifespan: Any = None) -> Starlette:

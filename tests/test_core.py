@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from sitemap_middleware import ConfigurationError, Entry, IterableSource, Settings
-from sitemap_middleware.core import Request, Sitemap, build_sources
+from sitemap_middleware import ConfigurationError, Entry, IterableSource, KeyRange, Settings
+from sitemap_middleware.core import Request, Response, Sitemap, build_sources
 from sitemap_middleware.sources.base import ALL
 from sitemap_middleware.validators import Summary
 
@@ -27,6 +27,10 @@ def sitemap(**settings: object) -> Sitemap:
         ({"base_url": "example.com"}, "base_url"),
         ({"path": "sitemap.xml"}, "path"),
         ({"path": "/sitemaps/"}, "path"),
+        ({"path": "/sitemap"}, "path"),
+        ({"index": "sometimes"}, "index"),
+        ({"gzip_level": 10}, "gzip_level"),
+        ({"max_loc_length": 5000}, "max_loc_length"),
         ({"path": "/site map.xml"}, "path"),
         ({"mode": "sometimes"}, "mode"),
         ({"batch_size": 0}, "batch_size"),
@@ -62,49 +66,62 @@ def summary(
     return Summary(newest, count, token)
 
 
+def plan(s: Sitemap, path: str, request: Request, *summaries: Summary) -> Response:
+    target = s.route(path)
+    assert target is not None
+    parts = s.parts(target)
+    assert parts is not None
+    return s.respond(request, target, parts, summaries, NOW)
+
+
+def etag(s: Sitemap, *summaries: Summary, path: str = "/sitemap.xml", **headers: str) -> str:
+    request = Request("HEAD", {k.replace("_", "-"): [v] for k, v in headers.items()})
+    return dict(plan(s, path, request, *summaries).headers)["etag"]
+
+
 def test_validators_come_from_data_and_settings_only() -> None:
-    a, b = sitemap(), sitemap()
-    doc_a, doc_b = a.document_for("/sitemap.xml"), b.document_for("/sitemap.xml")
-    assert doc_a is not None and doc_b is not None
-    tag_a, _ = a.validators(doc_a, [summary()], NOW)
-    assert b.validators(doc_b, [summary()], NOW + timedelta(hours=1))[0] == tag_a
-    assert tag_a.startswith('W/"') and tag_a.endswith('"')
-    assert a.validators(doc_a, [summary(token="u")], NOW)[0] != tag_a
-    other = sitemap(base_url="https://www.example.com/")
-    doc_other = other.document_for("/sitemap.xml")
-    assert doc_other is not None
-    assert other.validators(doc_other, [summary()], NOW)[0] != tag_a
+    first = etag(sitemap(), summary())
+    assert etag(sitemap(), summary()) == first  # another process, another replica
+    assert first.startswith('W/"') and first.endswith('"')
+    assert etag(sitemap(), summary(token="u")) != first
+    assert etag(sitemap(base_url="https://www.example.com/"), summary()) != first
+    assert etag(sitemap(), summary(), path="/sitemap-urls-1.xml") != first
+    assert etag(sitemap(), summary(), path="/sitemap.xml.gz") != first
+    assert etag(sitemap(), summary(), accept_encoding="gzip") != first  # RFC 9110 §8.8.3.3
 
 
 def test_last_modified_is_truncated_and_never_after_now() -> None:
-    s = sitemap()
-    doc = s.document_for("/sitemap.xml")
-    assert doc is not None
-    _, modified = s.validators(doc, [summary(NOW - timedelta(seconds=10, microseconds=700))], NOW)
-    assert modified == NOW - timedelta(seconds=11)
-    _, future = s.validators(doc, [summary(NOW + timedelta(days=3))], NOW)
-    assert future == NOW
-    _, none = s.validators(doc, [summary(None)], NOW)
-    assert none is None
+    def modified(newest: datetime | None) -> str | None:
+        return dict(plan(sitemap(), "/sitemap.xml", Request("HEAD"), summary(newest)).headers).get(
+            "last-modified"
+        )
+
+    assert (
+        modified(NOW - timedelta(seconds=10, microseconds=700)) == "Sat, 01 Jun 2024 11:59:49 GMT"
+    )
+    assert modified(NOW + timedelta(days=3)) == "Sat, 01 Jun 2024 12:00:00 GMT"
+    assert modified(None) is None
 
 
 def test_plans() -> None:
     s = sitemap()
-    doc = s.document_for("/sitemap.xml")
-    assert doc is not None and s.document_for("/other") is None
-    plan = s.respond(Request("GET"), doc, [summary()], NOW)
-    assert plan.status == 200 and plan.stream
-    headers = dict(plan.headers)
+    assert s.route("/other") is None
+    get = plan(s, "/sitemap.xml", Request("GET"), summary())
+    assert get.status == 200 and get.stream and not get.index and not get.gzip
+    headers = dict(get.headers)
     assert headers["content-type"] == "text/xml; charset=utf-8"
     assert headers["x-robots-tag"] == "noindex"
     assert headers["cache-control"] == "no-cache"
+    assert headers["vary"] == "Accept-Encoding"
     assert headers["last-modified"] == "Fri, 31 May 2024 12:00:00 GMT"
-    head = s.respond(Request("HEAD"), doc, [summary()], NOW)
-    assert head.status == 200 and not head.stream and head.headers == plan.headers
-    cached = s.respond(Request("GET", {"if-none-match": [headers["etag"]]}), doc, [summary()], NOW)
+    head = plan(s, "/sitemap.xml", Request("HEAD"), summary())
+    assert head.status == 200 and not head.stream and head.headers == get.headers
+    cached = plan(
+        s, "/sitemap.xml", Request("GET", {"if-none-match": [headers["etag"]]}), summary()
+    )
     assert cached.status == 304 and cached.body == b""
     assert dict(cached.headers) == {k: v for k, v in headers.items() if k != "content-type"}
-    empty = s.respond(Request("GET", {"if-none-match": ["*"]}), doc, [summary(count=0)], NOW)
+    empty = plan(s, "/sitemap.xml", Request("GET", {"if-none-match": ["*"]}), summary(count=0))
     assert empty.status == 404  # preconditions only apply where a 200 would be
     refusal = s.method_not_allowed(Request("POST"))
     assert (
@@ -113,11 +130,52 @@ def test_plans() -> None:
     assert s.method_not_allowed(Request("HEAD")) is None
 
 
-def test_more_rows_than_one_sitemap_holds_is_refused_not_truncated() -> None:
+def test_gzip_representations() -> None:
+    s = sitemap()
+    coded = plan(s, "/sitemap.xml", Request("GET", {"accept-encoding": ["br, gzip"]}), summary())
+    assert coded.gzip and ("content-encoding", "gzip") in coded.headers
+    refused = plan(s, "/sitemap.xml", Request("GET", {"accept-encoding": ["gzip;q=0"]}), summary())
+    assert not refused.gzip and "content-encoding" not in dict(refused.headers)
+    file = plan(s, "/sitemap.xml.gz", Request("GET", {"accept-encoding": ["gzip"]}), summary())
+    headers = dict(file.headers)
+    assert file.gzip and headers["content-type"] == "application/gzip"
+    assert "content-encoding" not in headers and "vary" not in headers
+
+
+def test_root_is_an_index_past_one_page() -> None:
     s = sitemap(max_urls=10)
-    doc = s.document_for("/sitemap.xml")
-    assert doc is not None
-    assert s.respond(Request("GET"), doc, [summary(count=11)], NOW).status == 500
+    assert s.page_rows == 10
+    assert not plan(s, "/sitemap.xml", Request("GET"), summary(count=10)).index
+    assert plan(s, "/sitemap.xml", Request("GET"), summary(count=11)).index
+    assert plan(sitemap(index="always"), "/sitemap.xml", Request("GET"), summary()).index
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/sitemap-urls-0.xml",
+        "/sitemap-urls--1.xml",
+        "/sitemap-urls-01.xml",
+        "/sitemap-urls-x.xml",
+        "/sitemap-urls-1.5.xml",
+        "/sitemap-other-1.xml",
+        "/sitemap-urls-99999999999.xml",
+        "/sitemap-.xml",
+    ],
+)
+def test_bad_page_paths_are_ours_and_name_nothing(path: str) -> None:
+    s = sitemap()
+    target = s.route(path)
+    assert target is not None and s.parts(target) is None
+
+
+def test_page_key_ranges() -> None:
+    s = sitemap(max_urls=100)
+    target = s.route("/sitemap-urls-3.xml.gz")
+    assert target is not None and target.gz and target.page == 3
+    parts = s.parts(target)
+    assert parts is not None
+    assert parts[0][1] == KeyRange((199,), (299,))  # keys 200..299
 
 
 def test_iterable_source_summary_changes_with_the_data() -> None:

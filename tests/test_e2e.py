@@ -164,7 +164,7 @@ def test_failure_mid_stream_is_a_broken_transfer_for_real_clients(server: str) -
 def test_client_disconnect_stops_the_query(server: str) -> None:
     before = state(server)["slow_rows"]
     with httpx.stream("GET", server + "/slow.xml") as response:
-        first = next(response.iter_raw())
+        first = next(response.iter_bytes())
         assert first.startswith(b"<?xml")
     deadline = time.monotonic() + 10
     while state(server)["checkedout"] != 0 and time.monotonic() < deadline:

@@ -12,7 +12,7 @@ from lxml import etree
 from example_app.app import create_app
 from example_app.db import AWKWARD_SLUGS
 
-from .conftest import assert_valid_urlset, locs
+from .conftest import assert_valid_index, assert_valid_urlset, locs
 
 pytestmark = pytest.mark.anyio
 BASE = "http://127.0.0.1:8000/"
@@ -26,7 +26,12 @@ async def test_sitemap_lists_every_public_page_and_each_answers(
     async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
         response = await client.get("/sitemap.xml")
         assert response.status_code == 200
-        urls = locs(assert_valid_urlset(response.content, sitemap_schema))
+        children = [loc for loc, _ in assert_valid_index(response.content)]
+        assert children == [BASE + "sitemap-pages-1.xml", BASE + "sitemap-articles-1.xml"]
+        urls = []
+        for child in children:
+            page = await client.get(child.removeprefix(BASE.rstrip("/")))
+            urls += locs(assert_valid_urlset(page.content, sitemap_schema))
         assert len(urls) == 3 + 300 - 6  # pages + articles less every 50th (drafts)
         assert BASE + "articles/caf%C3%A9-cr%C3%A8me" in urls
         assert BASE + "articles/100%25-natural" in urls

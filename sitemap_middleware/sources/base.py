@@ -17,7 +17,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
-from datetime import tzinfo
+from datetime import datetime, tzinfo
 from typing import Any
 
 from ..entry import Batch
@@ -35,6 +35,24 @@ class KeyRange:
 
 
 ALL = KeyRange()
+
+
+@dataclass(frozen=True, slots=True)
+class Bucket:
+    """Rows whose integer key ``k`` has ``k // width == index``: one page of a source."""
+
+    index: int
+    count: int
+    newest: datetime | None
+
+
+def page_keys(page: int, width: int) -> KeyRange:
+    """The keys of page ``page`` (from 1): ``(page - 1) * width`` to ``page * width - 1``."""
+    return KeyRange(((page - 1) * width - 1,), (page * width - 1,))
+
+
+class NotPageable(ValueError):
+    """A source too large for one page cannot be split (its key is not one integer column)."""
 
 
 def check_name(name: str) -> str:
@@ -62,6 +80,14 @@ class SyncSource(Source):
     def summarize(self, keys: KeyRange, naive_timezone: tzinfo) -> Summary:
         """Newest lastmod, count and version token of the rows in ``keys``; reads no rows."""
 
+    def buckets(self, width: int, naive_timezone: tzinfo) -> list[Bucket]:
+        """Count and newest lastmod of every non-empty page of ``width`` keys, in key order.
+
+        One aggregate (``GROUP BY key / width``) for a database. Keys must be
+        integers ``>= 0``; raises :class:`NotPageable` otherwise.
+        """
+        raise NotPageable(f"source {self.name!r} cannot be split into pages")
+
     @abstractmethod
     def batches(self, keys: KeyRange, size: int) -> Iterator[Batch]:
         """Raw entries in key order, ``size`` rows a batch.
@@ -75,6 +101,10 @@ class AsyncSource(Source):
     @abstractmethod
     async def summarize(self, keys: KeyRange, naive_timezone: tzinfo) -> Summary:
         """Newest lastmod, count and version token of the rows in ``keys``; reads no rows."""
+
+    async def buckets(self, width: int, naive_timezone: tzinfo) -> list[Bucket]:
+        """As :meth:`SyncSource.buckets`."""
+        raise NotPageable(f"source {self.name!r} cannot be split into pages")
 
     @abstractmethod
     def batches(self, keys: KeyRange, size: int) -> AsyncIterator[Batch]:

@@ -29,7 +29,7 @@ from typing import Any
 from ..dates import to_utc
 from ..entry import Batch, RawEntry, coerce_item
 from ..validators import Summary
-from .base import ALL, AsyncSource, KeyRange, SyncSource, check_name
+from .base import ALL, AsyncSource, Bucket, KeyRange, SyncSource, check_name
 
 
 def _bounds(keys: KeyRange) -> tuple[int, int | None]:
@@ -57,6 +57,27 @@ class _Digest:
     def summary(self, version: str | None = None) -> Summary:
         token = version if version is not None else f"{self.count}:{self.hash.hexdigest()}"
         return Summary(self.newest, self.count, token)
+
+
+class _Buckets:
+    """Counts and newest lastmods per page of ``width`` positions, one item at a time."""
+
+    def __init__(self, width: int, naive_timezone: tzinfo) -> None:
+        self.width, self.naive_timezone = width, naive_timezone
+        self.found: dict[int, tuple[int, datetime | None]] = {}
+        self.position = 0
+
+    def add(self, lastmod: object) -> None:
+        index = self.position // self.width
+        self.position += 1
+        count, newest = self.found.get(index, (0, None))
+        moment = to_utc(lastmod, self.naive_timezone)
+        if moment is not None and (newest is None or moment > newest):
+            newest = moment
+        self.found[index] = (count + 1, newest)
+
+    def result(self) -> list[Bucket]:
+        return [Bucket(index, count, newest) for index, (count, newest) in self.found.items()]
 
 
 class IterableSource(SyncSource):
@@ -114,6 +135,12 @@ class IterableSource(SyncSource):
             self._summaries[cache_key] = summary
         return summary
 
+    def buckets(self, width: int, naive_timezone: tzinfo) -> list[Bucket]:
+        counter = _Buckets(width, naive_timezone)
+        for raw in self._raw(ALL):
+            counter.add(raw[2])
+        return counter.result()
+
     def batches(self, keys: KeyRange = ALL, size: int = 500) -> Iterator[Batch]:
         raw = self._raw(keys)
         while rows := list(islice(raw, size)):
@@ -166,6 +193,16 @@ class AsyncIterableSource(AsyncSource):
         finally:
             await raw.aclose()  # type: ignore[attr-defined]
         return digest.summary()
+
+    async def buckets(self, width: int, naive_timezone: tzinfo) -> list[Bucket]:
+        counter = _Buckets(width, naive_timezone)
+        raw = self._raw(ALL)
+        try:
+            async for item in raw:
+                counter.add(item[2])
+        finally:
+            await raw.aclose()  # type: ignore[attr-defined]
+        return counter.result()
 
     async def batches(self, keys: KeyRange = ALL, size: int = 500) -> AsyncIterator[Batch]:
         raw = self._raw(keys)

@@ -24,14 +24,14 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import tzinfo
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Select, func, select, tuple_
+from sqlalchemy import Integer, Select, func, select, tuple_
 from sqlalchemy.engine import Connection, Engine, Row
 from sqlalchemy.sql.elements import ColumnElement
 
 from ..dates import to_utc
 from ..entry import CHANGEFREQS, Batch, format_priority
 from ..validators import Summary
-from .base import ALL, KeyRange, SyncSource, check_name
+from .base import ALL, Bucket, KeyRange, NotPageable, SyncSource, check_name
 
 LocSpec = str | Callable[[Row[Any]], str]
 if TYPE_CHECKING:
@@ -243,6 +243,31 @@ class _Mapping:
             aggregates.append(newest)
         return select(*aggregates)
 
+    def buckets_stmt(self, width: int) -> AnySelect:
+        """One aggregate over the whole select: count, lowest key and newest lastmod per page."""
+        if len(self.key_columns) != 1 or not isinstance(self.key_columns[0].type, Integer):
+            raise NotPageable(
+                f"source {self.name!r} has more rows than one page holds, and pages need a "
+                "single integer key column (key=...)"
+            )
+        rows = self.stmt.order_by(None).subquery("sitemap_rows")
+        key = rows.c[self.key_names[0]]
+        bucket = (key // width).label("bucket")
+        columns: list[ColumnElement[Any]] = [bucket, func.count(), func.min(key)]
+        if self.lastmod_name is not None:
+            columns.append(func.max(rows.c[self.lastmod_name]))
+        return select(*columns).group_by(bucket).order_by(bucket)
+
+    def buckets(self, rows: Sequence[Row[Any]], naive_timezone: tzinfo) -> list[Bucket]:
+        out = []
+        for row in rows:
+            values = tuple(row)
+            if values[2] is None or values[2] < 0:
+                raise NotPageable(f"source {self.name!r}: paged keys must be integers >= 0")
+            newest = to_utc(values[3], naive_timezone) if len(values) > 3 else None
+            out.append(Bucket(int(values[0]), int(values[1]), newest))
+        return out
+
     def summary(self, row: Row[Any] | None, version: Any, naive_timezone: tzinfo) -> Summary:
         if self.version is not None:
             newest = row[0] if row is not None else None
@@ -354,6 +379,11 @@ class SQLAlchemySource(SyncSource):
             stmt = self.mapping.summary_stmt(keys)
             row = None if stmt is None else conn.execute(stmt).first()
         return self.mapping.summary(row, version, naive_timezone)
+
+    def buckets(self, width: int, naive_timezone: tzinfo) -> list[Bucket]:
+        stmt = self.mapping.buckets_stmt(width)
+        with self.engine.connect() as conn:
+            return self.mapping.buckets(conn.execute(stmt).all(), naive_timezone)
 
     def batches(self, keys: KeyRange = ALL, size: int = 500) -> Iterator[Batch]:
         stmt = self.mapping.where(self.mapping.stmt, keys)

@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from ..entry import Batch
 from ..validators import Summary
-from .base import ALL, AsyncSource, KeyRange
+from .base import ALL, AsyncSource, Bucket, KeyRange
 from .sqlalchemy import LocSpec, _Mapping
 
 if TYPE_CHECKING:
@@ -81,6 +81,12 @@ class AsyncSQLAlchemySource(AsyncSource):
             stmt = self.mapping.summary_stmt(keys)
             row = None if stmt is None else (await conn.execute(stmt)).first()
         return self.mapping.summary(row, version, naive_timezone)
+
+    async def buckets(self, width: int, naive_timezone: tzinfo) -> list[Bucket]:
+        stmt = self.mapping.buckets_stmt(width)
+        async with self.engine.connect() as conn:
+            rows = (await conn.execute(stmt)).all()  # one row per page: small
+        return self.mapping.buckets(rows, naive_timezone)
 
     async def batches(self, keys: KeyRange = ALL, size: int = 500) -> AsyncIterator[Batch]:
         stmt = self.mapping.where(self.mapping.stmt, keys).execution_options(yield_per=size)
