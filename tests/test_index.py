@@ -1,0 +1,264 @@
+"""The sitemap index, its pages, per-document validators, limits and compression."""
+
+from __future__ import annotations
+
+import gzip
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from lxml import etree
+from sqlalchemy import Engine, create_engine, delete, event, insert, select, update
+from starlette.applications import Starlette
+from starlette.middleware.gzip import GZipMiddleware
+
+from sitemap_middleware import SitemapApp, SitemapMiddleware, SQLAlchemySource
+
+from .conftest import BASE_TIME, articles, assert_valid_index, assert_valid_urlset, locs, metadata
+from .driver import call
+
+pytestmark = pytest.mark.anyio
+BASE = "https://example.com/"
+
+
+def paged_app(engine: Engine, **settings: Any) -> SitemapApp:
+    source = SQLAlchemySource(
+        select(articles.c.id, articles.c.slug, articles.c.updated_at),
+        engine,
+        name="articles",
+        loc="/articles/{slug}",
+        lastmod="updated_at",
+    )
+    options: dict[str, Any] = {"max_urls": 500, "chunk_bytes": 8192, "batch_size": 50}
+    options.update(settings)
+    return SitemapApp(
+        sources={"pages": ["/", "/about"], "articles": source}, base_url=BASE, **options
+    )
+
+
+def statements(engine: Engine) -> list[str]:
+    seen: list[str] = []
+    event.listen(engine, "before_cursor_execute", lambda c, cur, stmt, *a: seen.append(stmt))
+    return seen
+
+
+async def test_index_lists_every_page_with_its_newest_lastmod(engine: Engine) -> None:
+    index = await call(paged_app(engine))
+    assert index.status == 200
+    assert assert_valid_index(index.body) == [
+        (BASE + "sitemap-pages-1.xml", None),
+        (BASE + "sitemap-articles-1.xml", "2024-05-01T20:19:00+00:00"),  # row 499
+        (BASE + "sitemap-articles-2.xml", "2024-05-02T04:39:00+00:00"),  # row 999
+        (BASE + "sitemap-articles-3.xml", "2024-05-02T08:00:00+00:00"),  # row 1200
+    ]
+    assert index.headers["last-modified"] == "Thu, 02 May 2024 08:00:00 GMT"
+
+
+async def test_index_pages_are_read_once_per_data_version(engine: Engine) -> None:
+    app = paged_app(engine)
+    seen = statements(engine)
+    first = await call(app)
+    assert sum("GROUP BY" in s for s in seen) == 1
+    seen.clear()
+    again = await call(app)
+    assert again.body == first.body
+    assert not any("GROUP BY" in s for s in seen) and len(seen) == 1
+    seen.clear()
+    cached = await call(app, headers={"if-none-match": first.headers["etag"]})
+    assert cached.status == 304 and len(seen) == 1 and "GROUP BY" not in seen[0]
+    with engine.begin() as conn:
+        conn.execute(delete(articles).where(articles.c.id == 10))
+    seen.clear()
+    changed = await call(app, headers={"if-none-match": first.headers["etag"]})
+    assert changed.status == 200 and sum("GROUP BY" in s for s in seen) == 1
+
+
+async def test_each_page_has_its_own_validators(engine: Engine) -> None:
+    app = paged_app(engine)
+
+    async def tags() -> list[str]:
+        return [
+            (await call(app, "HEAD", f"/sitemap-articles-{n}.xml")).headers["etag"]
+            for n in (1, 2, 3)
+        ]
+
+    before = await tags()
+    assert len(set(before)) == 3
+    assert await tags() == before
+    assert [
+        (await call(paged_app(engine), "HEAD", f"/sitemap-articles-{n}.xml")).headers["etag"]
+        for n in (1, 2, 3)
+    ] == before  # another replica agrees
+    with engine.begin() as conn:  # an edit on page 2 only (it bumps the row's lastmod)
+        conn.execute(
+            update(articles)
+            .where(articles.c.id == 700)
+            .values(slug="edited", updated_at=datetime(2025, 1, 1))
+        )
+    after_edit = await tags()
+    assert after_edit[0] == before[0] and after_edit[2] == before[2]
+    assert after_edit[1] != before[1]
+    with engine.begin() as conn:  # a delete on page 1 moves no other row
+        conn.execute(delete(articles).where(articles.c.id == 3))
+    after_delete = await tags()
+    assert after_delete[0] != after_edit[0] and after_delete[1:] == after_edit[1:]
+    with engine.begin() as conn:  # an insert on page 3
+        conn.execute(insert(articles).values(id=1300, slug="new", updated_at=BASE_TIME))
+    after_insert = await tags()
+    assert after_insert[:2] == after_delete[:2] and after_insert[2] != after_delete[2]
+
+
+async def test_page_304_reads_no_rows(engine: Engine) -> None:
+    app = paged_app(engine)
+    page = await call(app, path="/sitemap-articles-2.xml")
+    seen = statements(engine)
+    for headers in (
+        {"if-none-match": page.headers["etag"]},
+        {"if-modified-since": page.headers["last-modified"]},
+    ):
+        seen.clear()
+        cached = await call(app, path="/sitemap-articles-2.xml", headers=headers)
+        assert cached.status == 304 and cached.body == b""
+        assert len(seen) == 1 and "ORDER BY" not in seen[0]
+
+
+async def test_past_the_end_and_malformed_pages_are_404(engine: Engine) -> None:
+    app = paged_app(engine)
+    for path in (
+        "/sitemap-articles-0.xml",
+        "/sitemap-articles-4.xml",
+        "/sitemap-articles--1.xml",
+        "/sitemap-articles-01.xml",
+        "/sitemap-articles-two.xml",
+        "/sitemap-articles-4.xml.gz",
+        "/sitemap-pages-2.xml",
+        "/sitemap-unknown-1.xml",
+        "/sitemap-articles-99999999999999.xml",
+    ):
+        response = await call(app, path=path, headers={"if-none-match": "*"})
+        assert response.status == 404, path
+        assert b"<" not in response.body
+
+
+async def test_gzip_coding_is_deterministic_and_varies(engine: Engine) -> None:
+    accept = {"accept-encoding": "gzip, deflate"}
+    plain = await call(paged_app(engine), path="/sitemap-articles-2.xml")
+    first = await call(paged_app(engine), path="/sitemap-articles-2.xml", headers=accept)
+    second = await call(paged_app(engine), path="/sitemap-articles-2.xml", headers=accept)
+    assert first.headers["content-encoding"] == "gzip"
+    assert first.headers["vary"] == plain.headers["vary"] == "Accept-Encoding"
+    assert len(first.bodies) > 2  # streamed, chunk by chunk
+    assert first.body == second.body  # no timestamp: identical on every replica
+    assert first.body[4:8] == b"\0\0\0\0"
+    assert gzip.decompress(first.body) == plain.body
+    assert first.headers["etag"] != plain.headers["etag"]
+    cached = await call(
+        paged_app(engine),
+        path="/sitemap-articles-2.xml",
+        headers={**accept, "if-none-match": first.headers["etag"]},
+    )
+    assert cached.status == 304 and cached.headers["vary"] == "Accept-Encoding"
+    index = await call(paged_app(engine), headers=accept)
+    assert gzip.decompress(index.body) == (await call(paged_app(engine))).body
+
+
+async def test_gz_files(engine: Engine) -> None:
+    app = paged_app(engine, index_gz=True)
+    index = await call(app, path="/sitemap.xml.gz", headers={"accept-encoding": "gzip"})
+    assert index.headers["content-type"] == "application/gzip"
+    assert "content-encoding" not in index.headers and "vary" not in index.headers
+    children = assert_valid_index(gzip.decompress(index.body))
+    assert children[1][0] == BASE + "sitemap-articles-1.xml.gz"
+    page = await call(app, path="/sitemap-articles-1.xml.gz")
+    plain = await call(app, path="/sitemap-articles-1.xml")
+    assert page.headers["content-type"] == "application/gzip"
+    assert gzip.decompress(page.body) == plain.body
+    assert page.headers["etag"] not in (plain.headers["etag"],)
+
+
+async def test_failure_mid_stream_with_gzip_is_a_broken_stream(
+    engine: Engine, db_path: Path
+) -> None:
+    from .test_asgi import boom_stmt, failing_engine
+
+    broken = failing_engine(db_path, fail_at_id=900)
+    source = SQLAlchemySource(boom_stmt(), broken, name="articles", loc="/articles/{slug}")
+    app = SitemapApp(sources=[source], base_url=BASE, chunk_bytes=4096, batch_size=50)
+    response = await call(app, headers={"accept-encoding": "gzip"})
+    assert response.status == 200 and not response.complete and response.error is not None
+    with pytest.raises((EOFError, OSError)):
+        gzip.decompress(response.body)
+    assert broken.pool.checkedout() == 0  # type: ignore[attr-defined]
+
+
+async def test_nothing_is_compressed_twice_behind_gzip_middleware(engine: Engine) -> None:
+    app = Starlette()
+    app.add_middleware(
+        SitemapMiddleware,
+        sources={
+            "articles": SQLAlchemySource(
+                select(articles.c.id, articles.c.slug), engine, name="articles", loc="/a/{slug}"
+            )
+        },
+        base_url=BASE,
+        max_urls=500,
+    )
+    app.add_middleware(GZipMiddleware, minimum_size=10)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as http:
+        coded = await http.get("/sitemap-articles-1.xml", headers={"accept-encoding": "gzip"})
+        assert coded.headers["content-encoding"] == "gzip"
+        assert coded.content.startswith(b"<?xml")  # inflated once by httpx: plain XML
+        file = await http.get("/sitemap-articles-1.xml.gz", headers={"accept-encoding": "gzip"})
+        assert "content-encoding" not in file.headers
+        assert gzip.decompress(file.content).startswith(b"<?xml")
+
+
+async def test_no_page_passes_the_byte_limit_with_longest_urls(
+    tmp_path: Path, sitemap_schema: etree.XMLSchema
+) -> None:
+    """Locs of 2,047 characters made of apostrophes (six bytes each once escaped)."""
+    engine = create_engine(f"sqlite:///{tmp_path}/long.sqlite3")
+    metadata.create_all(engine)
+    room = 2047 - len(BASE) - len("articles/") - 6
+    with engine.begin() as conn:
+        conn.execute(
+            insert(articles),
+            [
+                {"id": i, "slug": f"{i:06d}" + "'" * room, "updated_at": BASE_TIME}
+                for i in range(1, 301)
+            ],
+        )
+    max_bytes = 1_048_576
+    source = SQLAlchemySource(
+        select(articles.c.id, articles.c.slug, articles.c.updated_at),
+        engine,
+        name="articles",
+        loc="/articles/{slug}",
+        lastmod="updated_at",
+        changefreq="monthly",
+        priority=0.1234,
+    )
+    app = SitemapApp(sources=[source], base_url=BASE, max_bytes=max_bytes)
+    children = assert_valid_index((await call(app)).body)
+    assert len(children) >= 300 * 12_000 // max_bytes
+    seen: list[str] = []
+    for loc, _ in children:
+        page = await call(app, path=loc.removeprefix(BASE[:-1]))
+        assert len(page.body) <= max_bytes
+        urls = locs(assert_valid_urlset(page.body, sitemap_schema))
+        assert all(len(url) == 2047 for url in urls)
+        seen += urls
+    assert len(seen) == len(set(seen)) == 300
+    engine.dispose()
+
+
+async def test_limits_hold_at_the_protocol_maximum(tmp_path: Path) -> None:
+    """With the defaults a page of maximal rows stays under 52,428,800 bytes."""
+    from sitemap_middleware.xml import MAX_BYTES, URL_OVERHEAD, page_rows
+
+    rows = page_rows(50_000, MAX_BYTES, 2047)
+    worst_row = URL_OVERHEAD + 6 * 2047
+    assert rows * worst_row + 200 <= MAX_BYTES < (rows + 1) * worst_row
