@@ -3,7 +3,8 @@
 Configured by environment: ``E2E_DB`` (a seeded SQLite file). It serves
 ``/sitemap.xml`` (every article), ``/broken.xml`` (the database raises at row
 ``E2E_FAIL_AT``), ``/slow.xml`` (rows come slowly, for disconnects) and
-``/_state`` (pool checkouts and rows read, as JSON).
+``/paged/sitemap.xml`` (an index of pages of 500 rows) and ``/_state`` (pool
+checkouts and rows read, as JSON).
 """
 
 from __future__ import annotations
@@ -53,6 +54,24 @@ async def state(request: Request) -> JSONResponse:
 
 
 app = Starlette(routes=[Route("/_state", state)])
+app.add_middleware(
+    SitemapMiddleware,
+    path="/paged/sitemap.xml",
+    base_url=BASE,
+    max_urls=500,
+    batch_size=100,
+    chunk_bytes=4096,
+    sources={
+        "pages": ["/paged/", "/paged/about"],
+        "articles": SQLAlchemySource(
+            select(*columns),
+            engine,
+            name="articles",
+            loc="/paged/articles/{slug}",
+            lastmod="updated_at",
+        ),
+    },
+)
 app.add_middleware(
     SitemapMiddleware,
     path="/sitemap.xml",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import http.client
 import os
 import socket
@@ -17,7 +18,7 @@ import pytest
 from lxml import etree
 from sqlalchemy import create_engine
 
-from .conftest import assert_valid_urlset, check_served, locs, seed
+from .conftest import _schema, assert_valid_index, assert_valid_urlset, check_served, locs, seed
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[1]
@@ -175,3 +176,32 @@ def test_client_disconnect_stops_the_query(server: str) -> None:
     read = state(server)["slow_rows"] - before
     assert read == settled["slow_rows"] - before  # nothing read after the client left
     assert read < 1200
+
+
+def test_index_pages_and_gzip_through_a_real_server(server: str) -> None:
+    index = fetch("GET", server + "/paged/sitemap.xml")
+    children = assert_valid_index(index.content)
+    assert [loc for loc, _ in children] == [
+        "https://example.com/paged/sitemap-pages-1.xml",
+        *[f"https://example.com/paged/sitemap-articles-{n}.xml" for n in (1, 2, 3)],
+    ]
+    seen: list[str] = []
+    for loc, _ in children[1:]:
+        path = loc.removeprefix("https://example.com")
+        plain = fetch("GET", server + path, headers={"Accept-Encoding": "identity"})
+        coded = httpx.get(server + path, headers={"Accept-Encoding": "gzip"})
+        assert coded.headers["content-encoding"] == "gzip"
+        assert coded.content == plain.content  # httpx inflated it
+        file = httpx.get(server + path + ".gz")
+        assert file.headers["content-type"] == "application/gzip"
+        assert gzip.decompress(file.content) == plain.content
+        again = httpx.get(
+            server + path,
+            headers={"Accept-Encoding": "gzip", "If-None-Match": coded.headers["etag"]},
+        )
+        assert again.status_code == 304 and again.headers["vary"] == "Accept-Encoding"
+        seen += locs(assert_valid_urlset(plain.content, _schema("sitemap.xsd")))
+    assert len(seen) == len(set(seen)) == 1200
+    assert httpx.get(server + "/paged/sitemap-articles-4.xml").status_code == 404
+    assert httpx.get(server + "/paged/sitemap-articles-0.xml").status_code == 404
+    assert state(server)["checkedout"] == 0
