@@ -84,7 +84,11 @@ def seed(path: Path, rows: int) -> None:
     engine.dispose()
 
 
-def sync_app(path: Path) -> tuple[Any, sqlalchemy.Engine]:
+# Locs here are short; declaring it lets one page hold all 50,000 rows (see page_rows).
+ONE_PAGE = {"max_loc_length": 150}
+
+
+def sync_app(path: Path, **settings: Any) -> tuple[Any, sqlalchemy.Engine]:
     engine = create_engine(f"sqlite:///{path}")
     source = SQLAlchemySource(
         select(articles.c.id, articles.c.slug, articles.c.updated_at),
@@ -94,10 +98,10 @@ def sync_app(path: Path) -> tuple[Any, sqlalchemy.Engine]:
         lastmod="updated_at",
         changefreq="weekly",
     )
-    return SitemapApp(sources=[source], base_url=BASE), engine
+    return SitemapApp(sources=[source], base_url=BASE, **(settings or ONE_PAGE)), engine
 
 
-def async_app(path: Path) -> tuple[Any, Any]:
+def async_app(path: Path, **settings: Any) -> tuple[Any, Any]:
     engine = create_async_engine(f"sqlite+aiosqlite:///{path}")
     source = AsyncSQLAlchemySource(
         select(articles.c.id, articles.c.slug, articles.c.updated_at),
@@ -107,13 +111,14 @@ def async_app(path: Path) -> tuple[Any, Any]:
         lastmod="updated_at",
         changefreq="weekly",
     )
-    return SitemapApp(sources=[source], base_url=BASE), engine
+    return SitemapApp(sources=[source], base_url=BASE, **(settings or ONE_PAGE)), engine
 
 
 async def get(
     app: Callable[..., Awaitable[None]],
     headers: dict[str, str] | None = None,
     keep: bool = True,
+    path: str = "/sitemap.xml",
 ) -> tuple[int, dict[str, str], bytes, int]:
     """One request straight into the ASGI app: status, headers, body, body messages.
 
@@ -144,7 +149,7 @@ async def get(
     scope = {
         "type": "http",
         "method": "GET",
-        "path": "/sitemap.xml",
+        "path": path,
         "root_path": "",
         "query_string": b"",
         "http_version": "1.1",
@@ -161,10 +166,15 @@ def baseline(path: Path) -> bytes:
     return b"".join(baseline_chunks(path))
 
 
-def baseline_chunks(path: Path) -> Iterator[bytes]:
-    """Plain sqlite3 and f-strings, writing the same bytes as the library."""
-    connection = sqlite3.connect(path)
-    cursor = connection.execute("SELECT id, slug, updated_at FROM articles ORDER BY id")
+def baseline_chunks(
+    path: Path, keys: tuple[int, int] = (0, 2**62), connection: sqlite3.Connection | None = None
+) -> Iterator[bytes]:
+    """Plain sqlite3 and f-strings, writing the same bytes as the library (keys low..high-1)."""
+    own = connection is None
+    connection = connection or sqlite3.connect(path)
+    cursor = connection.execute(
+        "SELECT id, slug, updated_at FROM articles WHERE id >= ? AND id < ? ORDER BY id", keys
+    )
     prefix = BASE + "articles/"
     yield (
         b'<?xml version="1.0" encoding="UTF-8"?>\n'
@@ -183,7 +193,8 @@ def baseline_chunks(path: Path) -> Iterator[bytes]:
             )
         yield "".join(lines).encode()
     yield b"</urlset>\n"
-    connection.close()
+    if own:
+        connection.close()
 
 
 def median_time(run: Callable[[], object], repeat: int) -> float:

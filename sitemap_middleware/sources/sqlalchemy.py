@@ -14,7 +14,8 @@ With an index on the key and the lastmod column this is an index-only scan:
 its cost grows with the number of rows, but far more slowly than reading them.
 A source whose table is large can pass ``version=``: a scalar ``select()``
 (such as a revision counter the application bumps on every write) or a
-callable; then the statement only asks for ``max(<lastmod>)``.
+callable. The aggregates are then read once per version and key range and
+remembered: while the version stands, a request costs the version alone.
 """
 
 from __future__ import annotations
@@ -186,7 +187,10 @@ class _Mapping:
         self.key_names = key_names
         self.stmt = stmt.order_by(None).order_by(*self.key_columns)
         self.version = version
-        self._summary_stmts: dict[KeyRange, AnySelect | None] = {}
+        self._summary_stmts: dict[KeyRange, AnySelect] = {}
+        # With a version token: the summaries read for the current version.
+        self._by_version: dict[tuple[str, KeyRange, tzinfo], Summary] = {}
+        self._version_seen: str | None = None
         self._fingerprint = "|".join(
             [
                 "sqlalchemy",
@@ -212,16 +216,16 @@ class _Mapping:
             stmt = stmt.where(compare(keys.until, "<="))
         return stmt
 
-    def summary_stmt(self, keys: KeyRange) -> AnySelect | None:
-        """The aggregate statement (built once per key range); None when it is moot."""
+    def summary_stmt(self, keys: KeyRange) -> AnySelect:
+        """The aggregate statement, built once per key range."""
         if keys not in self._summary_stmts:
             if len(self._summary_stmts) >= 1024:
                 self._summary_stmts.clear()
             self._summary_stmts[keys] = self._build_summary_stmt(keys)
         return self._summary_stmts[keys]
 
-    def _build_summary_stmt(self, keys: KeyRange) -> AnySelect | None:
-        """The aggregate statement; None when a version token and no lastmod make it moot.
+    def _build_summary_stmt(self, keys: KeyRange) -> AnySelect:
+        """count, min and max key and newest lastmod of the rows in a key range.
 
         Each aggregate is its own scalar subquery: databases answer ``min``/``max``
         of an indexed column with one index lookup and ``count(*)`` with an
@@ -235,8 +239,6 @@ class _Mapping:
 
         lastmod = self.lastmod_name
         newest = alone(func.max(rows.c[lastmod])) if lastmod is not None else None
-        if self.version is not None:
-            return None if newest is None else select(newest)
         first_key = rows.c[self.key_names[0]]
         aggregates = [alone(func.count()), alone(func.min(first_key)), alone(func.max(first_key))]
         if newest is not None:
@@ -268,19 +270,28 @@ class _Mapping:
             out.append(Bucket(int(values[0]), int(values[1]), newest))
         return out
 
-    def summary(self, row: Row[Any] | None, version: Any, naive_timezone: tzinfo) -> Summary:
-        if self.version is not None:
-            newest = row[0] if row is not None else None
-            count = None
-            token = f"v:{version!r}"
-        else:
-            assert row is not None
-            values = tuple(row)
-            count, low, high = values[0], values[1], values[2]
-            newest = values[3] if self.lastmod_name else None
-            token = f"n:{count}:{low!r}:{high!r}"
-        moment = to_utc(newest, naive_timezone)
-        return Summary(moment, count, f"{token}:{moment.isoformat() if moment else ''}")
+    def cached(self, version: Any, keys: KeyRange, naive_timezone: tzinfo) -> Summary | None:
+        """The summary already read for this version of the data, if any."""
+        return self._by_version.get((repr(version), keys, naive_timezone))
+
+    def summary(
+        self, row: Row[Any] | None, version: Any, keys: KeyRange, naive_timezone: tzinfo
+    ) -> Summary:
+        assert row is not None
+        values = tuple(row)
+        count, low, high = values[0], values[1], values[2]
+        moment = to_utc(values[3], naive_timezone) if self.lastmod_name else None
+        if self.version is None:
+            token = f"n:{count}:{low!r}:{high!r}:{moment.isoformat() if moment else ''}"
+            return Summary(moment, count, token)
+        # The application's version says when anything changed: remember until it moves.
+        summary = Summary(moment, count, f"v:{version!r}")
+        if self._version_seen != repr(version):
+            self._by_version.clear()
+            self._version_seen = repr(version)
+        if len(self._by_version) < 100_000:
+            self._by_version[(repr(version), keys, naive_timezone)] = summary
+        return summary
 
     def map_rows(self, rows: Sequence[Row[Any]]) -> Batch:
         """Rows as raw entries, built column by column (list comprehensions beat a row loop)."""
@@ -376,9 +387,11 @@ class SQLAlchemySource(SyncSource):
     def summarize(self, keys: KeyRange, naive_timezone: tzinfo) -> Summary:
         with self.engine.connect() as conn:
             version = self._version(conn)
-            stmt = self.mapping.summary_stmt(keys)
-            row = None if stmt is None else conn.execute(stmt).first()
-        return self.mapping.summary(row, version, naive_timezone)
+            known = self.mapping.cached(version, keys, naive_timezone)
+            if known is not None:
+                return known
+            row = conn.execute(self.mapping.summary_stmt(keys)).first()
+        return self.mapping.summary(row, version, keys, naive_timezone)
 
     def buckets(self, width: int, naive_timezone: tzinfo) -> list[Bucket]:
         stmt = self.mapping.buckets_stmt(width)

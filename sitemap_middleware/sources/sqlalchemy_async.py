@@ -78,9 +78,11 @@ class AsyncSQLAlchemySource(AsyncSource):
     async def summarize(self, keys: KeyRange, naive_timezone: tzinfo) -> Summary:
         async with self.engine.connect() as conn:
             version = await self._version(conn)
-            stmt = self.mapping.summary_stmt(keys)
-            row = None if stmt is None else (await conn.execute(stmt)).first()
-        return self.mapping.summary(row, version, naive_timezone)
+            known = self.mapping.cached(version, keys, naive_timezone)
+            if known is not None:
+                return known
+            row = (await conn.execute(self.mapping.summary_stmt(keys))).first()
+        return self.mapping.summary(row, version, keys, naive_timezone)
 
     async def buckets(self, width: int, naive_timezone: tzinfo) -> list[Bucket]:
         stmt = self.mapping.buckets_stmt(width)

@@ -1,0 +1,219 @@
+"""Benchmark: a sitemap index and all its pages, against a hand-written baseline.
+
+In one run it prints
+
+* for N rows (default 500,000): URLs/s over the index and every page through
+  the ASGI app, plain and gzip-coded, against plain ``sqlite3`` + f-strings
+  writing the same bytes (and gzipping them with the same zlib settings);
+  peak RSS of a fresh process serving every page, against the same for 50,000;
+* for a table of ``--deep`` rows (default 2,000,000): the time of the last page
+  over the first, and of a 304 on the last page over its 200 (by the default
+  range aggregate, and with a ``version=`` token).
+
+Usage: ``python bench/bench_index.py [--rows 500000] [--deep 2000000] [--repeat 3]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+from pathlib import Path
+from typing import Any
+
+from bench_urlset import BASE, articles, baseline_chunks, get, high_water_mb, seed
+from sqlalchemy import create_engine, select
+
+from sitemap_middleware import SitemapApp, SQLAlchemySource
+from sitemap_middleware.xml import MAX_BYTES, MAX_URLS, page_rows
+
+WIDTH = page_rows(MAX_URLS, MAX_BYTES, 2047)
+# The deep table declares its short locs, so that a page holds the full 50,000 rows.
+DEEP = {"max_loc_length": 150}
+DEEP_WIDTH = page_rows(MAX_URLS, MAX_BYTES, DEEP["max_loc_length"])
+
+
+def app_for(path: Path, settings: dict[str, Any] | None = None, **options: Any) -> SitemapApp:
+    engine = create_engine(f"sqlite:///{path}")
+    source = SQLAlchemySource(
+        select(articles.c.id, articles.c.slug, articles.c.updated_at),
+        engine,
+        name="articles",
+        loc="/articles/{slug}",
+        lastmod="updated_at",
+        changefreq="weekly",
+        **options,
+    )
+    return SitemapApp(sources=[source], base_url=BASE, index="always", **(settings or {}))
+
+
+def pages(path: Path, width: int = WIDTH) -> list[int]:
+    connection = sqlite3.connect(path)
+    rows = connection.execute(f"SELECT DISTINCT id / {width} FROM articles ORDER BY 1").fetchall()
+    connection.close()
+    return [bucket + 1 for (bucket,) in rows]
+
+
+def library_all(app: SitemapApp, numbers: list[int], coded: bool) -> int:
+    headers = {"accept-encoding": "gzip"} if coded else {}
+
+    async def run() -> int:
+        total = 0
+        for path in ["/sitemap.xml"] + [f"/sitemap-articles-{n}.xml" for n in numbers]:
+            status, *_ = await get(app, headers, keep=False, path=path)
+            assert status == 200, (path, status)
+            total += 1
+        return total
+
+    return asyncio.run(run())
+
+
+def baseline_all(path: Path, numbers: list[int], coded: bool) -> int:
+    connection = sqlite3.connect(path)
+    # The index: one aggregate, as the library reads it.
+    rows = connection.execute(
+        f"SELECT id / {WIDTH}, max(updated_at) FROM articles GROUP BY 1 ORDER BY 1"
+    ).fetchall()
+    index = "".join(
+        f"<sitemap><loc>{BASE}sitemap-articles-{b + 1}.xml</loc>"
+        f"<lastmod>{m[:10]}T{m[11:19]}+00:00</lastmod></sitemap>\n"
+        for b, m in rows
+    ).encode()
+    if coded:
+        zlib.compressobj(6, zlib.DEFLATED, 31, 9).compress(index)
+    for n in numbers:
+        compressor = zlib.compressobj(6, zlib.DEFLATED, 31, 9) if coded else None
+        keys = ((n - 1) * WIDTH, n * WIDTH)
+        for chunk in baseline_chunks(path, keys, connection):
+            if compressor is not None:
+                compressor.compress(chunk)
+        if compressor is not None:
+            compressor.flush()
+    connection.close()
+    return len(numbers) + 1
+
+
+def median(run: Any, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def child_rss(path: Path) -> None:
+    library_all(app_for(path), pages(path), coded=False)
+    print(high_water_mb())
+
+
+def rss_of(path: Path) -> float:
+    result = subprocess.run(
+        [sys.executable, __file__, "--child-rss", str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return float(result.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=500_000)
+    parser.add_argument("--deep", type=int, default=2_000_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--child-rss", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child_rss:
+        return child_rss(args.child_rss)
+
+    print(
+        f"{args.rows:,} rows in pages of {WIDTH:,} (locs up to 2,047 characters); "
+        f"deep table of {args.deep:,} rows in pages of {DEEP_WIDTH:,} (locs up to 150)"
+    )
+    rows: list[tuple[str, str, str, str]] = []
+
+    def row(measure: str, value: str, target: str = "", verdict: str = "") -> None:
+        rows.append((measure, value, target, verdict))
+
+    with tempfile.TemporaryDirectory() as folder:
+        big, small, deep = (Path(folder) / f"{n}.sqlite3" for n in ("big", "small", "deep"))
+        seed(big, args.rows)
+        seed(small, 50_000)
+        numbers = pages(big)
+        for coded in (False, True):
+            app = app_for(big)
+            library_all(app, numbers, coded)  # warm-up, reads the index's pages once
+            t_lib = median(lambda app=app, c=coded: library_all(app, numbers, c), args.repeat)
+            t_base = median(lambda c=coded: baseline_all(big, numbers, c), args.repeat)
+            label = "gzip" if coded else "plain"
+            share = t_base / t_lib
+            row(f"baseline, all pages + index, {label}, URLs/s", f"{args.rows / t_base:,.0f}")
+            row(
+                f"library, all pages + index, {label}, URLs/s",
+                f"{args.rows / t_lib:,.0f}",
+                ">= 50% baseline",
+                f"{share:.0%} {'met' if share >= 0.5 else 'MISSED'}",
+            )
+        rss_big, rss_small = rss_of(big), rss_of(small)
+        row(
+            f"peak RSS, every page of 50k / {args.rows // 1000}k rows (MB)",
+            f"{rss_small:.1f} / {rss_big:.1f}",
+            "within 5 MB",
+            f"+{rss_big - rss_small:.1f} MB {'met' if rss_big - rss_small <= 5 else 'MISSED'}",
+        )
+
+        seed(deep, args.deep)
+        deep_pages = pages(deep, DEEP_WIDTH)
+        # The last page holds only the remainder (keys are 1..N): compare the deepest full one.
+        first, last = deep_pages[0], deep_pages[-2]
+        for label, options in (
+            ("range aggregate", {}),
+            ("version token", {"version": lambda: "v1"}),
+        ):
+            app = app_for(deep, DEEP, **options)
+            loop = asyncio.new_event_loop()
+
+            def fetch(
+                n: int, headers: dict[str, str] | None = None, app: Any = app, loop: Any = loop
+            ) -> Any:
+                page = f"/sitemap-articles-{n}.xml"
+                return loop.run_until_complete(get(app, headers, keep=False, path=page))
+
+            t_first = median(lambda: fetch(first), max(args.repeat, 5))
+            t_last = median(lambda: fetch(last), max(args.repeat, 5))
+            etag = fetch(last)[1]["etag"]
+            assert fetch(last, {"if-none-match": etag})[0] == 304
+            conditional = {"if-none-match": etag}
+            t_304 = median(lambda h=conditional: fetch(last, h), 21)
+            if not options:
+                ratio = t_last / t_first
+                row(
+                    f"page {last} / page {first} (ms)",
+                    f"{t_last * 1000:.1f} / {t_first * 1000:.1f}",
+                    "<= 1.2",
+                    f"{ratio:.2f} {'met' if ratio <= 1.2 else 'MISSED'}",
+                )
+            share = t_304 / t_last
+            row(
+                f"304 / 200 on page {last}, {label} (ms)",
+                f"{t_304 * 1000:.2f} / {t_last * 1000:.1f}",
+                "<= 1%",
+                f"{share:.2%} {'met' if share <= 0.01 else 'MISSED'}",
+            )
+            loop.close()
+
+    print(f"\n{'measure':52s} {'value':>22s}  {'target':>16s}  verdict")
+    print("-" * 104)
+    for measure, value, target, verdict in rows:
+        print(f"{measure:52s} {value:>22s}  {target:>16s}  {verdict}")
+
+
+if __name__ == "__main__":
+    main()
