@@ -57,3 +57,17 @@ async def test_reseeding_is_deterministic(tmp_path: Path) -> None:
             bodies.append((await client.get("/sitemap.xml")).content)
         await app.state.engine.dispose()
     assert bodies[0] == bodies[1]
+
+
+async def test_many_articles_make_several_pages(tmp_path: Path) -> None:
+    app = create_app(str(tmp_path / "many.sqlite3"), 9_000, BASE)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+        index = await client.get("/sitemap.xml")
+        children = [loc for loc, _ in assert_valid_index(index.content)]
+        assert children == [BASE + "sitemap-pages-1.xml"] + [
+            BASE + f"sitemap-articles-{n}.xml" for n in (1, 2, 3)
+        ]
+        last = await client.get("/sitemap-articles-3.xml")
+        assert last.status_code == 200
+    await app.state.engine.dispose()
