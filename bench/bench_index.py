@@ -27,10 +27,10 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from bench_urlset import BASE, articles, baseline_chunks, get, high_water_mb, seed
-from sqlalchemy import create_engine, select
+from bench_urlset import BASE, article_source, baseline_chunks, get, high_water_mb, seed
+from sqlalchemy import create_engine
 
-from sitemap_middleware import SitemapApp, SQLAlchemySource
+from sitemap_middleware import SitemapApp
 from sitemap_middleware.xml import MAX_BYTES, MAX_URLS, page_rows
 
 WIDTH = page_rows(MAX_URLS, MAX_BYTES, 2047)
@@ -40,16 +40,7 @@ DEEP_WIDTH = page_rows(MAX_URLS, MAX_BYTES, DEEP["max_loc_length"])
 
 
 def app_for(path: Path, settings: dict[str, Any] | None = None, **options: Any) -> SitemapApp:
-    engine = create_engine(f"sqlite:///{path}")
-    source = SQLAlchemySource(
-        select(articles.c.id, articles.c.slug, articles.c.updated_at),
-        engine,
-        name="articles",
-        loc="/articles/{slug}",
-        lastmod="updated_at",
-        changefreq="weekly",
-        **options,
-    )
+    source = article_source(create_engine(f"sqlite:///{path}"), **options)
     return SitemapApp(sources=[source], base_url=BASE, index="always", **(settings or {}))
 
 

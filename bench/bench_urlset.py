@@ -44,7 +44,7 @@ from sqlalchemy import (
     insert,
     select,
 )
-from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from sitemap_middleware import AsyncSQLAlchemySource, SitemapApp, SQLAlchemySource
 
@@ -88,30 +88,30 @@ def seed(path: Path, rows: int) -> None:
 ONE_PAGE = {"max_loc_length": 150}
 
 
-def sync_app(path: Path, **settings: Any) -> tuple[Any, sqlalchemy.Engine]:
-    engine = create_engine(f"sqlite:///{path}")
-    source = SQLAlchemySource(
+def article_source(engine: Any, **options: Any) -> Any:
+    """The benchmarked source, on a sync Engine or an AsyncEngine."""
+    kind = AsyncSQLAlchemySource if isinstance(engine, AsyncEngine) else SQLAlchemySource
+    return kind(
         select(articles.c.id, articles.c.slug, articles.c.updated_at),
         engine,
         name="articles",
         loc="/articles/{slug}",
         lastmod="updated_at",
         changefreq="weekly",
+        **options,
     )
-    return SitemapApp(sources=[source], base_url=BASE, **(settings or ONE_PAGE)), engine
+
+
+def sync_app(path: Path, **settings: Any) -> tuple[Any, sqlalchemy.Engine]:
+    engine = create_engine(f"sqlite:///{path}")
+    app = SitemapApp(sources=[article_source(engine)], base_url=BASE, **(settings or ONE_PAGE))
+    return app, engine
 
 
 def async_app(path: Path, **settings: Any) -> tuple[Any, Any]:
     engine = create_async_engine(f"sqlite+aiosqlite:///{path}")
-    source = AsyncSQLAlchemySource(
-        select(articles.c.id, articles.c.slug, articles.c.updated_at),
-        engine,
-        name="articles",
-        loc="/articles/{slug}",
-        lastmod="updated_at",
-        changefreq="weekly",
-    )
-    return SitemapApp(sources=[source], base_url=BASE, **(settings or ONE_PAGE)), engine
+    app = SitemapApp(sources=[article_source(engine)], base_url=BASE, **(settings or ONE_PAGE))
+    return app, engine
 
 
 async def get(
