@@ -198,8 +198,7 @@ class SitemapMiddleware:
         sitemap = self.sitemap
         naive_timezone = sitemap.settings.naive_timezone
         try:
-            for source in sitemap.index_needs(plan, summaries):
-                summary = summaries[[s for s, _ in plan.parts].index(source)]
+            for source, summary in sitemap.index_needs(plan, summaries):
                 sitemap.remember(
                     source, summary, await buckets(source, sitemap.page_rows, naive_timezone)
                 )

@@ -21,7 +21,7 @@ from .http import accepts_gzip, evaluate_preconditions, format_http_date
 from .render import Renderer
 from .routing import Routes, Target
 from .settings import ConfigurationError, Settings
-from .sources.base import ALL, AnySource, Bucket, KeyRange, Source, page_keys
+from .sources.base import ALL, AnySource, Bucket, KeyRange, NotPageable, Source, page_keys
 from .sources.iterable import as_source
 from .validators import Summary, last_modified, make_etag
 from .xml import UrlsetWriter, sitemap_element, sitemapindex
@@ -108,6 +108,8 @@ class Sitemap:
         source = self.by_name.get(target.source)
         if source is None or target.page is None:
             return None
+        if not source.pageable:  # served whole, as page 1
+            return ((source, ALL),) if target.page == 1 else None
         return ((source, page_keys(target.page, self.page_rows)),)
 
     def method_not_allowed(self, request: Request) -> Response | None:
@@ -192,13 +194,28 @@ class Sitemap:
             gzip=gzip_file or coding,
         )
 
-    def index_needs(self, plan: Response, summaries: Sequence[Summary]) -> list[AnySource]:
-        """The sources whose pages must be read (not remembered for their current data)."""
-        return [
-            source
-            for (source, _), summary in zip(plan.parts, summaries, strict=True)
-            if self._buckets.get(source.name, ("", []))[0] != summary.token
-        ]
+    def index_needs(
+        self, plan: Response, summaries: Sequence[Summary]
+    ) -> list[tuple[AnySource, Summary]]:
+        """The sources whose pages must be read (not remembered for their current data).
+
+        A source that cannot be split is one page, known from its summary alone;
+        past one page it is refused (:class:`NotPageable`).
+        """
+        needs = []
+        for (source, _), summary in zip(plan.parts, summaries, strict=True):
+            if self._buckets.get(source.name, ("", []))[0] == summary.token:
+                continue
+            if not source.pageable:
+                if summary.count is not None and summary.count > self.page_rows:
+                    raise NotPageable(
+                        f"source {source.name!r} has {summary.count} rows, more than one page "
+                        f"holds ({self.page_rows}), and pages need a single integer key"
+                    )
+                self.remember(source, summary, [Bucket(0, summary.count or 1, summary.newest)])
+                continue
+            needs.append((source, summary))
+        return needs
 
     def remember(self, source: AnySource, summary: Summary, buckets: list[Bucket]) -> None:
         self._buckets[source.name] = (summary.token, buckets)

@@ -10,7 +10,19 @@ from typing import Any
 import httpx
 import pytest
 from lxml import etree
-from sqlalchemy import Engine, create_engine, delete, event, insert, select, update
+from sqlalchemy import (
+    Column,
+    Engine,
+    MetaData,
+    String,
+    Table,
+    create_engine,
+    delete,
+    event,
+    insert,
+    select,
+    update,
+)
 from starlette.applications import Starlette
 from starlette.middleware.gzip import GZipMiddleware
 
@@ -23,7 +35,9 @@ pytestmark = pytest.mark.anyio
 BASE = "https://example.com/"
 
 
-def paged_app(engine: Engine, **settings: Any) -> SitemapApp:
+def paged_app(
+    engine: Engine, sources_extra: dict[str, Any] | None = None, **settings: Any
+) -> SitemapApp:
     source = SQLAlchemySource(
         select(articles.c.id, articles.c.slug, articles.c.updated_at),
         engine,
@@ -33,9 +47,8 @@ def paged_app(engine: Engine, **settings: Any) -> SitemapApp:
     )
     options: dict[str, Any] = {"max_urls": 500, "chunk_bytes": 8192, "batch_size": 50}
     options.update(settings)
-    return SitemapApp(
-        sources={"pages": ["/", "/about"], "articles": source}, base_url=BASE, **options
-    )
+    sources = {"pages": ["/", "/about"], "articles": source, **(sources_extra or {})}
+    return SitemapApp(sources=sources, base_url=BASE, **options)
 
 
 def statements(engine: Engine) -> list[str]:
@@ -262,3 +275,22 @@ async def test_limits_hold_at_the_protocol_maximum(tmp_path: Path) -> None:
     rows = page_rows(50_000, MAX_BYTES, 2047)
     worst_row = URL_OVERHEAD + 6 * 2047
     assert rows * worst_row + 200 <= MAX_BYTES < (rows + 1) * worst_row
+
+
+async def test_a_text_keyed_source_is_one_page_until_it_outgrows_it(
+    engine: Engine, sitemap_schema: etree.XMLSchema
+) -> None:
+    tags = Table("tags", MetaData(), Column("name", String, primary_key=True))
+    tags.metadata.create_all(engine)
+    with engine.begin() as conn:
+        conn.execute(insert(tags), [{"name": f"tag-{i:03d}"} for i in range(30)])
+    source = SQLAlchemySource(select(tags.c.name), engine, name="tags", loc="/tags/{name}")
+    assert not source.pageable
+    app = paged_app(engine, sources_extra={"tags": source})
+    children = [loc for loc, _ in assert_valid_index((await call(app)).body)]
+    assert BASE + "sitemap-tags-1.xml" in children
+    page = await call(app, path="/sitemap-tags-1.xml")
+    assert len(assert_valid_urlset(page.body, sitemap_schema)) == 30
+    assert (await call(app, path="/sitemap-tags-2.xml")).status == 404
+    small = paged_app(engine, max_urls=20, sources_extra={"tags": source})
+    assert (await call(small)).status == 500  # 30 rows, 20 a page, and no integer key

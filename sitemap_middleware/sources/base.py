@@ -69,6 +69,8 @@ class Source(ABC):
     """What every source has: a name and a fingerprint of the settings that shape its output."""
 
     name: str
+    pageable: bool = True
+    """Whether :meth:`buckets` can split it: its keys are integers ``>= 0``."""
 
     def fingerprint(self) -> str:
         """Configuration that changes the bytes for the same rows (goes into the ETag)."""

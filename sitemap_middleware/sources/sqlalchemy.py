@@ -188,6 +188,7 @@ class _Mapping:
         self.stmt = stmt.order_by(None).order_by(*self.key_columns)
         self.version = version
         self._summary_stmts: dict[KeyRange, AnySelect] = {}
+        self.pageable = len(self.key_columns) == 1 and isinstance(self.key_columns[0].type, Integer)
         # With a version token: the summaries read for the current version.
         self._by_version: dict[tuple[str, KeyRange, tzinfo], Summary] = {}
         self._version_seen: str | None = None
@@ -247,7 +248,7 @@ class _Mapping:
 
     def buckets_stmt(self, width: int) -> AnySelect:
         """One aggregate over the whole select: count, lowest key and newest lastmod per page."""
-        if len(self.key_columns) != 1 or not isinstance(self.key_columns[0].type, Integer):
+        if not self.pageable:
             raise NotPageable(
                 f"source {self.name!r} has more rows than one page holds, and pages need a "
                 "single integer key column (key=...)"
@@ -372,6 +373,7 @@ class SQLAlchemySource(SyncSource):
             version=version,
         )
         self.name = self.mapping.name
+        self.pageable = self.mapping.pageable
 
     def fingerprint(self) -> str:
         return self.mapping._fingerprint

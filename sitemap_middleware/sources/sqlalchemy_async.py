@@ -60,6 +60,7 @@ class AsyncSQLAlchemySource(AsyncSource):
             version=version,
         )
         self.name = self.mapping.name
+        self.pageable = self.mapping.pageable
 
     def fingerprint(self) -> str:
         return self.mapping._fingerprint
