@@ -1,23 +1,29 @@
 """Benchmark: one streamed urlset from SQLite through the ASGI app, against a hand-written baseline.
 
-Prints a table; asserts nothing. In one run it measures
+Prints a table and asserts nothing. In one run it measures
 
-* URLs/s for the whole document through the ASGI app (sync engine and
-  AsyncEngine/aiosqlite), against plain ``sqlite3`` + f-strings writing the
-  same bytes (checked byte for byte);
-* peak RSS after serving N = 5,000 and N = 50,000 rows (fresh processes);
-* the cost of a 304 (If-None-Match and If-Modified-Since) against a 200, and
-  how many SQL statements a 304 runs.
+* URLs/s for the whole ``/sitemap.xml`` driven straight into the ASGI app (no
+  server), with a sync ``Engine`` and with an ``AsyncEngine`` (aiosqlite),
+  against plain ``sqlite3`` + f-strings writing the same bytes (compared once,
+  byte for byte);
+* peak RSS of fresh processes serving 5,000 and 50,000 rows, library and baseline;
+* the time of a 304 (``If-None-Match``, ``If-Modified-Since``) against a full
+  200, and the SQL statements a 304 and a 200 run.
 
-Usage: ``python bench/bench_urlset.py [--rows 50000] [--repeat 5] [--quick]``
+Usage: ``python bench/bench_urlset.py [--rows 50000] [--repeat 5] [--quick] [--profile]``
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
+import gc
+import json
 import os
 import platform
+import pstats
+import re
 import resource
 import sqlite3
 import statistics
@@ -26,15 +32,19 @@ import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import quote
 
+import aiosqlite
+import anyio.to_thread
 import sqlalchemy
 from sqlalchemy import (
     Column,
     DateTime,
+    Engine,
     Integer,
     MetaData,
     String,
@@ -49,6 +59,13 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sitemap_middleware import AsyncSQLAlchemySource, SitemapApp, SQLAlchemySource
 
 BASE = "https://example.com/"
+MAX_ROWS = 50_000  # one urlset holds at most 50,000 URLs; bench_index.py covers more
+RSS_ROWS = (5_000, 50_000)
+START = datetime(2020, 1, 1)
+
+Message = MutableMapping[str, Any]
+ASGIApp = Callable[[Message, Any, Any], Awaitable[None]]
+
 metadata = MetaData()
 articles = Table(
     "articles",
@@ -57,38 +74,54 @@ articles = Table(
     Column("slug", String, nullable=False),
     Column("updated_at", DateTime, nullable=False, index=True),
 )
-START = datetime(2020, 1, 1)
-Message = MutableMapping[str, Any]
+
+# With the default max_loc_length (2,047) a page holds only 4,225 rows (every loc is assumed
+# 2,047 characters, each escaped to 6 bytes), so /sitemap.xml of 5,000+ rows would be a
+# sitemapindex. The locs here are under 60 characters; declaring 150 makes one page hold
+# 50,000 rows, so /sitemap.xml is the whole table as one urlset.
+ONE_PAGE: dict[str, Any] = {"max_loc_length": 150}
+
+
+# --- data -------------------------------------------------------------------------------
 
 
 def slug_for(i: int) -> str:
-    if i % 50 == 0:
-        return f"café crème {i}"  # needs percent-encoding (about 2%)
+    if i % 100 == 0:
+        return f"café-{i}"  # non-ASCII: percent-encoded (1%)
+    if i % 100 == 50:
+        return f"summer sale {i}"  # spaces: percent-encoded (1%)
     if i % 100 == 1:
-        return f"fish&chips-{i}"  # needs entity-escaping (about 1%)
+        return f"fish&chips-{i}"  # '&' -> '&amp;' (1%)
+    if i % 200 == 3:
+        return f"o'brien-{i}"  # "'" -> '&apos;' (0.5%)
     return f"article-{i}-some-title"
 
 
+def updated_for(i: int) -> datetime:
+    """Naive UTC, increasing with the id, with fractions of a second (which the XML drops)."""
+    return START + timedelta(seconds=37 * i, microseconds=(i * 7919) % 1_000_000)
+
+
 def seed(path: Path, rows: int) -> None:
+    """``rows`` articles (ids 1..rows), inserted with executemany in one transaction."""
     engine = create_engine(f"sqlite:///{path}")
     metadata.create_all(engine)
     with engine.begin() as conn:
-        for start in range(1, rows + 1, 20_000):
+        for start in range(1, rows + 1, 10_000):
             conn.execute(
                 insert(articles),
                 [
-                    {"id": i, "slug": slug_for(i), "updated_at": START + timedelta(seconds=37 * i)}
-                    for i in range(start, min(start + 20_000, rows + 1))
+                    {"id": i, "slug": slug_for(i), "updated_at": updated_for(i)}
+                    for i in range(start, min(start + 10_000, rows + 1))
                 ],
             )
     engine.dispose()
 
 
-# Locs here are short; declaring it lets one page hold all 50,000 rows (see page_rows).
-ONE_PAGE = {"max_loc_length": 150}
+# --- the library --------------------------------------------------------------------------
 
 
-def article_source(engine: Any, **options: Any) -> Any:
+def article_source(engine: Engine | AsyncEngine, **options: Any) -> Any:
     """The benchmarked source, on a sync Engine or an AsyncEngine."""
     kind = AsyncSQLAlchemySource if isinstance(engine, AsyncEngine) else SQLAlchemySource
     return kind(
@@ -102,245 +135,540 @@ def article_source(engine: Any, **options: Any) -> Any:
     )
 
 
-def sync_app(path: Path, **settings: Any) -> tuple[Any, sqlalchemy.Engine]:
-    engine = create_engine(f"sqlite:///{path}")
-    app = SitemapApp(sources=[article_source(engine)], base_url=BASE, **(settings or ONE_PAGE))
-    return app, engine
+def make_app(engine: Engine | AsyncEngine) -> SitemapApp:
+    return SitemapApp(sources=[article_source(engine)], base_url=BASE, **ONE_PAGE)
 
 
-def async_app(path: Path, **settings: Any) -> tuple[Any, Any]:
-    engine = create_async_engine(f"sqlite+aiosqlite:///{path}")
-    app = SitemapApp(sources=[article_source(engine)], base_url=BASE, **(settings or ONE_PAGE))
-    return app, engine
+class Reply(NamedTuple):
+    status: int
+    headers: dict[str, str]
+    body: bytes  # empty unless keep=True
+    messages: int  # http.response.body messages
+    size: int  # body bytes
 
 
 async def get(
-    app: Callable[..., Awaitable[None]],
+    app: ASGIApp,
     headers: dict[str, str] | None = None,
-    keep: bool = True,
+    keep: bool = False,
     path: str = "/sitemap.xml",
-) -> tuple[int, dict[str, str], bytes, int]:
-    """One request straight into the ASGI app: status, headers, body, body messages.
+) -> Reply:
+    """One GET straight into the ASGI app.
 
-    ``keep=False`` drops each chunk once received, as a server writing to a socket would.
+    ``receive`` gives the request once, then blocks until the app cancels it. ``send``
+    counts body messages and bytes and drops the chunks (as a server writing to a socket
+    would) unless ``keep``.
     """
-    status, response_headers, parts = 0, {}, []
-    done = asyncio.Event()
-    sent = False
+    status = 0
+    response_headers: dict[str, str] = {}
+    parts: list[bytes] = []
+    messages = size = 0
+    requested = False
+    never = asyncio.Event()
 
     async def receive() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
+        nonlocal requested
+        if not requested:
+            requested = True
             return {"type": "http.request", "body": b"", "more_body": False}
-        await done.wait()
+        await never.wait()
         return {"type": "http.disconnect"}
 
     async def send(message: Message) -> None:
-        nonlocal status, response_headers
+        nonlocal status, response_headers, messages, size
         if message["type"] == "http.response.start":
             status = message["status"]
             response_headers = {k.decode(): v.decode() for k, v in message["headers"]}
-        else:
-            parts.append(message.get("body", b"") if keep else b"")
-            if not message.get("more_body"):
-                done.set()
+        elif message["type"] == "http.response.body":
+            chunk: bytes = message.get("body", b"")
+            messages += 1
+            size += len(chunk)
+            if keep:
+                parts.append(chunk)
 
-    scope = {
+    scope: Message = {
         "type": "http",
+        "asgi": {"version": "3.0"},
         "method": "GET",
         "path": path,
         "root_path": "",
+        "headers": [(k.encode("latin-1"), v.encode("latin-1")) for k, v in (headers or {}).items()],
         "query_string": b"",
         "http_version": "1.1",
         "scheme": "https",
         "server": ("example.com", 443),
-        "asgi": {"version": "3.0"},
-        "headers": [(k.encode(), v.encode()) for k, v in (headers or {}).items()],
     }
     await app(scope, receive, send)
-    return status, response_headers, b"".join(parts), len(parts)
+    return Reply(status, response_headers, b"".join(parts), messages, size)
 
 
-def baseline(path: Path) -> bytes:
-    return b"".join(baseline_chunks(path))
+# --- the baseline -------------------------------------------------------------------------
+
+HEAD = (
+    b'<?xml version="1.0" encoding="UTF-8"?>\n'
+    b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+)
+TAIL = b"</urlset>\n"
+# Characters a URI path holds as they are; anything else means the slug must be quoted.
+_NEEDS_QUOTING = re.compile(r"[^A-Za-z0-9\-._~!$&'()*+,;=:@/]").search
+_SAFE = "!$&'()*+,;=:@/~"
 
 
 def baseline_chunks(
-    path: Path, keys: tuple[int, int] = (0, 2**62), connection: sqlite3.Connection | None = None
+    path: Path,
+    keys: tuple[int, int] | None = None,
+    connection: sqlite3.Connection | None = None,
 ) -> Iterator[bytes]:
-    """Plain sqlite3 and f-strings, writing the same bytes as the library (keys low..high-1)."""
-    own = connection is None
-    connection = connection or sqlite3.connect(path)
-    cursor = connection.execute(
-        "SELECT id, slug, updated_at FROM articles WHERE id >= ? AND id < ? ORDER BY id", keys
-    )
-    prefix = BASE + "articles/"
-    yield (
-        b'<?xml version="1.0" encoding="UTF-8"?>\n'
-        b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
-    )
-    while rows := cursor.fetchmany(500):
-        lines = []
-        for _, slug, updated in rows:
-            if not slug.isascii() or " " in slug:
-                slug = quote(slug, safe="!$&'()*+,;=:@/~")
-            if "&" in slug:
-                slug = slug.replace("&", "&amp;")
-            lines.append(
-                f"<url><loc>{prefix}{slug}</loc><lastmod>{updated[:10]}T{updated[11:19]}+00:00"
-                "</lastmod><changefreq>weekly</changefreq></url>\n"
+    """Plain sqlite3 and f-strings, the same bytes as the library (``keys``: low <= id < high).
+
+    Same output for slugs without ``%``, ``?`` or ``#`` (the library keeps valid ``%XX``
+    escapes and encodes ``?``/``#``; this data has none). Checks nothing else.
+    """
+    conn = connection or sqlite3.connect(path)
+    try:
+        if keys is None:
+            cursor = conn.execute("SELECT id, slug, updated_at FROM articles ORDER BY id")
+        else:
+            cursor = conn.execute(
+                "SELECT id, slug, updated_at FROM articles WHERE id >= ? AND id < ? ORDER BY id",
+                keys,
             )
-        yield "".join(lines).encode()
-    yield b"</urlset>\n"
-    if own:
-        connection.close()
+        prefix = BASE + "articles/"
+        yield HEAD
+        while rows := cursor.fetchmany(500):
+            lines = []
+            for _, slug, updated in rows:
+                if _NEEDS_QUOTING(slug):
+                    slug = quote(slug, safe=_SAFE)
+                if "&" in slug:
+                    slug = slug.replace("&", "&amp;")
+                if "'" in slug:
+                    slug = slug.replace("'", "&apos;")
+                lines.append(
+                    f"<url><loc>{prefix}{slug}</loc>"
+                    f"<lastmod>{updated[:10]}T{updated[11:19]}+00:00</lastmod>"
+                    "<changefreq>weekly</changefreq></url>\n"
+                )
+            yield "".join(lines).encode()
+        yield TAIL
+    finally:
+        if connection is None:
+            conn.close()
 
 
-def median_time(run: Callable[[], object], repeat: int) -> float:
-    run()  # warm-up
-    times = []
+def baseline(path: Path) -> list[bytes]:
+    """The whole document as a list of chunks."""
+    return list(baseline_chunks(path))
+
+
+# --- measuring ----------------------------------------------------------------------------
+#
+# Every request of a run is awaited inside ONE root task, as under a server. anyio keeps its
+# worker threads for the life of the root task, so a fresh ``asyncio.run`` (or
+# ``Runner.run``) per request would start a new worker thread each time: about 0.25 ms, a
+# third of a 304.
+
+Run = Callable[[], Awaitable[object]]
+
+
+async def timed(run: Run, collect: bool = True) -> float:
+    """Wall time of one run; ``collect`` first runs the GC, so no collection lands inside.
+
+    Not for sub-millisecond runs: a full collection just before makes the next request
+    about 0.5 ms slower (a 304 measures 1.2 ms instead of 0.7 ms).
+    """
+    if collect:
+        gc.collect()
+    start = time.perf_counter()
+    await run()
+    return time.perf_counter() - start
+
+
+async def interleaved(runs: dict[str, Run], repeat: int) -> dict[str, list[float]]:
+    """One warm-up each, then ``repeat`` rounds of every run in turn (drift hits all alike)."""
+    for run in runs.values():
+        await run()
+    times: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        for name, run in runs.items():
+            times[name].append(await timed(run))
+    return times
 
 
-def peak_rss_mb(kind: str, path: Path) -> float:
-    """Serve the document once in a fresh process (the database already seeded); peak RSS, MB."""
+def first_difference(expected: bytes, got: bytes) -> str:
+    at = next(
+        (i for i, (x, y) in enumerate(zip(expected, got, strict=False)) if x != y),
+        min(len(expected), len(got)),
+    )
+    low = max(0, at - 60)
+    return (
+        f"DIFFERENT from byte {at:,} (lengths {len(expected):,} / {len(got):,}):\n"
+        f"  baseline {expected[low : at + 60]!r}\n  library  {got[low : at + 60]!r}"
+    )
+
+
+@dataclass
+class Figures:
+    times: dict[str, list[float]]  # baseline, sync, async: seconds per whole document
+    per_200: int  # SQL statements
+    per_304: float
+    t_304: dict[str, float]  # median seconds, by conditional header
+    statuses_304: dict[str, set[int]]
+    conditional_runs: int
+    t_summary_sql: float  # the 304's statement alone, in plain sqlite3
+
+
+async def measure(path: Path, rows: int, repeat: int) -> Figures:
+    engine = create_engine(f"sqlite:///{path}")
+    async_engine = create_async_engine(f"sqlite+aiosqlite:///{path}")
+    app, async_app = make_app(engine), make_app(async_engine)
+    try:
+        # The bytes, once: library (sync and async) against the baseline.
+        reply = await get(app, keep=True)
+        async_reply = await get(async_app, keep=True)
+        expected = b"".join(baseline(path))
+        kind = "urlset" if b"<urlset" in reply.body[:200] else "NOT a urlset"
+        print(
+            f"library sync:  status {reply.status}, {reply.size:,} bytes in {reply.messages} "
+            f"body messages, {reply.body.count(b'<url>'):,} <url> of {rows:,} rows ({kind})"
+        )
+        same = "same bytes as sync" if async_reply.body == reply.body else "DIFFERENT bytes"
+        print(
+            f"library async: status {async_reply.status}, {async_reply.size:,} bytes in "
+            f"{async_reply.messages} body messages; {same}"
+        )
+        identical = expected == reply.body
+        print(
+            f"baseline:      {len(expected):,} bytes; against the library: "
+            + ("identical" if identical else first_difference(expected, reply.body))
+        )
+        headers = reply.headers
+        del reply, async_reply, expected
+
+        async def run_baseline() -> None:
+            baseline(path)  # sync: blocks the loop, which has nothing else to do
+
+        times = await interleaved(
+            {
+                "baseline": run_baseline,
+                "sync": lambda: get(app),
+                "async": lambda: get(async_app),
+            },
+            repeat,
+        )
+
+        # SQL statements per request (sync engine), and the first 304 of each kind.
+        statements: list[tuple[str, Any]] = []
+
+        def count(*args: Any) -> None:
+            statements.append((args[2], args[3]))  # statement, parameters
+
+        conditional = {
+            "If-None-Match": {"if-none-match": headers.get("etag", "")},
+            "If-Modified-Since": {"if-modified-since": headers.get("last-modified", "")},
+        }
+        event.listen(engine, "before_cursor_execute", count)
+        await get(app)
+        per_200 = len(statements)
+        statements.clear()
+        first = {label: (await get(app, h)).status for label, h in conditional.items()}
+        per_304 = len(statements) / len(conditional)
+        summary_sql, summary_params = statements[0] if statements else ("", ())
+        event.remove(engine, "before_cursor_execute", count)
+
+        runs = max(30, 20 * repeat)
+        t_304: dict[str, float] = {}
+        statuses: dict[str, set[int]] = {}
+        for label, h in conditional.items():
+            seen = {first[label]}
+            samples = []
+            for _ in range(runs):
+                start = time.perf_counter()
+                seen.add((await get(app, h)).status)
+                samples.append(time.perf_counter() - start)
+            t_304[label], statuses[label] = statistics.median(samples), seen
+    finally:
+        await async_engine.dispose()
+        engine.dispose()
+
+    t_sql = float("nan")
+    if summary_sql:
+        conn = sqlite3.connect(path)
+        conn.execute(summary_sql, summary_params).fetchall()
+        samples = []
+        for _ in range(runs):
+            start = time.perf_counter()
+            conn.execute(summary_sql, summary_params).fetchall()
+            samples.append(time.perf_counter() - start)
+        t_sql = statistics.median(samples)
+        conn.close()
+    return Figures(times, per_200, per_304, t_304, statuses, runs, t_sql)
+
+
+# --- peak memory --------------------------------------------------------------------------
+
+
+def high_water_mb() -> float:
+    """Peak RSS of this process image, MB.
+
+    Not ``ru_maxrss``: subprocess starts children with vfork, and Linux carries the parent's
+    peak RSS into the child's ``ru_maxrss`` across ``exec``, so every child of a 100 MB
+    parent reports at least 100 MB. ``VmHWM`` belongs to the new image only.
+    """
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def child_rss(kind: str, path: Path) -> None:
+    """Serve the document once in this (fresh) process; print peak RSS as JSON."""
+    status, size = 200, 0
+    if kind == "library":
+        engine = create_engine(f"sqlite:///{path}")
+        reply = asyncio.run(get(make_app(engine)))
+        status, size = reply.status, reply.size
+        engine.dispose()
+    else:
+        for chunk in baseline_chunks(path):  # streamed: chunks dropped, as the library's are
+            size += len(chunk)
+    print(
+        json.dumps(
+            {
+                "status": status,
+                "bytes": size,
+                "vmhwm_mb": high_water_mb(),
+                "ru_maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            }
+        )
+    )
+
+
+def peak_rss(kind: str, path: Path) -> dict[str, float]:
     result = subprocess.run(
         [sys.executable, __file__, "--child-rss", kind, "--db", str(path)],
         capture_output=True,
         text=True,
-        check=True,
+        check=False,
     )
-    return float(result.stdout.strip().splitlines()[-1])
+    if result.returncode != 0:
+        print(f"RSS child {kind} {path.name} failed:\n{result.stderr}", file=sys.stderr)
+        return {"status": 0, "bytes": 0, "vmhwm_mb": float("nan"), "ru_maxrss_mb": float("nan")}
+    data: dict[str, float] = json.loads(result.stdout.strip().splitlines()[-1])
+    return data
 
 
-def child_rss(kind: str, path: Path) -> None:
-    if kind == "library":
-        app, _ = sync_app(path)
-        status, _, _, messages = asyncio.run(get(app, keep=False))
-        assert status == 200 and messages > 1
-    else:
-        for _ in baseline_chunks(path):
-            pass
-    print(high_water_mb())
+# --- report -------------------------------------------------------------------------------
 
 
-def high_water_mb() -> float:
-    """Peak RSS of this process image. ``ru_maxrss`` would also count the parent's RSS
-    at fork time, which Linux carries across ``exec``; ``VmHWM`` starts afresh."""
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+def verdict(ok: bool) -> str:
+    return "met" if ok else "MISSED"
 
 
-def first_difference(a: bytes, b: bytes) -> str:
-    at = next(
-        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+def report(rows: int, figures: Figures, rss: dict[tuple[str, int], dict[str, float]]) -> None:
+    table: list[tuple[str, str, str, str]] = []
+    median = {name: statistics.median(t) for name, t in figures.times.items()}
+    base_rate = rows / median["baseline"]
+    table.append(
+        (
+            "baseline: sqlite3 + f-strings, URLs/s",
+            f"{base_rate:,.0f} ({median['baseline'] * 1000:.1f} ms)",
+            "",
+            "",
+        )
     )
-    return f"first difference at byte {at}: {a[at - 40 : at + 40]!r} vs {b[at - 40 : at + 40]!r}"
+    for name in ("sync", "async"):
+        rate = rows / median[name]
+        share = rate / base_rate
+        table.append(
+            (
+                f"library, {name} engine, URLs/s",
+                f"{rate:,.0f} ({median[name] * 1000:.1f} ms)",
+                ">= 50% of baseline",
+                f"{share:.0%} {verdict(share >= 0.5)}",
+            )
+        )
+    for kind in ("library", "baseline"):
+        small, large = (rss[(kind, n)]["vmhwm_mb"] for n in RSS_ROWS)
+        bad = [n for n in RSS_ROWS if rss[(kind, n)]["status"] != 200]
+        label = "library, sync" if kind == "library" else "baseline, streamed"
+        table.append(
+            (
+                f"peak RSS {label}, 5k / 50k rows (MB)",
+                f"{small:.1f} / {large:.1f} (+{large - small:.1f})",
+                "50k - 5k <= 5 MB" if kind == "library" else "",
+                (verdict(large - small <= 5) if kind == "library" else "")
+                + (f" (status != 200 at {bad})" if bad else ""),
+            )
+        )
+    table.append(("200, whole document, sync (ms)", f"{median['sync'] * 1000:.2f}", "", ""))
+    for label, seconds in figures.t_304.items():
+        share = seconds / median["sync"]
+        seen = figures.statuses_304[label]
+        table.append(
+            (
+                f"304 via {label} (ms, median of {figures.conditional_runs})",
+                f"{seconds * 1000:.3f}",
+                "<= 1% of the 200",
+                f"{share:.2%} {verdict(share <= 0.01)}"
+                + ("" if seen == {304} else f" (statuses {sorted(seen)}, expected 304)"),
+            )
+        )
+    table.append(
+        ("SQL statements per 304 / per 200", f"{figures.per_304:g} / {figures.per_200}", "", "")
+    )
+    table.append(
+        (
+            "  the 304's statement alone in sqlite3 (ms)",
+            f"{figures.t_summary_sql * 1000:.3f}",
+            "",
+            "",
+        )
+    )
+
+    header = ("measure", "value", "target", "verdict")
+    widths = [max(len(line[i]) for line in [header, *table]) for i in range(4)]
+    print()
+    for n, line in enumerate([header, *table]):
+        cells = [line[0].ljust(widths[0]), line[1].rjust(widths[1]), line[2].rjust(widths[2])]
+        print("  ".join([*cells, line[3]]).rstrip())
+        if n == 0:
+            print("-" * (sum(widths) + 6))
+    spread = ", ".join(
+        f"{name} {min(t) * 1000:.1f}..{max(t) * 1000:.1f}" for name, t in figures.times.items()
+    )
+    print(f"\nrange of the timed runs (ms): {spread}")
+    print(
+        "ru_maxrss of the same children (MB; inherits the parent's peak across vfork+exec, "
+        "so not used): "
+        + ", ".join(
+            f"{kind} {n // 1000}k {rss[(kind, n)]['ru_maxrss_mb']:.1f}"
+            for kind in ("library", "baseline")
+            for n in RSS_ROWS
+        )
+    )
+
+
+# --- profile ------------------------------------------------------------------------------
+
+
+async def profiled(request: Run) -> pstats.Stats:
+    """cProfile of one request, including the anyio worker threads that read and render.
+
+    cProfile sees only the thread that enables it, so each callable handed to
+    ``anyio.to_thread.run_sync`` runs under a profiler of its own (patched here, for this
+    request only); the profiles are merged.
+    """
+    workers: list[cProfile.Profile] = []
+    run_sync = anyio.to_thread.run_sync
+
+    async def profiled_run_sync(func: Callable[..., Any], *args: Any) -> Any:
+        def run(*inner: Any) -> Any:
+            profiler = cProfile.Profile()
+            workers.append(profiler)
+            profiler.enable()
+            try:
+                return func(*inner)
+            finally:
+                profiler.disable()
+
+        return await run_sync(run, *args)
+
+    main = cProfile.Profile()
+    anyio.to_thread.run_sync = profiled_run_sync  # type: ignore[assignment]
+    try:
+        main.enable()
+        await request()
+        main.disable()
+    finally:
+        anyio.to_thread.run_sync = run_sync
+    stats = pstats.Stats(main)
+    for worker in workers:
+        stats.add(worker)
+    return stats
+
+
+def print_top(stats: pstats.Stats, top: int) -> None:
+    """pstats' table by own time, in milliseconds (its seconds round a 304 to zeros)."""
+    stats.strip_dirs().sort_stats("tottime")
+    print(f"{'ncalls':>8s} {'tottime ms':>11s} {'cumtime ms':>11s}  function")
+    for func in stats.fcn_list[:top]:  # type: ignore[attr-defined]
+        primitive, calls, own, cumulative, _ = stats.stats[func]  # type: ignore[attr-defined]
+        ncalls = str(calls) if calls == primitive else f"{calls}/{primitive}"
+        print(
+            f"{ncalls:>8s} {own * 1000:11.3f} {cumulative * 1000:11.3f}  "
+            f"{pstats.func_std_string(func)}"
+        )
+    print()
+
+
+async def profile(path: Path, rows: int) -> None:
+    """Top functions by own time: one whole-document 200 and one 304, sync engine."""
+    engine = create_engine(f"sqlite:///{path}")
+    app = make_app(engine)
+    etag = (await get(app)).headers.get("etag", "")  # also the warm-up
+    for label, headers, runs, top in (
+        ("200", None, 5, 25),
+        ("304", {"if-none-match": etag}, 21, 15),
+    ):
+        samples = [await timed(lambda h=headers: get(app, h), headers is None) for _ in range(runs)]
+        stats = await profiled(lambda h=headers: get(app, h))
+        print(
+            f"=== one {label}, sync engine, {rows:,} rows: {statistics.median(samples) * 1000:.2f}"
+            f" ms unprofiled (median of {runs}), {stats.total_tt * 1000:.1f} ms under cProfile"  # type: ignore[attr-defined]
+            " (main thread + worker threads; epoll.poll is the loop waiting for a worker)"
+        )
+        print_top(stats, top)
+    engine.dispose()
+
+
+# --- main ---------------------------------------------------------------------------------
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=50_000)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--rows", type=int, help=f"rows (default 50,000; at most {MAX_ROWS:,})")
+    parser.add_argument("--repeat", type=int, help="timed runs after one warm-up (default 5)")
     parser.add_argument("--quick", action="store_true", help="5,000 rows, 3 repeats")
+    parser.add_argument("--profile", action="store_true", help="cProfile a 200 and a 304 instead")
     parser.add_argument("--child-rss", choices=["library", "baseline"], help=argparse.SUPPRESS)
     parser.add_argument("--db", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child_rss:
         return child_rss(args.child_rss, args.db)
-    rows, repeat = (5_000, 3) if args.quick else (args.rows, args.repeat)
+    rows = args.rows or (5_000 if args.quick else 50_000)
+    repeat = args.repeat or (3 if args.quick else 5)
+    if not 1 <= rows <= MAX_ROWS:
+        parser.error(f"--rows must be 1..{MAX_ROWS:,}: one urlset holds at most 50,000 URLs")
+    if repeat < 1:
+        parser.error("--repeat must be at least 1")
 
-    print(
-        f"Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}, "
-        f"SQLAlchemy {sqlalchemy.__version__}, {os.cpu_count()} CPUs; {rows:,} rows, "
-        f"median of {repeat}"
-    )
+    began = time.perf_counter()
     with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "bench.sqlite3"
-        seed(path, rows)
-        app, engine = sync_app(path)
-        a_app, a_engine = async_app(path)
-        loop = asyncio.new_event_loop()
-
-        status, headers, body, messages = loop.run_until_complete(get(app))
-        assert status == 200
-        reference = baseline(path)
-        same = "identical" if reference == body else first_difference(reference, body)
-
-        t_base = median_time(lambda: baseline(path), repeat)
-        t_sync = median_time(lambda: loop.run_until_complete(get(app)), repeat)
-        t_async = median_time(lambda: loop.run_until_complete(get(a_app)), repeat)
-
-        statements: list[str] = []
-        event.listen(engine, "before_cursor_execute", lambda *a: statements.append(a[2]))
-        conditional = [
-            ("If-None-Match", {"if-none-match": headers["etag"]}),
-            ("If-Modified-Since", {"if-modified-since": headers["last-modified"]}),
-        ]
-        t_304: dict[str, float] = {}
-        for label, request_headers in conditional:
-            statements.clear()
-            status_304 = loop.run_until_complete(get(app, request_headers))[0]
-            assert status_304 == 304, status_304
-            per_304 = len(statements)
-            t_304[label] = median_time(
-                lambda h=request_headers: loop.run_until_complete(get(app, h)), max(repeat, 21)
-            )
-        loop.run_until_complete(a_engine.dispose())
-        loop.close()
-        engine.dispose()
-
-    rss: dict[tuple[str, int], float] = {}
-    with tempfile.TemporaryDirectory() as folder:
-        for n in (5_000, 50_000):
-            path = Path(folder) / f"rss-{n}.sqlite3"
+        if args.profile:
+            path = Path(folder) / "articles.sqlite3"
+            seed(path, rows)
+            return asyncio.run(profile(path, rows))
+        usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else "?"
+        print(
+            f"Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}, "
+            f"SQLAlchemy {sqlalchemy.__version__}, aiosqlite {aiosqlite.__version__}; "
+            f"{os.cpu_count()} CPUs ({usable} usable); {rows:,} rows, "
+            f"median of {repeat} after one warm-up"
+        )
+        dbs = {n: Path(folder) / f"articles-{n}.sqlite3" for n in sorted({rows, *RSS_ROWS})}
+        for n, path in dbs.items():
             seed(path, n)
-            for kind in ("library", "baseline"):
-                rss[(kind, n)] = peak_rss_mb(kind, path)
-
-    def verdict(ok: bool) -> str:
-        return "met" if ok else "MISSED"
-
-    rate = {
-        name: rows / t for name, t in (("baseline", t_base), ("sync", t_sync), ("async", t_async))
-    }
-    print(f"\nbytes: {len(body):,} in {messages} body messages; baseline output {same}\n")
-    print(f"{'measure':44s} {'value':>16s}  {'target':>16s}  verdict")
-    print("-" * 90)
-    print(f"{'baseline sqlite3 + f-string, URLs/s':44s} {rate['baseline']:16,.0f}")
-    for name in ("sync", "async"):
-        share = rate[name] / rate["baseline"]
-        print(
-            f"{'library, ' + name + ' engine, URLs/s':44s} {rate[name]:16,.0f}  "
-            f"{'>= 50% baseline':>16s}  {share:.0%} {verdict(share >= 0.5)}"
-        )
-    for kind in ("library", "baseline"):
-        small, large = rss[(kind, 5_000)], rss[(kind, 50_000)]
-        print(
-            f"{'peak RSS ' + kind + ', 5k / 50k rows (MB)':44s} {small:7.1f} / {large:6.1f}  "
-            f"{'50k - 5k <= 5 MB' if kind == 'library' else '':>16s}  "
-            + (
-                f"+{large - small:.1f} MB {verdict(large - small <= 5)}"
-                if kind == "library"
-                else f"+{large - small:.1f} MB"
-            )
-        )
-    print(f"{'200, full document (ms)':44s} {t_sync * 1000:16.2f}")
-    for label, seconds in t_304.items():
-        share = seconds / t_sync
-        print(
-            f"{'304 via ' + label + ' (ms)':44s} {seconds * 1000:16.3f}  "
-            f"{'<= 1% of a 200':>16s}  {share:.2%} {verdict(share <= 0.01)}"
-        )
-    print(f"{'SQL statements per 304':44s} {per_304:16d}  {'aggregates only':>16s}")
+        figures = asyncio.run(measure(dbs[rows], rows, repeat))
+        rss = {
+            (kind, n): peak_rss(kind, dbs[n]) for n in RSS_ROWS for kind in ("library", "baseline")
+        }
+    report(rows, figures, rss)
+    print(f"total {time.perf_counter() - began:.1f} s")
 
 
 if __name__ == "__main__":
