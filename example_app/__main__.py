@@ -7,15 +7,22 @@ count differs), ``HOST`` / ``PORT`` (default 127.0.0.1:8000) and ``BASE_URL``
 
 ``/sitemap.xml`` is a sitemap index listing ``/sitemap-pages-1.xml`` and the
 article pages ``/sitemap-articles-N.xml``: with ``EXAMPLE_ROWS=120000`` there
-are several, each within the protocol's limits.
+are several, each within the protocol's limits (no single 50,000-URL urlset, so
+no ``500`` for a large table).
+
+``example_app`` is not installed with the package: run it from the checkout.
+A bad ``BASE_URL`` stops it at start with the reason.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import sys
 
 import uvicorn
+
+from sitemap_middleware import ConfigurationError, Settings
 
 from .app import create_app
 
@@ -27,9 +34,16 @@ def main() -> None:
     port = int(os.environ.get("PORT", "8000"))
     base_url = os.environ.get("BASE_URL", f"http://{host}:{port}/")
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        settings = Settings(base_url=base_url)
+    except ConfigurationError as exc:
+        sys.exit(f"example_app cannot start (BASE_URL): {exc}")
     app = create_app(db_path, rows, base_url)
-    print(f"Serving {base_url} (sitemap: {base_url}sitemap.xml), database {db_path}")
-    uvicorn.run(app, host=host, port=port, log_level="info")
+    sitemap = settings.site.url_for(settings.path)
+    print(f"Serving {settings.site.base_url} (sitemap: {sitemap}), database {db_path}")
+    # lifespan="on": a failure building the app's middleware stops the server instead of
+    # leaving it up and answering 500 to every request.
+    uvicorn.run(app, host=host, port=port, log_level="info", lifespan="on")
 
 
 if __name__ == "__main__":

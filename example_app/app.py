@@ -6,6 +6,7 @@ import html
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import date
+from urllib.parse import quote
 
 from sqlalchemy import create_engine, select
 from sqlalchemy.ext.asyncio import create_async_engine
@@ -14,7 +15,13 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
-from sitemap_middleware import AsyncSQLAlchemySource, Entry, IterableSource, SitemapMiddleware
+from sitemap_middleware import (
+    AsyncSQLAlchemySource,
+    Entry,
+    IterableSource,
+    Settings,
+    SitemapMiddleware,
+)
 
 from .db import Article, seed
 
@@ -36,8 +43,17 @@ def page(title: str, body: str, status_code: int = 200) -> HTMLResponse:
 
 
 def create_app(db_path: str, rows: int, base_url: str) -> Starlette:
-    """The site on ``db_path`` (seeded with ``rows`` articles), its sitemap under ``base_url``."""
-    seed(create_engine(f"sqlite:///{db_path}"), rows)
+    """The site on ``db_path`` (seeded with ``rows`` articles), its sitemap under ``base_url``.
+
+    Raises :class:`~sitemap_middleware.ConfigurationError` for a bad ``base_url`` here: Starlette
+    builds ``add_middleware`` middleware only on the first ASGI call, too late to fail early.
+    """
+    Settings(base_url=base_url)
+    sync_engine = create_engine(f"sqlite:///{db_path}")
+    try:
+        seed(sync_engine, rows)
+    finally:
+        sync_engine.dispose()
     engine = create_async_engine(f"sqlite+aiosqlite:///{db_path}")
 
     async def static_page(request: Request) -> HTMLResponse:
@@ -53,7 +69,7 @@ def create_app(db_path: str, rows: int, base_url: str) -> Starlette:
                 .limit(50)
             )
             items = "".join(
-                f"<li><a href='/articles/{html.escape(slug)}'>{html.escape(title)}</a></li>"
+                f"<li><a href='/articles/{quote(slug, safe='')}'>{html.escape(title)}</a></li>"
                 for slug, title in result
             )
         return page("Articles", f"<ul>{items}</ul>")

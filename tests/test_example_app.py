@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from urllib.parse import unquote
 
 import httpx
 import pytest
 from lxml import etree
+from sqlalchemy import create_engine
 
 from example_app.app import create_app
-from example_app.db import AWKWARD_SLUGS
+from example_app.db import AWKWARD_SLUGS, seed
+from sitemap_middleware import ConfigurationError
 
 from .conftest import assert_valid_index, assert_valid_urlset, locs
 
@@ -71,3 +74,34 @@ async def test_many_articles_make_several_pages(tmp_path: Path) -> None:
         last = await client.get("/sitemap-articles-3.xml")
         assert last.status_code == 200
     await app.state.engine.dispose()
+
+
+async def test_pages_and_article_links_answer(tmp_path: Path) -> None:
+    app = create_app(str(tmp_path / "links.sqlite3"), 60, BASE)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+        for path in ("/", "/about", "/contact", "/articles"):
+            assert (await client.get(path)).status_code == 200, path
+        listing = (await client.get("/articles")).text
+        hrefs = re.findall(r"href='(/articles/[^']+)'", listing)
+        assert len(hrefs) == 50  # the first 50 public articles
+        assert "/articles/100%25-natural" in hrefs
+        assert "/articles/caf%C3%A9-cr%C3%A8me" in hrefs
+        for href in hrefs:  # every link the page renders leads to its article
+            assert (await client.get(href)).status_code == 200, href
+    await app.state.engine.dispose()
+
+
+def test_seed_only_when_the_row_count_differs(tmp_path: Path) -> None:
+    engine = create_engine(f"sqlite:///{tmp_path / 'seed.sqlite3'}")
+    try:
+        assert seed(engine, 20) is True  # empty table
+        assert seed(engine, 20) is False  # same count: kept as it is
+        assert seed(engine, 25) is True  # different count: re-seeded
+    finally:
+        engine.dispose()
+
+
+def test_bad_base_url_fails_when_the_app_is_built(tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError, match="base_url"):
+        create_app(str(tmp_path / "bad.sqlite3"), 5, "example.com")
