@@ -19,13 +19,13 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from .core import Body, Request, Response, Sitemap
+from .core import Request, Response, Sitemap
 from .entry import BadRowStats
+from .flow import Need, Summarize, Transfer, answer, arun
 from .routing import Target
 from .settings import make_settings
-from .sources.base import AnySource, AsyncSource, Bucket, KeyRange, NotPageable
+from .sources.base import AnySource, AsyncSource, Bucket, KeyRange
 from .validators import Summary
-from .xml import LimitExceeded
 
 logger = logging.getLogger("sitemap_middleware")
 
@@ -57,7 +57,7 @@ def request_from(scope: Scope) -> Request:
 
 
 async def chunks(
-    source: AnySource, keys: KeyRange, body: Body, size: int
+    source: AnySource, keys: KeyRange, body: Transfer, size: int
 ) -> AsyncGenerator[bytes, None]:
     """The chunks one source adds to a body, its rows closed however the iteration ends.
 
@@ -172,46 +172,19 @@ class SitemapMiddleware:
 
     async def serve(self, target: Target, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer a request for one of the sitemap's documents."""
-        sitemap = self.sitemap
         request = request_from(scope)
-        refusal = sitemap.method_not_allowed(request)
-        if refusal is not None:
-            return await _send(send, refusal, request.method)
-        parts = sitemap.parts(target)
-        if parts is None:
-            return await _send(send, sitemap.not_found(), request.method)
-        naive_timezone = sitemap.settings.naive_timezone
+        flow = answer(self.sitemap, request, target, datetime.now(UTC))
+        outcome = await arun(flow, perform)
+        if isinstance(outcome, Response):
+            return await _send(send, outcome, request.method)
         try:
-            summaries = [await summarize(source, keys, naive_timezone) for source, keys in parts]
-        except Exception:
-            logger.exception("sitemap %s: a source failed before the response", target)
-            return await _send(send, sitemap.unavailable(), request.method)
-        plan = sitemap.respond(request, target, parts, summaries, datetime.now(UTC))
-        if not plan.stream:
-            return await _send(send, plan, request.method)
-        if plan.index:
-            return await self._index(plan, summaries, send)
-        await self._stream(target, plan, receive, send)
+            await self._stream(target, outcome, receive, send)
+        finally:
+            outcome.close()
 
-    async def _index(self, plan: Response, summaries: list[Summary], send: Send) -> None:
-        """A sitemapindex: read the pages of sources whose data changed, then send it whole."""
-        sitemap = self.sitemap
-        naive_timezone = sitemap.settings.naive_timezone
-        try:
-            for source, summary in sitemap.index_needs(plan, summaries):
-                sitemap.remember(
-                    source, summary, await buckets(source, sitemap.page_rows, naive_timezone)
-                )
-            document = sitemap.index(plan)
-        except (LimitExceeded, NotPageable) as exc:
-            return await _send(send, sitemap.too_large(exc), "GET")
-        except Exception:
-            logger.exception("sitemap %s: a source failed before the index", sitemap.url)
-            return await _send(send, sitemap.unavailable(), "GET")
-        await send(_start(plan))
-        await send({"type": "http.response.body", "body": document, "more_body": False})
-
-    async def _stream(self, target: Target, plan: Response, receive: Receive, send: Send) -> None:
+    async def _stream(
+        self, target: Target, transfer: Transfer, receive: Receive, send: Send
+    ) -> None:
         failure: BaseException | None = None
 
         async with anyio.create_task_group() as group:
@@ -225,7 +198,7 @@ class SitemapMiddleware:
 
             group.start_soon(watch_disconnect)
             try:
-                await self._produce(target, plan, send)
+                await _produce(transfer, send)
             except Exception as exc:
                 failure = exc
             group.cancel_scope.cancel()
@@ -234,36 +207,31 @@ class SitemapMiddleware:
                 f"sitemap {target}: transfer aborted after the response started"
             ) from failure
 
-    async def _produce(self, target: Target, plan: Response, send: Send) -> None:
-        """Send a urlset; raises only once the response has started."""
-        sitemap = self.sitemap
-        body = sitemap.body(plan)
-        started = False
-        try:
-            for source, keys in plan.parts:
-                async with aclosing(
-                    chunks(source, keys, body, sitemap.settings.batch_size)
-                ) as parts:
-                    async for chunk in parts:
-                        if not started:
-                            await send(_start(plan))
-                            started = True
-                        await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            if body.urls == 0:
-                # Every row was rejected: nothing valid to list (an empty urlset is invalid).
-                return await _send(send, sitemap.not_found(), "GET")
-            last = body.close()
-        except Exception as exc:
-            if started:
-                logger.exception("sitemap %s: aborting the transfer", target)
-                raise
-            if isinstance(exc, LimitExceeded):
-                return await _send(send, sitemap.too_large(exc), "GET")
-            logger.exception("sitemap %s: a source failed before the first byte", target)
-            return await _send(send, sitemap.unavailable(), "GET")
-        if not started:
-            await send(_start(plan))
-        await send({"type": "http.response.body", "body": last, "more_body": False})
+
+async def perform(need: Need) -> Any:
+    """Read what the flow needs: sync sources in a worker thread, async ones awaited."""
+    if isinstance(need, Summarize):
+        return [await summarize(source, keys, need.naive_timezone) for source, keys in need.parts]
+    return await buckets(need.source, need.width, need.naive_timezone)
+
+
+async def _produce(transfer: Transfer, send: Send) -> None:
+    """Send a urlset; raises only once the response has started."""
+    try:
+        for source, keys in transfer.parts:
+            async with aclosing(chunks(source, keys, transfer, transfer.batch_size)) as parts:
+                async for chunk in parts:
+                    if start := transfer.start():
+                        await send(_start(start))
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        last = transfer.finish()
+    except Exception as exc:
+        return await _send(send, transfer.failed(exc), "GET")
+    if isinstance(last, Response):
+        return await _send(send, last, "GET")
+    if start := transfer.start():
+        await send(_start(start))
+    await send({"type": "http.response.body", "body": last, "more_body": False})
 
 
 def _start(response: Response) -> Message:

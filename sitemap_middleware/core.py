@@ -11,6 +11,7 @@ the sources that :meth:`Sitemap.index_needs` names.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -69,6 +70,44 @@ def _text(status: int, message: str, extra: Sequence[tuple[str, str]] = ()) -> R
     return Response(status, headers, body)
 
 
+class Slot:
+    """One running generation; :meth:`release` gives its place back (once)."""
+
+    def __init__(self, generations: Generations) -> None:
+        self._generations: Generations | None = generations
+
+    def release(self) -> None:
+        if self._generations is not None:
+            self._generations.release()
+            self._generations = None
+
+
+class Generations:
+    """How many documents this process is generating; at most ``limit`` at once.
+
+    Generating reads rows and holds a database connection for the whole
+    transfer, so a burst of crawlers could otherwise take every connection of
+    the pool from the application. 304s and HEADs read aggregates only and are
+    not counted. Shared by threads (WSGI) and tasks (ASGI), hence the lock.
+    """
+
+    def __init__(self, limit: int | None) -> None:
+        self.limit = limit
+        self.running = 0
+        self._lock = threading.Lock()
+
+    def acquire(self) -> Slot | None:
+        with self._lock:
+            if self.limit is not None and self.running >= self.limit:
+                return None
+            self.running += 1
+        return Slot(self)
+
+    def release(self) -> None:
+        with self._lock:
+            self.running -= 1
+
+
 class Sitemap:
     """A configured sitemap: its sources, its settings and every decision about it."""
 
@@ -84,6 +123,7 @@ class Sitemap:
         self._fingerprint = "|".join((settings.fingerprint(), str(self.page_rows)))
         # Pages of each source, remembered for the data version (summary token) they came from.
         self._buckets: dict[str, tuple[str, list[Bucket]]] = {}
+        self.generations = Generations(settings.max_generations)
 
     @property
     def stats(self) -> dict[str, BadRowStats]:
@@ -123,6 +163,19 @@ class Sitemap:
             503,
             "Sitemap temporarily unavailable",
             [("retry-after", str(self.settings.retry_after))],
+        )
+
+    def busy(self) -> Response:
+        """Too many documents are being generated at once: try again shortly."""
+        logger.warning(
+            "sitemap %s: %d generations running, the most max_generations allows; answering 503",
+            self.settings.path,
+            self.generations.running,
+        )
+        return _text(
+            503,
+            "Sitemap generation busy, retry later",
+            [("retry-after", str(self.settings.busy_retry_after))],
         )
 
     def not_found(self) -> Response:

@@ -42,6 +42,8 @@ class Settings:
     gzip: bool = True
     gzip_level: int = 6
     index_gz: bool = False
+    max_generations: int | None = 4
+    busy_retry_after: int = 5
 
     def __post_init__(self) -> None:
         def fail(setting: str, problem: str) -> ConfigurationError:
@@ -87,6 +89,9 @@ class Settings:
         _positive_int("max_bytes", self.max_bytes, 65_536, MAX_BYTES)
         _positive_int("max_loc_length", self.max_loc_length, MIN_LOC_LENGTH, MAX_LOC_LENGTH)
         _positive_int("gzip_level", self.gzip_level, 1, 9)
+        if self.max_generations is not None:
+            _positive_int("max_generations", self.max_generations, 1, 10_000)
+        _positive_int("busy_retry_after", self.busy_retry_after, 0, 86_400)
 
     @property
     def page_rows(self) -> int:
