@@ -2,12 +2,14 @@
 
 from typing import TYPE_CHECKING
 
-from .asgi import SitemapAborted, SitemapApp, SitemapMiddleware
+from .asgi import SitemapApp, SitemapMiddleware
 from .entry import BadRowError, BadRowStats, Entry
+from .flow import SitemapAborted
 from .settings import ConfigurationError, Settings
 from .sources.base import ALL, AsyncSource, KeyRange, SyncSource
 from .sources.iterable import AsyncIterableSource, IterableSource
 from .validators import Summary
+from .wsgi import SitemapWSGIApp, SitemapWSGIMiddleware
 
 if TYPE_CHECKING:  # SQLAlchemy is an optional extra, imported on first use below
     from .sources.sqlalchemy import SQLAlchemySource
@@ -29,6 +31,8 @@ __all__ = [
     "SitemapAborted",
     "SitemapApp",
     "SitemapMiddleware",
+    "SitemapWSGIApp",
+    "SitemapWSGIMiddleware",
     "Summary",
     "SyncSource",
 ]

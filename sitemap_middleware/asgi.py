@@ -21,7 +21,7 @@ import anyio.to_thread
 
 from .core import Request, Response, Sitemap
 from .entry import BadRowStats
-from .flow import Need, Summarize, Transfer, answer, arun
+from .flow import Need, SitemapAborted, Summarize, Transfer, answer, arun
 from .routing import Target
 from .settings import make_settings
 from .sources.base import AnySource, AsyncSource, Bucket, KeyRange
@@ -34,10 +34,6 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
-
-
-class SitemapAborted(RuntimeError):
-    """A source failed after the response had started; the transfer was cut short."""
 
 
 def route_path(scope: Scope) -> str:

@@ -30,6 +30,10 @@ from .xml import LimitExceeded
 logger = logging.getLogger("sitemap_middleware")
 
 
+class SitemapAborted(RuntimeError):
+    """A source failed after the response had started; the transfer was cut short."""
+
+
 @dataclass(frozen=True, slots=True)
 class Summarize:
     """Read the summary of every part (aggregates only), in order."""

@@ -5,9 +5,10 @@ from __future__ import annotations
 import functools
 import gzip
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from lxml import etree
@@ -22,6 +23,8 @@ from sqlalchemy import (
     create_engine,
     insert,
 )
+
+from sitemap_middleware import SitemapWSGIMiddleware
 
 SCHEMAS = Path(
     os.environ.get("SITEMAP_SCHEMAS", Path(__file__).resolve().parents[2] / "shared" / "schemas")
@@ -130,3 +133,23 @@ def engine(db_path: Path) -> Iterator[Engine]:
     seed(engine, 1200)
     yield engine
     engine.dispose()
+
+
+ADAPTERS = ("asgi", "wsgi")
+
+
+@pytest.fixture(params=ADAPTERS)
+def make_app(request: pytest.FixtureRequest) -> Iterator[Callable[..., Any]]:
+    """``make_app(sources=..., base_url=..., ...)``: a standalone app, once per adapter."""
+    from .driver import sitemap_app  # driver imports this module
+
+    made: list[Any] = []
+
+    def make(**settings: Any) -> Any:
+        made.append(sitemap_app(request.param, **settings))
+        return made[-1]
+
+    yield make
+    for app in made:
+        if isinstance(app, SitemapWSGIMiddleware):
+            app.close()

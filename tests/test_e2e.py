@@ -1,4 +1,5 @@
-"""End to end: a real uvicorn process on 127.0.0.1 and real HTTP clients."""
+"""End to end: real servers on 127.0.0.1 (uvicorn; Flask and Django on werkzeug) and real
+HTTP clients. Every test runs against each server."""
 
 from __future__ import annotations
 
@@ -30,27 +31,35 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+SERVERS = {
+    # uvicorn serving the Starlette app; werkzeug's threaded server serving Flask and Django.
+    "uvicorn": [
+        "-m",
+        "uvicorn",
+        "tests.e2e_server:app",
+        "--host",
+        "127.0.0.1",
+        "--log-level",
+        "warning",
+        "--port",
+    ],
+    "flask": ["-m", "tests.e2e_server", "flask"],
+    "django": ["-m", "tests.e2e_server", "django"],
+}
+
+
+@pytest.fixture(scope="module", params=list(SERVERS))
+def server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
     db = tmp_path_factory.mktemp("e2e") / "site.sqlite3"
     engine = create_engine(f"sqlite:///{db}")
     seed(engine, 1200)
     engine.dispose()
     port = free_port()
-    log = (db.parent / "uvicorn.log").open("wb")
+    log = (db.parent / "server.log").open("wb")
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "tests.e2e_server:app",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--log-level",
-            "warning",
-        ],
+        [sys.executable, *SERVERS[request.param], str(port)],
         cwd=ROOT,
         env={**os.environ, "E2E_DB": str(db), "E2E_FAIL_AT": "900"},
         stdout=log,
@@ -66,8 +75,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             if process.poll() is not None or time.monotonic() > deadline:
                 process.kill()
                 log.close()
-                output = (db.parent / "uvicorn.log").read_text()
-                pytest.fail(f"uvicorn did not start:\n{output}")
+                output = (db.parent / "server.log").read_text()
+                pytest.fail(f"{request.param} did not start:\n{output}")
             time.sleep(0.1)
     yield url
     process.terminate()

@@ -105,3 +105,27 @@ def test_seed_only_when_the_row_count_differs(tmp_path: Path) -> None:
 def test_bad_base_url_fails_when_the_app_is_built(tmp_path: Path) -> None:
     with pytest.raises(ConfigurationError, match="base_url"):
         create_app(str(tmp_path / "bad.sqlite3"), 5, "example.com")
+
+
+async def test_flask_variant_serves_the_same_sitemap(tmp_path: Path) -> None:
+    from example_app.flask_app import create_flask_app
+
+    from .driver import call, call_wsgi
+
+    db = str(tmp_path / "same.sqlite3")
+    starlette_app = create_app(db, 120, BASE)
+    flask_app = create_flask_app(db, 120, BASE)
+    for path in ("/sitemap.xml", "/sitemap-pages-1.xml", "/sitemap-articles-1.xml"):
+        a, b = await call(starlette_app, path=path), call_wsgi(flask_app, path=path)
+        assert a.status == b.status == 200
+        assert a.body == b.body, path
+        assert a.headers["last-modified"] == b.headers["last-modified"]
+    listing = call_wsgi(flask_app, path="/articles").body.decode()
+    hrefs = re.findall(r"href='(/articles/[^']+)'", listing)
+    assert len(hrefs) == 50
+    for href in hrefs[:10]:  # PATH_INFO carries the decoded bytes as latin-1 (PEP 3333)
+        path_info = unquote(href).encode("utf-8").decode("latin-1")
+        assert call_wsgi(flask_app, path=path_info).status == 200, href
+    assert call_wsgi(flask_app, path="/articles/article-50").status == 404
+    await starlette_app.state.engine.dispose()
+    flask_app.extensions["sitemap_engine"].dispose()
