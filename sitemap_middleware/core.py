@@ -24,6 +24,7 @@ from .routing import Routes, Target
 from .settings import ConfigurationError, Settings
 from .sources.base import ALL, AnySource, Bucket, KeyRange, NotPageable, Source, page_keys
 from .sources.iterable import as_source
+from .urls import Site, normalize_host
 from .validators import Summary, last_modified, make_etag
 from .xml import UrlsetWriter, sitemap_element, sitemapindex
 
@@ -41,6 +42,22 @@ class Request:
     method: str
     headers: Headers = field(default_factory=dict)
 
+    @property
+    def host(self) -> str | None:
+        """The ``Host`` field (HTTP/2's ``:authority`` arrives as ``host`` too), if sent once."""
+        lines = self.headers.get("host")
+        return lines[0] if lines and len(lines) == 1 else None
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """The site as one host sees it: its URLs, the rules for its locs, its renderer."""
+
+    site: Site
+    rules: EntryRules
+    renderer: Renderer
+    fingerprint: str
+
 
 @dataclass(frozen=True, slots=True)
 class Response:
@@ -57,6 +74,7 @@ class Response:
     index: bool = False
     parts: tuple[Part, ...] = ()
     gzip: bool = False
+    view: View | None = None
 
 
 def _text(status: int, message: str, extra: Sequence[tuple[str, str]] = ()) -> Response:
@@ -114,16 +132,49 @@ class Sitemap:
     def __init__(self, sources: object, settings: Settings) -> None:
         self.settings = settings
         self.site = settings.site
+        self._scheme = self.site.origin.partition(":")[0]
         self.sources = build_sources(sources)
         self.by_name = {source.name: source for source in self.sources}
         self.routes = Routes(settings.path, self.by_name)
         self.page_rows = settings.page_rows
         self.rules = EntryRules(self.site, settings.naive_timezone, settings.strict)
-        self.renderer = Renderer(self.rules)
-        self._fingerprint = "|".join((settings.fingerprint(), str(self.page_rows)))
+        self.view = self._view(self.site)
+        # Host-derived URLs: a view per allowed host, made on first use (the list bounds them).
+        self._views = {self.site.origin.partition("://")[2]: self.view}
         # Pages of each source, remembered for the data version (summary token) they came from.
         self._buckets: dict[str, tuple[str, list[Bucket]]] = {}
         self.generations = Generations(settings.max_generations)
+
+    def _view(self, site: Site) -> View:
+        # Every view counts and logs bad rows in the same place.
+        rules = EntryRules(
+            site,
+            self.settings.naive_timezone,
+            self.settings.strict,
+            self.rules.stats,
+            self.rules._logged,
+        )
+        fingerprint = "|".join((self.settings.fingerprint(), site.base_url, str(self.page_rows)))
+        return View(site, rules, Renderer(rules), fingerprint)
+
+    def view_for(self, request: Request) -> View | None:
+        """The view a request gets: the base URL's, or with ``allowed_hosts`` its Host's;
+        None for a Host that is not allowed (answered 400, never used to build a URL)."""
+        if self.settings.allowed_hosts is None:
+            return self.view
+        raw = request.host
+        if raw is None:
+            return self.view if "host" not in request.headers else None
+        host = normalize_host(raw, self._scheme)
+        if host is None or host not in self.settings.allowed_hosts:
+            return None
+        view = self._views.get(host)
+        if view is None:
+            view = self._views[host] = self._view(self.site.with_host(host, self.settings.path))
+        return view
+
+    def bad_host(self) -> Response:
+        return _text(400, "Bad Request: this host is not served")
 
     @property
     def stats(self) -> dict[str, BadRowStats]:
@@ -201,6 +252,7 @@ class Sitemap:
         parts: Sequence[Part],
         summaries: Sequence[Summary],
         now: datetime,
+        view: View | None = None,
     ) -> Response:
         """The answer to a GET or HEAD of a target, given its parts' summaries and the clock."""
         if all(summary.count == 0 for summary in summaries):
@@ -214,7 +266,8 @@ class Sitemap:
             and accepts_gzip(request.headers.get("accept-encoding"))
         )
         representation = "gz" if gzip_file else "gzip" if coding else "identity"
-        tag_parts = [self._fingerprint, repr(target), "index" if index else "urlset"]
+        view = view or self.view
+        tag_parts = [view.fingerprint, repr(target), "index" if index else "urlset"]
         for (source, keys), summary in zip(parts, summaries, strict=True):
             tag_parts += (source.name, source.fingerprint(), repr(keys), summary.token)
         # Each representation has its own tag (RFC 9110 §8.8.3.3).
@@ -245,6 +298,7 @@ class Sitemap:
             index=index,
             parts=tuple(parts),
             gzip=gzip_file or coding,
+            view=view,
         )
 
     def index_needs(
@@ -276,9 +330,10 @@ class Sitemap:
     def index(self, plan: Response) -> bytes:
         """The ``sitemapindex`` of every non-empty page, each with its newest lastmod."""
         elements = []
+        site = (plan.view or self.view).site
         for source, _ in plan.parts:
             for bucket in self._buckets[source.name][1]:
-                url = self.site.url_for(
+                url = site.url_for(
                     self.routes.page_path(source.name, bucket.index + 1, self.settings.index_gz)
                 )
                 lastmod = None
@@ -289,7 +344,7 @@ class Sitemap:
         return gzip_whole(document, self.settings.gzip_level) if plan.gzip else document
 
     def body(self, plan: Response) -> Body:
-        return Body(self, plan.gzip)
+        return Body(self, (plan.view or self.view).renderer, plan.gzip)
 
 
 class Body:
@@ -301,8 +356,8 @@ class Body:
     every chunk is compressed (and sync-flushed) on its way out.
     """
 
-    def __init__(self, sitemap: Sitemap, gzip: bool = False) -> None:
-        self.renderer = sitemap.renderer
+    def __init__(self, sitemap: Sitemap, renderer: Renderer, gzip: bool = False) -> None:
+        self.renderer = renderer
         self.writer = UrlsetWriter(sitemap.settings.max_urls, sitemap.settings.max_bytes)
         self.chunk_bytes = sitemap.settings.chunk_bytes
         self._gzip = GzipStream(sitemap.settings.gzip_level) if gzip else None

@@ -60,6 +60,9 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
     refusal = sitemap.method_not_allowed(request)
     if refusal is not None:
         return refusal
+    view = sitemap.view_for(request)
+    if view is None:
+        return sitemap.bad_host()
     parts = sitemap.parts(target)
     if parts is None:
         return sitemap.not_found()
@@ -68,7 +71,7 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
     except Exception:
         logger.exception("sitemap %s: a source failed before the response", target)
         return sitemap.unavailable()
-    plan = sitemap.respond(request, target, parts, summaries, now)
+    plan = sitemap.respond(request, target, parts, summaries, now, view)
     if not plan.stream:
         return plan
     slot = sitemap.generations.acquire()

@@ -36,6 +36,26 @@ _SAFE_REST = "!$&'()*+,;=:@/?#%~"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
+# RFC 9110 §7.2 Host: uri-host [ ":" port ]; a reg-name, an IPv4 address or an IPv6 literal.
+_HOST = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%]+)(?::([0-9]{1,5}))?")
+
+
+def normalize_host(value: str, scheme: str) -> str | None:
+    """``host[:port]`` in the form :class:`Site` writes it (lowercase, IDNA, no default port),
+    or None when ``value`` is not a valid Host."""
+    match = _HOST.fullmatch(value.strip())
+    if match is None:
+        return None
+    host, port = match.group(1), match.group(2)
+    try:
+        number = int(port) if port else None
+        if number is not None and not 0 < number < 65536:
+            return None
+        return _authority(scheme, host.strip("[]"), number)
+    except (ValueError, UnicodeError):
+        return None
+
+
 class LocError(ValueError):
     """A loc that cannot be listed; the message says why."""
 
@@ -106,6 +126,11 @@ class Site:
             scope=origin + directory,
             max_loc_length=max_loc_length,
         )
+
+    def with_host(self, host: str, sitemap_path: str) -> Site:
+        """The same site on another host (``host[:port]``, already checked)."""
+        scheme = self.origin.partition(":")[0]
+        return Site.build(f"{scheme}://{host}{self.prefix}", sitemap_path, self.max_loc_length)
 
     def url_for(self, path: str) -> str:
         """The absolute URL of an application path (``/sitemap.xml``)."""

@@ -18,7 +18,13 @@ from lxml import etree
 from sqlalchemy import Engine, create_engine, delete, event, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from sitemap_middleware import AsyncSQLAlchemySource, Entry, SitemapAborted, SQLAlchemySource
+from sitemap_middleware import (
+    AsyncSQLAlchemySource,
+    ConfigurationError,
+    Entry,
+    SitemapAborted,
+    SQLAlchemySource,
+)
 
 from .conftest import BASE_TIME, articles, assert_valid_index, assert_valid_urlset, locs
 from .driver import call
@@ -410,3 +416,50 @@ async def test_pages_split_by_key_ranges_and_list_every_row_once(
         assert (await call(app, path=f"/sitemap-articles-{missing}.xml")).status == 404
     assert (await call(app, path="/sitemap-nope-1.xml")).status == 404
     assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+
+
+async def test_urls_never_come_from_the_host_header_by_default(make_app: MakeApp) -> None:
+    app = make_app(sources={"pages": ["/", "/a"], "more": ["/b"]}, base_url=BASE)
+    poisoned = {"host": "evil.example", "x-forwarded-host": "evil.example"}
+    for path in ("/sitemap.xml", "/sitemap-pages-1.xml"):
+        response = await call(app, path=path, headers=poisoned)
+        assert response.status == 200
+        assert b"evil" not in response.body and b"https://example.com/" in response.body
+        assert all("evil" not in value for value in response.headers.values())
+
+
+async def test_allowed_hosts_give_host_derived_urls_and_refuse_others(
+    make_app: MakeApp, sitemap_schema: etree.XMLSchema
+) -> None:
+    app = make_app(
+        sources={"pages": ["/", "/a", "https://example.com/only-canonical"], "more": ["/b"]},
+        base_url=BASE,
+        allowed_hosts=["example.org", "www.example.org:8443"],
+    )
+    index = await call(app, headers={"host": "EXAMPLE.org:443"})
+    assert [loc for loc, _ in assert_valid_index(index.body)] == [
+        "https://example.org/sitemap-pages-1.xml",
+        "https://example.org/sitemap-more-1.xml",
+    ]
+    page = await call(app, path="/sitemap-pages-1.xml", headers={"host": "www.example.org:8443"})
+    assert locs(assert_valid_urlset(page.body, sitemap_schema)) == [
+        "https://www.example.org:8443/",
+        "https://www.example.org:8443/a",
+    ]  # an absolute loc on another host is out of this host's scope: skipped
+    canonical = await call(app, path="/sitemap-pages-1.xml", headers={"host": "example.com"})
+    assert len(assert_valid_urlset(canonical.body, sitemap_schema)) == 3
+    assert canonical.headers["etag"] != page.headers["etag"]
+    no_host = await call(app, path="/sitemap-pages-1.xml")
+    assert no_host.body == canonical.body
+    for host in ("evil.example", "example.org.evil.example", "example.org:80", "ex ample.org"):
+        for method in ("GET", "HEAD"):
+            refused = await call(app, method, headers={"host": host, "if-none-match": "*"})
+            assert refused.status == 400, host
+            assert b"evil" not in refused.body and b"<" not in refused.body
+            assert all("evil" not in value for value in refused.headers.values())
+
+
+def test_allowed_hosts_are_checked_at_construction(make_app: MakeApp) -> None:
+    for bad in ("example.org", ["*.example.org"], ["exa mple.org"], [42]):
+        with pytest.raises(ConfigurationError, match=r"^allowed_hosts: "):
+            make_app(sources=["/"], base_url=BASE, allowed_hosts=bad)
