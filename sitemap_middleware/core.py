@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from . import robots
 from .encoding import GzipStream, gzip_whole
 from .entry import BadRowStats, Batch, EntryRules
 from .http import accepts_gzip, evaluate_preconditions, format_http_date
@@ -172,6 +173,29 @@ class Sitemap:
         if view is None:
             view = self._views[host] = self._view(self.site.with_host(host, self.settings.path))
         return view
+
+    def robots(
+        self, request: Request, status: int, headers: list[tuple[str, str]], body: bytes
+    ) -> Response | None:
+        """The robots.txt for the app's complete answer, or None to pass that through."""
+        view = self.view_for(request)
+        if view is None:
+            return None
+        url = view.site.url_for(self.settings.path)
+        result = robots.answer(
+            request.method,
+            dict(request.headers),
+            url,
+            status,
+            headers,
+            body,
+            self.settings.cache_control,
+        )
+        return None if result is None else Response(*result)
+
+    def wants_robots(self, path: str, method: str) -> bool:
+        """Whether this request is for the robots.txt that the sitemap is added to."""
+        return self.settings.robots_txt and path == robots.PATH and method in ALLOWED_METHODS
 
     def bad_host(self) -> Response:
         return _text(400, "Bad Request: this host is not served")

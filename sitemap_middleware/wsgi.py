@@ -25,9 +25,11 @@ from typing import Any
 
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
+from . import robots
 from .core import Request, Response, Sitemap
 from .entry import BadRowStats, Batch
 from .flow import Need, SitemapAborted, Summarize, Transfer, answer, run
+from .robots import NOT_FORWARDED
 from .routing import Target
 from .settings import make_settings
 from .sources.base import AnySource, AsyncSource, KeyRange
@@ -124,12 +126,56 @@ class SitemapWSGIMiddleware:
         self._loop.close()
 
     def __call__(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
-        target = self.sitemap.route(str(environ.get("PATH_INFO", "")))
+        path = str(environ.get("PATH_INFO", ""))
+        target = self.sitemap.route(path)
         if target is None:
+            if self.sitemap.wants_robots(path, str(environ.get("REQUEST_METHOD", ""))):
+                return self._robots(environ, start_response)
             return self.app(environ, start_response)
         if self.sitemap.settings.mode == "fallback":
             return _Fallback(self, target, environ, start_response)
         return self.serve(target, environ, start_response)
+
+    def _robots(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
+        """The app's robots.txt with the sitemap line (or a minimal one when it has none)."""
+        request = request_from(environ)
+        inner = {
+            key: value
+            for key, value in environ.items()
+            if not (key.startswith("HTTP_") and key[5:].replace("_", "-").lower() in NOT_FORWARDED)
+        }
+        inner["REQUEST_METHOD"] = "GET"
+        captured: list[Any] = []
+        written: list[bytes] = []
+
+        def capture(
+            status: str, headers: list[tuple[str, str]], exc_info: ExcInfo | None = None
+        ) -> Callable[[bytes], object]:
+            captured[:] = [status, headers, exc_info]
+            return written.append
+
+        result = self.app(inner, capture)
+        chunks: list[bytes] = []
+        size = 0
+        iterator = iter(result)
+        try:
+            for chunk in iterator:
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > robots.MAX_BYTES:  # too large to rewrite: passed on as it is
+                    start_response(*captured)
+                    return _Passed(written + chunks, iterator, result, request.method == "HEAD")
+        except BaseException:
+            _close(result)
+            raise
+        _close(result)
+        status = int(str(captured[0]).split()[0]) if captured else 500
+        body = b"".join(written + chunks)
+        outcome = self.sitemap.robots(request, status, list(captured[1]), body)
+        if outcome is None:
+            start_response(*captured)
+            return [] if request.method == "HEAD" else [body]
+        return _respond(start_response, outcome, request.method)
 
     def serve(
         self, target: Target, environ: Environ, start_response: StartResponse
@@ -166,6 +212,30 @@ class SitemapWSGIMiddleware:
                 yield batch
         finally:
             portal.call(_aclose, iterator)
+
+
+def _close(iterable: object) -> None:
+    close = getattr(iterable, "close", None)
+    if close is not None:
+        close()
+
+
+class _Passed:
+    """An app's answer passed on after its first chunks were read (``close()`` forwarded)."""
+
+    def __init__(
+        self, first: list[bytes], rest: Iterator[bytes], result: object, head: bool
+    ) -> None:
+        self._first, self._rest, self._result, self._head = first, rest, result, head
+
+    def __iter__(self) -> Iterator[bytes]:
+        for chunk in self._first:
+            yield b"" if self._head else chunk
+        for chunk in self._rest:
+            yield b"" if self._head else chunk
+
+    def close(self) -> None:
+        _close(self._result)
 
 
 class _Body:
