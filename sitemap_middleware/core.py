@@ -15,8 +15,9 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Protocol
 
-from . import robots
+from . import html, robots
 from .encoding import GzipStream, gzip_whole
 from .entry import BadRowStats, Batch, EntryRules
 from .http import accepts_gzip, evaluate_preconditions, format_http_date
@@ -76,6 +77,8 @@ class Response:
     parts: tuple[Part, ...] = ()
     gzip: bool = False
     view: View | None = None
+    html: bool = False
+    target: Target | None = None
 
 
 def _text(status: int, message: str, extra: Sequence[tuple[str, str]] = ()) -> Response:
@@ -136,7 +139,7 @@ class Sitemap:
         self._scheme = self.site.origin.partition(":")[0]
         self.sources = build_sources(sources)
         self.by_name = {source.name: source for source in self.sources}
-        self.routes = Routes(settings.path, self.by_name)
+        self.routes = Routes(settings.path, self.by_name, settings.html)
         self.page_rows = settings.page_rows
         self.rules = EntryRules(self.site, settings.naive_timezone, settings.strict)
         self.view = self._view(self.site)
@@ -290,6 +293,8 @@ class Sitemap:
             and accepts_gzip(request.headers.get("accept-encoding"))
         )
         representation = "gz" if gzip_file else "gzip" if coding else "identity"
+        if target.html:
+            representation += "+html"
         view = view or self.view
         tag_parts = [view.fingerprint, repr(target), "index" if index else "urlset"]
         for (source, keys), summary in zip(parts, summaries, strict=True):
@@ -312,9 +317,12 @@ class Sitemap:
         if gzip_file:
             headers.insert(0, ("content-type", "application/gzip"))
         else:
-            headers.insert(0, ("content-type", self.settings.content_type))
+            content_type = html.CONTENT_TYPE if target.html else self.settings.content_type
+            headers.insert(0, ("content-type", content_type))
             if coding:
                 headers.insert(1, ("content-encoding", "gzip"))
+        if target.html:
+            headers.append(("content-security-policy", html.CONTENT_SECURITY_POLICY))
         return Response(
             200,
             headers,
@@ -323,6 +331,8 @@ class Sitemap:
             parts=tuple(parts),
             gzip=gzip_file or coding,
             view=view,
+            html=target.html,
+            target=target,
         )
 
     def index_needs(
@@ -333,26 +343,38 @@ class Sitemap:
         A source that cannot be split is one page, known from its summary alone;
         past one page it is refused (:class:`NotPageable`).
         """
-        needs = []
-        for (source, _), summary in zip(plan.parts, summaries, strict=True):
-            if self._buckets.get(source.name, ("", []))[0] == summary.token:
-                continue
-            if not source.pageable:
-                if summary.count is not None and summary.count > self.page_rows:
-                    raise NotPageable(
-                        f"source {source.name!r} has {summary.count} rows, more than one page "
-                        f"holds ({self.page_rows}), and pages need a single integer key"
-                    )
-                self.remember(source, summary, [Bucket(0, summary.count or 1, summary.newest)])
-                continue
-            needs.append((source, summary))
-        return needs
+        return [
+            (source, summary)
+            for (source, _), summary in zip(plan.parts, summaries, strict=True)
+            if self.needs_pages(source, summary)
+        ]
+
+    def needs_pages(self, source: AnySource, summary: Summary) -> bool:
+        """Whether a source's pages must be read for its whole-source ``summary``."""
+        if self._buckets.get(source.name, ("", []))[0] == summary.token:
+            return False
+        if not source.pageable:
+            if summary.count is not None and summary.count > self.page_rows:
+                raise NotPageable(
+                    f"source {source.name!r} has {summary.count} rows, more than one page "
+                    f"holds ({self.page_rows}), and pages need a single integer key"
+                )
+            self.remember(source, summary, [Bucket(0, summary.count or 1, summary.newest)])
+            return False
+        return True
+
+    def pages(self, source: AnySource) -> list[Bucket]:
+        """The non-empty pages of a source, as last read."""
+        return self._buckets.get(source.name, ("", []))[1]
 
     def remember(self, source: AnySource, summary: Summary, buckets: list[Bucket]) -> None:
         self._buckets[source.name] = (summary.token, buckets)
 
     def index(self, plan: Response) -> bytes:
         """The ``sitemapindex`` of every non-empty page, each with its newest lastmod."""
+        if plan.html:
+            document = self._html_index(plan)
+            return gzip_whole(document, self.settings.gzip_level) if plan.gzip else document
         elements = []
         site = (plan.view or self.view).site
         for source, _ in plan.parts:
@@ -367,30 +389,117 @@ class Sitemap:
         document = sitemapindex(elements, self.settings.max_bytes)
         return gzip_whole(document, self.settings.gzip_level) if plan.gzip else document
 
+    def _html_index(self, plan: Response) -> bytes:
+        site = (plan.view or self.view).site
+        rows = []
+        for source, _ in plan.parts:
+            for bucket in self.pages(source):
+                page = bucket.index + 1
+                lastmod = None
+                if bucket.newest is not None:
+                    lastmod = bucket.newest.astimezone(UTC).isoformat(timespec="seconds")
+                rows.append(
+                    html.IndexRow(
+                        f"{source.name}, page {page}",
+                        _filename(self.routes.page_path(source.name, page, html=True)),
+                        site.url_for(self.routes.page_path(source.name, page)),
+                        bucket.count,
+                        lastmod,
+                    )
+                )
+        return html.index_document("Sitemap index", site.url_for(self.settings.path), rows)
+
     def body(self, plan: Response) -> Body:
-        return Body(self, (plan.view or self.view).renderer, plan.gzip)
+        view = plan.view or self.view
+        document: Document
+        if plan.html:
+            document = html.Table(view.rules, self._html_heading(plan, view))
+        else:
+            document = Urlset(view.renderer, self.settings)
+        return Body(document, self.settings, plan.gzip)
+
+    def _html_heading(self, plan: Response, view: View) -> html.Heading:
+        """Title, XML link and page navigation of a urlset's HTML sibling."""
+        target = plan.target
+        site = view.site
+        root = _filename(self.routes.html_path(Target()))
+        if target is None or target.source is None or target.page is None:
+            return html.Heading("Sitemap", site.url_for(self.settings.path), [])
+        source, page = target.source, target.page
+        numbers = [bucket.index + 1 for bucket in self.pages(self.by_name[source])] or [page]
+        at = numbers.index(page) if page in numbers else 0
+        nav = [html.Link("Sitemap index", root, "up")]
+        if at > 0:
+            previous = self.routes.page_path(source, numbers[at - 1], html=True)
+            nav.append(html.Link("Previous page", _filename(previous), "prev"))
+        if at + 1 < len(numbers):
+            following = self.routes.page_path(source, numbers[at + 1], html=True)
+            nav.append(html.Link("Next page", _filename(following), "next"))
+        return html.Heading(
+            f"Sitemap: {source}, page {page} of {len(numbers)}",
+            site.url_for(self.routes.page_path(source, page)),
+            nav,
+        )
+
+
+def _filename(path: str) -> str:
+    """A child's link relative to its sibling documents (they share one directory)."""
+    return path.rpartition("/")[2]
+
+
+class Document(Protocol):
+    """The bytes of one streamed document: its opening, its rows batch by batch, its end."""
+
+    @property
+    def urls(self) -> int: ...
+
+    def open(self) -> bytes: ...
+
+    def write(self, source: str, batch: Batch) -> bytes: ...
+
+    def close(self) -> bytes: ...
+
+
+class Urlset:
+    """A ``urlset``: rendered ``<url>`` elements, within the protocol's limits."""
+
+    def __init__(self, renderer: Renderer, settings: Settings) -> None:
+        self.renderer = renderer
+        self.writer = UrlsetWriter(settings.max_urls, settings.max_bytes)
+
+    @property
+    def urls(self) -> int:
+        return self.writer.urls
+
+    def open(self) -> bytes:
+        return self.writer.open()
+
+    def write(self, source: str, batch: Batch) -> bytes:
+        return self.writer.write(self.renderer.elements(source, batch))
+
+    def close(self) -> bytes:
+        return self.writer.close()
 
 
 class Body:
-    """Turns batches of raw entries into the chunks of one ``urlset``, in order.
+    """Turns batches of raw entries into the chunks of one document, in order.
 
     Rendered bytes are gathered until ``chunk_bytes`` are ready, so a chunk is
-    at most ``chunk_bytes`` plus one batch; the XML declaration and the opening
-    tag travel in the first chunk, the closing tag in the last. With ``gzip``
-    every chunk is compressed (and sync-flushed) on its way out.
+    at most ``chunk_bytes`` plus one batch; the document's opening travels in
+    the first chunk, its end in the last. With ``gzip`` every chunk is
+    compressed (and sync-flushed) on its way out.
     """
 
-    def __init__(self, sitemap: Sitemap, renderer: Renderer, gzip: bool = False) -> None:
-        self.renderer = renderer
-        self.writer = UrlsetWriter(sitemap.settings.max_urls, sitemap.settings.max_bytes)
-        self.chunk_bytes = sitemap.settings.chunk_bytes
-        self._gzip = GzipStream(sitemap.settings.gzip_level) if gzip else None
-        self._pending = [self.writer.open()]
+    def __init__(self, document: Document, settings: Settings, gzip: bool = False) -> None:
+        self.document = document
+        self.chunk_bytes = settings.chunk_bytes
+        self._gzip = GzipStream(settings.gzip_level) if gzip else None
+        self._pending = [document.open()]
         self._size = 0
 
     def feed(self, source: str, batch: Batch) -> bytes:
         """A chunk once enough is gathered, else ``b""``; bad rows follow the bad-row rule."""
-        data = self.writer.write(self.renderer.elements(source, batch))
+        data = self.document.write(source, batch)
         if data:
             self._pending.append(data)
             self._size += len(data)
@@ -401,15 +510,15 @@ class Body:
         return chunk if self._gzip is None else self._gzip.chunk(chunk)
 
     def close(self) -> bytes:
-        """The last chunk: whatever is gathered and the closing tag."""
-        self._pending.append(self.writer.close())
+        """The last chunk: whatever is gathered and the document's end."""
+        self._pending.append(self.document.close())
         chunk = b"".join(self._pending)
         self._pending, self._size = [], 0
         return chunk if self._gzip is None else self._gzip.finish(chunk)
 
     @property
     def urls(self) -> int:
-        return self.writer.urls
+        return self.document.urls
 
 
 def build_sources(value: object) -> list[AnySource]:

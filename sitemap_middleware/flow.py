@@ -23,7 +23,7 @@ from typing import Any
 from .core import Body, Part, Request, Response, Sitemap, Slot
 from .entry import Batch
 from .routing import Target
-from .sources.base import AnySource, NotPageable
+from .sources.base import ALL, AnySource, NotPageable
 from .validators import Summary
 from .xml import LimitExceeded
 
@@ -78,6 +78,20 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
     if slot is None:
         return sitemap.busy()
     if not plan.index:
+        if plan.html and target.source is not None:
+            # The HTML page links to its neighbours: the source's pages must be known.
+            source = sitemap.by_name[target.source]
+            try:
+                (whole,) = yield Summarize(((source, ALL),), sitemap.settings.naive_timezone)
+                if sitemap.needs_pages(source, whole):
+                    pages = yield ReadPages(
+                        source, sitemap.page_rows, sitemap.settings.naive_timezone
+                    )
+                    sitemap.remember(source, whole, pages)
+            except Exception:
+                slot.release()
+                logger.exception("sitemap %s: a source failed before the response", target)
+                return sitemap.unavailable()
         return Transfer(sitemap, plan, slot)
     try:
         for source, summary in sitemap.index_needs(plan, summaries):

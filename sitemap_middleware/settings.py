@@ -45,6 +45,7 @@ class Settings:
     max_generations: int | None = 4
     allowed_hosts: tuple[str, ...] | None = None
     robots_txt: bool = True
+    html: bool = False
     busy_retry_after: int = 5
 
     def __post_init__(self) -> None:
@@ -79,7 +80,7 @@ class Settings:
                 "naive_timezone",
                 "must be a tzinfo such as datetime.UTC or zoneinfo.ZoneInfo('Europe/Paris')",
             )
-        for name in ("strict", "gzip", "index_gz", "robots_txt"):
+        for name in ("strict", "gzip", "index_gz", "robots_txt", "html"):
             if not isinstance(getattr(self, name), bool):
                 raise fail(name, f"must be True or False, got {getattr(self, name)!r}")
         if self.index not in INDEX_MODES:
