@@ -37,7 +37,7 @@ def page(title: str, body: str, status_code: int = 200) -> HTMLResponse:
         f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
         f"</head><body><h1>{html.escape(title)}</h1>{body}"
         "<p><a href='/'>Home</a> · <a href='/articles'>Articles</a> · "
-        "<a href='/sitemap.xml'>Sitemap</a></p></body></html>",
+        "<a href='/sitemap.html'>Sitemap</a> (<a href='/sitemap.xml'>XML</a>)</p></body></html>",
         status_code=status_code,
     )
 
@@ -105,6 +105,7 @@ def create_app(db_path: str, rows: int, base_url: str) -> Starlette:
     app.add_middleware(
         SitemapMiddleware,
         base_url=base_url,
+        html=True,  # the human view: /sitemap.html beside /sitemap.xml
         sources=[
             IterableSource(
                 [

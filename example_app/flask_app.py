@@ -36,7 +36,7 @@ def page(title: str, body: str) -> str:
         f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
         f"</head><body><h1>{html.escape(title)}</h1>{body}"
         "<p><a href='/'>Home</a> · <a href='/articles'>Articles</a> · "
-        "<a href='/sitemap.xml'>Sitemap</a></p></body></html>"
+        "<a href='/sitemap.html'>Sitemap</a> (<a href='/sitemap.xml'>XML</a>)</p></body></html>"
     )
 
 
@@ -85,6 +85,7 @@ def create_flask_app(db_path: str, rows: int, base_url: str) -> Flask:
     site.wsgi_app = SitemapWSGIMiddleware(  # type: ignore[method-assign]
         site.wsgi_app,
         base_url=base_url,
+        html=True,
         sources=[
             IterableSource(
                 [
