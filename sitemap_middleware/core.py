@@ -140,7 +140,13 @@ class Sitemap:
         self.sources = build_sources(sources)
         self.by_name = {source.name: source for source in self.sources}
         self.routes = Routes(settings.path, self.by_name, settings.html)
-        self.page_rows = settings.page_rows
+        # Rows per page of each source: its worst-case entry must fit the limits.
+        self.widths = {
+            source.name: source.shape.rows_per_page(
+                settings.max_urls, settings.max_bytes, settings.max_loc_length
+            )
+            for source in self.sources
+        }
         self.rules = EntryRules(self.site, settings.naive_timezone, settings.strict)
         self.view = self._view(self.site)
         # Host-derived URLs: a view per allowed host, made on first use (the list bounds them).
@@ -158,8 +164,13 @@ class Sitemap:
             self.rules.stats,
             self.rules._logged,
         )
-        fingerprint = "|".join((self.settings.fingerprint(), site.base_url, str(self.page_rows)))
+        widths = repr(sorted(self.widths.items()))
+        fingerprint = "|".join((self.settings.fingerprint(), site.base_url, widths))
         return View(site, rules, Renderer(rules), fingerprint)
+
+    def width(self, source: Source) -> int:
+        """Rows per page of a source."""
+        return self.widths[source.name]
 
     def view_for(self, request: Request) -> View | None:
         """The view a request gets: the base URL's, or with ``allowed_hosts`` its Host's;
@@ -228,7 +239,7 @@ class Sitemap:
             return None
         if not source.pageable:  # served whole, as page 1
             return ((source, ALL),) if target.page == 1 else None
-        return ((source, page_keys(target.page, self.page_rows)),)
+        return ((source, page_keys(target.page, self.width(source))),)
 
     def method_not_allowed(self, request: Request) -> Response | None:
         if request.method in ALLOWED_METHODS:
@@ -270,7 +281,7 @@ class Sitemap:
         if self.settings.index == "always" or len(self.sources) > 1:
             return True
         count = summaries[0].count
-        return count is None or count > self.page_rows
+        return count is None or count > self.width(self.sources[0])
 
     def respond(
         self,
@@ -354,10 +365,10 @@ class Sitemap:
         if self._buckets.get(source.name, ("", []))[0] == summary.token:
             return False
         if not source.pageable:
-            if summary.count is not None and summary.count > self.page_rows:
+            if summary.count is not None and summary.count > self.width(source):
                 raise NotPageable(
                     f"source {source.name!r} has {summary.count} rows, more than one page "
-                    f"holds ({self.page_rows}), and pages need a single integer key"
+                    f"holds ({self.width(source)}), and pages need a single integer key"
                 )
             self.remember(source, summary, [Bucket(0, summary.count or 1, summary.newest)])
             return False

@@ -29,7 +29,7 @@ from typing import Any
 
 from .dates import LastmodError, format_lastmod, to_utc
 from .urls import XML_FORBIDDEN, LocError, Site
-from .xml import escape
+from .xml import DECLARATION, ESCAPE_GROWTH, URL_OVERHEAD, URLSET_CLOSE, escape
 
 XHTML_NS = "http://www.w3.org/1999/xhtml"
 IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1"
@@ -148,6 +148,16 @@ class Shape:
             ("news", self.news),
         )
         return tuple(prefix for prefix, count in used if count)
+
+    def rows_per_page(self, max_urls: int, max_bytes: int, max_loc_length: int) -> int:
+        """Rows per page such that no page can pass ``max_urls`` or ``max_bytes`` (or 1,000
+        news), whatever the data: every entry counted at its longest."""
+        per_url = URL_OVERHEAD + ESCAPE_GROWTH * max_loc_length + self.worst_case(max_loc_length)
+        budget = max_bytes - len(DECLARATION + urlset_open(self.prefixes) + URLSET_CLOSE)
+        urls = min(max_urls, budget // per_url)
+        if self.news:
+            urls = min(urls, MAX_NEWS_PER_SITEMAP)
+        return max(1, urls // self.urls_per_row)
 
     def worst_case(self, max_loc_length: int) -> int:
         """Bytes the extension elements of one entry may take at most."""

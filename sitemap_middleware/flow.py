@@ -85,7 +85,7 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
                 (whole,) = yield Summarize(((source, ALL),), sitemap.settings.naive_timezone)
                 if sitemap.needs_pages(source, whole):
                     pages = yield ReadPages(
-                        source, sitemap.page_rows, sitemap.settings.naive_timezone
+                        source, sitemap.width(source), sitemap.settings.naive_timezone
                     )
                     sitemap.remember(source, whole, pages)
             except Exception:
@@ -95,7 +95,7 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
         return Transfer(sitemap, plan, slot)
     try:
         for source, summary in sitemap.index_needs(plan, summaries):
-            pages = yield ReadPages(source, sitemap.page_rows, sitemap.settings.naive_timezone)
+            pages = yield ReadPages(source, sitemap.width(source), sitemap.settings.naive_timezone)
             sitemap.remember(source, summary, pages)
         document = sitemap.index(plan)
     except (LimitExceeded, NotPageable) as exc:
