@@ -4,6 +4,7 @@ from typing import TYPE_CHECKING
 
 from .asgi import SitemapApp, SitemapMiddleware
 from .entry import BadRowError, BadRowStats, Entry
+from .extensions import Alternate, Extensions, Image, News, Video
 from .flow import SitemapAborted
 from .settings import ConfigurationError, Settings
 from .sources.base import ALL, AsyncSource, KeyRange, SyncSource
@@ -17,6 +18,7 @@ if TYPE_CHECKING:  # SQLAlchemy is an optional extra, imported on first use belo
 
 __all__ = [
     "ALL",
+    "Alternate",
     "AsyncIterableSource",
     "AsyncSQLAlchemySource",
     "AsyncSource",
@@ -24,8 +26,11 @@ __all__ = [
     "BadRowStats",
     "ConfigurationError",
     "Entry",
+    "Extensions",
+    "Image",
     "IterableSource",
     "KeyRange",
+    "News",
     "SQLAlchemySource",
     "Settings",
     "SitemapAborted",
@@ -35,6 +40,7 @@ __all__ = [
     "SitemapWSGIMiddleware",
     "Summary",
     "SyncSource",
+    "Video",
 ]
 
 

@@ -20,6 +20,7 @@ from typing import Protocol
 from . import html, robots
 from .encoding import GzipStream, gzip_whole
 from .entry import BadRowStats, Batch, EntryRules
+from .extensions import NAMESPACES, NEWS_WINDOW, Shape, urlset_open
 from .http import accepts_gzip, evaluate_preconditions, format_http_date
 from .render import Renderer
 from .routing import Routes, Target
@@ -79,6 +80,7 @@ class Response:
     view: View | None = None
     html: bool = False
     target: Target | None = None
+    news_cutoff: datetime | None = None
 
 
 def _text(status: int, message: str, extra: Sequence[tuple[str, str]] = ()) -> Response:
@@ -311,8 +313,18 @@ class Sitemap:
         for (source, keys), summary in zip(parts, summaries, strict=True):
             tag_parts += (source.name, source.fingerprint(), repr(keys), summary.token)
         # Each representation has its own tag (RFC 9110 §8.8.3.3).
+        newest = [summary.newest for summary in summaries]
+        news_cutoff = None
+        if any(source.shape.news for source, _ in parts):
+            # News older than two days lose their news:news: the document changes with the
+            # clock, a tick at a time, and its validators say so.
+            tick = self.settings.news_tick
+            moment = datetime.fromtimestamp(now.timestamp() // tick * tick, UTC)
+            news_cutoff = moment - NEWS_WINDOW
+            tag_parts.append(f"news:{moment.isoformat()}")
+            newest.append(moment)
         etag = make_etag([*tag_parts, representation])
-        modified = last_modified((s.newest for s in summaries), now)
+        modified = last_modified(newest, now)
         headers = [("etag", etag)]
         if modified is not None:
             headers.append(("last-modified", format_http_date(modified)))
@@ -344,6 +356,7 @@ class Sitemap:
             view=view,
             html=target.html,
             target=target,
+            news_cutoff=news_cutoff,
         )
 
     def index_needs(
@@ -426,7 +439,8 @@ class Sitemap:
         if plan.html:
             document = html.Table(view.rules, self._html_heading(plan, view))
         else:
-            document = Urlset(view.renderer, self.settings)
+            shapes = {source.name: source.shape for source, _ in plan.parts}
+            document = Urlset(view.renderer, self.settings, shapes, plan.news_cutoff)
         return Body(document, self.settings, plan.gzip)
 
     def _html_heading(self, plan: Response, view: View) -> html.Heading:
@@ -472,21 +486,40 @@ class Document(Protocol):
 
 
 class Urlset:
-    """A ``urlset``: rendered ``<url>`` elements, within the protocol's limits."""
+    """A ``urlset``: rendered ``<url>`` elements, within the protocol's limits.
 
-    def __init__(self, renderer: Renderer, settings: Settings) -> None:
+    It declares the namespaces its sources' shapes can use; rows with extension
+    data take the full rules (``news_cutoff``: news published before it are old).
+    """
+
+    def __init__(
+        self,
+        renderer: Renderer,
+        settings: Settings,
+        shapes: Mapping[str, Shape],
+        news_cutoff: datetime | None = None,
+    ) -> None:
         self.renderer = renderer
         self.writer = UrlsetWriter(settings.max_urls, settings.max_bytes)
+        self.shapes = shapes
+        self.news_cutoff = news_cutoff
 
     @property
     def urls(self) -> int:
         return self.writer.urls
 
     def open(self) -> bytes:
-        return self.writer.open()
+        prefixes = {prefix for shape in self.shapes.values() for prefix in shape.prefixes}
+        ordered = [prefix for prefix in NAMESPACES if prefix in prefixes]
+        return self.writer.open(urlset_open(ordered))
 
     def write(self, source: str, batch: Batch) -> bytes:
-        return self.writer.write(self.renderer.elements(source, batch))
+        extras = batch.extras
+        if extras is not None and extras.count(None) != len(extras):
+            elements = self.renderer.extended(source, batch, self.shapes[source], self.news_cutoff)
+        else:
+            elements = self.renderer.elements(source, batch)
+        return self.writer.write(elements)
 
     def close(self) -> bytes:
         return self.writer.close()

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta, tzinfo
 from typing import Any
 
@@ -197,6 +197,13 @@ def _video_worst(link: int) -> int:
     return len(template) + 3 * link + text
 
 
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """Stands for a value whose function raised for this row (reported, then left out)."""
+
+    error: Exception
+
+
 @dataclass
 class Checked:
     """Extension elements ready to write, and what was left out (for the bad-row report)."""
@@ -216,6 +223,12 @@ def check(
     """The XML of an entry's extensions (``loc`` is its checked loc), within ``shape``."""
     out = Checked()
     parts: list[str] = []
+    for name in ("alternates", "images", "videos", "news"):
+        value = getattr(extensions, name)
+        if isinstance(value, Failed):
+            out.problems.append(f"{name} left out: the function raised {value.error!r}")
+            empty: dict[str, Any] = {name: None if name == "news" else ()}
+            extensions = replace(extensions, **empty)
     if extensions.alternates:
         try:
             parts.append(alternates_xml(extensions.alternates, loc, site, shape.alternates))
@@ -257,11 +270,16 @@ def alternates_xml(
     alternates: Sequence[Alternate] | Mapping[str, str], loc: str, site: Site, limit: int
 ) -> str:
     """Every alternate of a page, itself included, or :class:`ExtensionError`."""
-    pairs = (
-        list(alternates.items())
-        if isinstance(alternates, Mapping)
-        else [(a.hreflang, a.href) for a in alternates]
-    )
+    try:
+        pairs = (
+            list(alternates.items())
+            if isinstance(alternates, Mapping)
+            else [(a.hreflang, a.href) for a in alternates]
+        )
+    except (AttributeError, TypeError):
+        raise ExtensionError(
+            "alternates must be a {hreflang: url} mapping or a list of Alternate"
+        ) from None
     if len(pairs) > limit:
         raise ExtensionError(f"{len(pairs)} alternates, more than the source declares ({limit})")
     seen: set[str] = set()

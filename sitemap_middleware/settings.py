@@ -46,6 +46,7 @@ class Settings:
     allowed_hosts: tuple[str, ...] | None = None
     robots_txt: bool = True
     html: bool = False
+    news_tick: int = 900
     busy_retry_after: int = 5
 
     def __post_init__(self) -> None:
@@ -97,6 +98,7 @@ class Settings:
         if self.max_generations is not None:
             _positive_int("max_generations", self.max_generations, 1, 10_000)
         _positive_int("busy_retry_after", self.busy_retry_after, 0, 86_400)
+        _positive_int("news_tick", self.news_tick, 1, 86_400)
 
     def _hosts(self, value: object) -> tuple[str, ...]:
         """``allowed_hosts`` as ``host[:port]`` in canonical form, the base URL's host first."""

@@ -3,7 +3,6 @@ and never larger than the worst case pages are sized for."""
 
 from __future__ import annotations
 
-import functools
 from datetime import UTC, date, datetime, timedelta
 
 import pytest
@@ -26,7 +25,7 @@ from sitemap_middleware.extensions import (
 )
 from sitemap_middleware.urls import Site
 
-from .conftest import SCHEMAS
+from .conftest import _schema
 
 SITE = Site.build("https://example.com/", "/sitemap.xml")
 NOW = datetime(2024, 5, 3, 12, 0, tzinfo=UTC)
@@ -34,28 +33,9 @@ CUTOFF = NOW - timedelta(days=2)
 FULL = Shape(alternates=3, images=2, videos=1, news=True)
 
 
-class _Local(etree.Resolver):
-    """Offline: the xhtml schema's import of W3C's xml.xsd comes from the shared folder."""
-
-    def resolve(self, url: str | None, pubid: str | None, context: object) -> object:
-        if url and url.endswith("/2001/xml.xsd"):
-            return self.resolve_filename(str(SCHEMAS / "xml.xsd"), context)
-        return None
-
-
-@functools.cache
-def extensions_schema() -> etree.XMLSchema:
-    path = SCHEMAS / "urlset-with-extensions.xsd"
-    if not path.is_file():
-        pytest.fail(f"official schema {path} is missing")
-    parser = etree.XMLParser()
-    parser.resolvers.add(_Local())
-    return etree.XMLSchema(etree.parse(str(path), parser))
-
-
 def assert_valid_with_extensions(document: bytes) -> etree._Element:
     root = etree.fromstring(document)
-    schema = extensions_schema()
+    schema = _schema("urlset-with-extensions.xsd")
     if not schema.validate(root):
         raise AssertionError(f"not valid: {schema.error_log}")
     return root

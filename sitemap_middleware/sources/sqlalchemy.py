@@ -33,6 +33,7 @@ from ..dates import to_utc
 from ..entry import CHANGEFREQS, Batch, format_priority
 from ..validators import Summary
 from .base import ALL, Bucket, KeyRange, NotPageable, SyncSource, check_name
+from .extras import extras_spec
 
 LocSpec = str | Callable[[Row[Any]], str]
 if TYPE_CHECKING:
@@ -353,6 +354,7 @@ class SQLAlchemySource(SyncSource):
         priority_column: str | None = None,
         key: str | Sequence[str] | None = None,
         version: AnySelect | Callable[[], Any] | None = None,
+        **extensions: Any,
     ) -> None:
         if not isinstance(engine, Engine):
             raise TypeError(
@@ -360,10 +362,12 @@ class SQLAlchemySource(SyncSource):
                 "AsyncSQLAlchemySource for an AsyncEngine"
             )
         self.engine = engine
+        columns = [str(c.key) for c in stmt.selected_columns] if isinstance(stmt, Select) else []
+        self.extras = extras_spec(name, columns, loc, extensions)
         self.mapping = _Mapping(
             stmt,
             name=name,
-            loc=loc,
+            loc=self.extras.first_loc or loc,
             lastmod=lastmod,
             changefreq=changefreq,
             changefreq_column=changefreq_column,
@@ -374,9 +378,13 @@ class SQLAlchemySource(SyncSource):
         )
         self.name = self.mapping.name
         self.pageable = self.mapping.pageable
+        self.shape = self.extras.shape
+        self.extras.language_templates = [
+            LocTemplate(template, columns).column for template in self.extras.templates
+        ]
 
     def fingerprint(self) -> str:
-        return self.mapping._fingerprint
+        return self.mapping._fingerprint + self.extras.fingerprint()
 
     def _version(self, conn: Connection) -> Any:
         version = self.mapping.version
@@ -407,4 +415,5 @@ class SQLAlchemySource(SyncSource):
             conn.execution_options(yield_per=size).execute(stmt) as result,
         ):
             for rows in result.partitions(size):
-                yield self.mapping.map_rows(rows)
+                batch = self.mapping.map_rows(rows)
+                yield self.extras.apply(batch, rows) if self.extras.active else batch

@@ -17,7 +17,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from ..entry import Batch
 from ..validators import Summary
 from .base import ALL, AsyncSource, Bucket, KeyRange
-from .sqlalchemy import LocSpec, _Mapping
+from .extras import extras_spec
+from .sqlalchemy import LocSpec, LocTemplate, _Mapping
 
 if TYPE_CHECKING:
     from .sqlalchemy import AnySelect
@@ -40,6 +41,7 @@ class AsyncSQLAlchemySource(AsyncSource):
         priority_column: str | None = None,
         key: str | Sequence[str] | None = None,
         version: AnySelect | Callable[[], Any] | None = None,
+        **extensions: Any,
     ) -> None:
         if not isinstance(engine, AsyncEngine):
             raise TypeError(
@@ -47,10 +49,12 @@ class AsyncSQLAlchemySource(AsyncSource):
                 "SQLAlchemySource for a sync Engine"
             )
         self.engine = engine
+        columns = [str(c.key) for c in stmt.selected_columns] if isinstance(stmt, Select) else []
+        self.extras = extras_spec(name, columns, loc, extensions)
         self.mapping = _Mapping(
             stmt,
             name=name,
-            loc=loc,
+            loc=self.extras.first_loc or loc,
             lastmod=lastmod,
             changefreq=changefreq,
             changefreq_column=changefreq_column,
@@ -61,9 +65,13 @@ class AsyncSQLAlchemySource(AsyncSource):
         )
         self.name = self.mapping.name
         self.pageable = self.mapping.pageable
+        self.shape = self.extras.shape
+        self.extras.language_templates = [
+            LocTemplate(template, columns).column for template in self.extras.templates
+        ]
 
     def fingerprint(self) -> str:
-        return self.mapping._fingerprint
+        return self.mapping._fingerprint + self.extras.fingerprint()
 
     async def _version(self, conn: AsyncConnection) -> Any:
         version = self.mapping.version
@@ -95,4 +103,5 @@ class AsyncSQLAlchemySource(AsyncSource):
         stmt = self.mapping.where(self.mapping.stmt, keys).execution_options(yield_per=size)
         async with self.engine.connect() as conn, conn.stream(stmt) as result:
             async for rows in result.partitions(size):
-                yield self.mapping.map_rows(rows)
+                batch = self.mapping.map_rows(rows)
+                yield self.extras.apply(batch, rows) if self.extras.active else batch
