@@ -9,13 +9,15 @@
   ``CLI_EXAMPLE_DB`` / ``CLI_EXAMPLE_BASE`` (read when called);
 * ``broken_midstream``: an index whose second source fails after its first
   chunk (the middleware aborts that transfer); ``broken_before``: a source
-  that fails before the first byte (503).
+  that fails before the first byte (503); ``failing_startup``: an app whose
+  lifespan startup fails.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from datetime import UTC, date, datetime, timedelta, tzinfo
 
 from starlette.applications import Starlette
@@ -104,3 +106,13 @@ broken_midstream = SitemapApp(
     sources=[Failing("fine", 300, None), Failing("flaky", 300, fail_after=100)],
 )
 broken_before = SitemapApp(base_url=BASE, sources=[Failing("down", 10, None, fail_summary=True)])
+
+
+@asynccontextmanager
+async def no_database(app: Starlette) -> AsyncIterator[None]:
+    raise RuntimeError("cannot reach the database")
+    yield
+
+
+failing_startup = Starlette(lifespan=no_database)
+failing_startup.add_middleware(SitemapMiddleware, base_url=BASE, sources=PAGES)

@@ -126,6 +126,15 @@ def test_a_failing_source_leaves_no_file(
     assert not fresh.exists()
 
 
+def test_a_failing_startup_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = render(
+        capsys, "--app", "tests.cli_site:failing_startup", "--out", str(tmp_path)
+    )
+    assert status == 2
+    assert "startup failed" in err and "cannot reach the database" in err
+    assert files(tmp_path) == []
+
+
 def test_loading_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     for spec, message in [
         ("tests.cli_site", "must be MODULE:ATTRIBUTE"),

@@ -253,6 +253,9 @@ LASTMODS = [
     "2024-01-02T03:04:05+14:00",
     "2024-01-02T03:04:05+14:01",
     "2024-01-02T03:04:05-12:60",
+    "2024-01-02T03:04:05+12:60",
+    "2024-01-02T03:04:05+15:00",
+    "2024-01-02T03:04:05.123456789+14:00",
     "2024-01-02Z",
     "2024-1-02",
     "2024-01-02T03:04:05.Z",
@@ -268,7 +271,10 @@ LASTMODS = [
 
 @pytest.mark.parametrize("value", LASTMODS)
 def test_lastmod_as_the_xsd_reads_it(value: str) -> None:
-    assert xsd_lastmod(value) == xsd_value("lastmod", value)
+    accepted = xsd_value("lastmod", value)
+    assert xsd_lastmod(value) == accepted
+    codes = {code for code, _ in lastmod_problems(value, NOW)}
+    assert ("schema.lastmod" not in codes) == accepted
 
 
 PRIORITIES = [

@@ -32,6 +32,9 @@ _XSD_DATETIME = re.compile(rf"({_XSD_YEAR})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?
 _W3C = re.compile(
     r"(\d{4})(?:-(\d\d)(?:-(\d\d)(?:T(\d\d):(\d\d)(?::(\d\d)(\.\d+)?)?(Z|[+-]\d\d:\d\d))?)?)?"
 )
+_CANONICAL_LASTMOD = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}(?:T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:Z|[+-][01][0-9]:[0-5][0-9]))?"
+)
 _DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)")
 # RFC 3986 characters; anything else in a loc must be percent-encoded.
 _URI_CHARS = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]*")
@@ -107,6 +110,16 @@ def w3c_datetime(value: str) -> datetime | date | None:
 @functools.lru_cache(maxsize=65_536)
 def _lastmod(value: str) -> tuple[bool, datetime | date | None]:
     """Whether the XSD accepts it, and the W3C moment (sitemaps repeat their dates a lot)."""
+    if _CANONICAL_LASTMOD.fullmatch(value):
+        # The forms both definitions share; the C parser checks the ranges.
+        try:
+            moment = datetime.fromisoformat(value) if "T" in value else date.fromisoformat(value)
+        except ValueError:
+            pass
+        else:
+            offset = moment.utcoffset() if isinstance(moment, datetime) else None
+            if offset is None or abs(offset) <= timedelta(hours=14):
+                return True, moment
     return xsd_lastmod(value), w3c_datetime(value)
 
 
