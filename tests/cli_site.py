@@ -5,6 +5,7 @@
 * ``standalone``: a ``SitemapApp`` instance (one ``urlset``);
 * ``mounted``: a Starlette app with a ``SitemapApp`` mounted under ``/maps``;
 * ``create_app``: a factory returning a fresh ``app``;
+* ``gz_index``: an index listing its pages' ``.xml.gz`` files (``index_gz``);
 * ``example``: a factory for the example site, its database and base URL from
   ``CLI_EXAMPLE_DB`` / ``CLI_EXAMPLE_BASE`` (read when called);
 * ``broken_midstream``: an index whose second source fails after its first
@@ -66,6 +67,8 @@ mounted = Starlette(
         Mount("/maps", app=SitemapApp(base_url=BASE + "maps/", sources={"articles": ARTICLES})),
     ]
 )
+
+gz_index = SitemapApp(base_url=BASE, index_gz=True, max_urls=100, sources={"articles": ARTICLES})
 
 
 def example() -> Starlette:

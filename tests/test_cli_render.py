@@ -95,6 +95,19 @@ def test_a_mounted_sitemap_app(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert len(assert_valid_urlset(body, _schema("sitemap.xsd"))) == 250
 
 
+def test_an_index_of_gzip_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pages = [f"sitemap-articles-{n}.xml.gz" for n in (1, 2, 3)]
+    args = ["--app", "tests.cli_site:gz_index", "--quiet"]
+    # --no-gz still writes the files the index lists: they are its children.
+    assert render(capsys, *args, "--no-gz", "--out", str(tmp_path / "listed"))[0] == 0
+    assert files(tmp_path / "listed") == sorted(["sitemap.xml", *pages])
+    for name in files(tmp_path / "listed"):
+        assert (tmp_path / "listed" / name).read_bytes() == served(cli_site.gz_index, "/" + name)
+    assert render(capsys, *args, "--out", str(tmp_path / "all"))[0] == 0
+    plain = [page.removesuffix(".gz") for page in pages]
+    assert files(tmp_path / "all") == sorted(["sitemap.xml", "sitemap.xml.gz", *pages, *plain])
+
+
 def test_paths_and_no_gz(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     args = ["--app", "tests.cli_site:app", "--out", str(tmp_path), "--no-gz", "--quiet"]
     status, out, _ = render(capsys, *args, "--path", "/sitemap.xml")

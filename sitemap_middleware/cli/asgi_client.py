@@ -138,11 +138,9 @@ class ASGIClient:
         )
 
 
-async def with_lifespan(
-    app: ASGIApp, base_url: str, work: Callable[[ASGIClient], Awaitable[T]]
-) -> T:
-    """Run ``work`` with an :class:`ASGIClient` for ``app`` between its lifespan startup and
-    shutdown.
+async def with_lifespan(app: ASGIApp, base_url: str, work: Callable[[Fetch], Awaitable[T]]) -> T:
+    """Run ``work`` with the :class:`Fetch` of an :class:`ASGIClient` for ``app``, between the
+    app's lifespan startup and shutdown.
 
     As uvicorn's ``lifespan="auto"``: an application that raises on the
     lifespan scope before starting up does not support it and is used as is;
@@ -191,7 +189,7 @@ async def with_lifespan(
         await started.wait()
         if not startup_failure:
             try:
-                outcome.append(await work(client))
+                outcome.append(await work(client.fetch))
             except Exception as exc:
                 error.append(exc)
         stop.set()

@@ -164,6 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("--out", required=True, type=Path, metavar="DIR", help="output folder")
     render.add_argument(
         "--path",
+        type=_app_path,
         dest="paths",
         action="append",
         default=[],
@@ -274,6 +275,14 @@ def _render(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         return 1
     finally:
         logger.removeHandler(handler)
+
+
+def _app_path(text: str) -> str:
+    if not text.startswith("/") or "?" in text or not text.isascii():
+        raise argparse.ArgumentTypeError(
+            f"must be an ASCII path such as /sitemap.xml, got {text!r}"
+        )
+    return text
 
 
 def _positive(text: str) -> int:

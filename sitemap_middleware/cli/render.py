@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 from xml.etree import ElementTree
 
 from ..urls import Site
-from .asgi_client import ASGIClient, Fetch, ResponseFailed, with_lifespan
+from .asgi_client import Fetch, ResponseFailed, with_lifespan
 from .loader import Mounted, find_sitemaps, import_attribute, resolve_app
 from .progress import Progress
 from .staging import Staging, UnsafePath
@@ -79,11 +79,11 @@ async def run_render(options: RenderOptions, stdout: TextIO, stderr: TextIO) -> 
     target = import_attribute(options.app, options.app_dir)
     app = await resolve_app(target, options.factory)
 
-    async def work(client: ASGIClient) -> list[Path]:
+    async def work(fetch: Fetch) -> list[Path]:
         roots = plan(app, options.paths)  # after startup: Starlette builds its stack then
         staging = Staging(options.out)
         progress = Progress(stderr, enabled=not options.quiet)
-        renderer = _Renderer(client.fetch, staging, progress, options.gz)
+        renderer = _Renderer(fetch, staging, progress, options.gz)
         try:
             last = set()
             for root in roots:
@@ -95,6 +95,7 @@ async def run_render(options: RenderOptions, stdout: TextIO, stderr: TextIO) -> 
         finally:
             progress.close()
 
+    # A WSGI application would be driven here the same way: its own Fetch, no lifespan.
     base_url = next((m.settings.site.base_url for m in find_sitemaps(app)), "http://localhost/")
     written = await with_lifespan(app, base_url, work)
     if not options.quiet:
@@ -120,15 +121,17 @@ class _Renderer:
         roots = {root_file}
         if self.gz:
             roots.add(await self.document(root.path + ".gz"))
-        children = [root.child_path(loc) for loc in _index_locs(self.staging, root_file)]
-        # An index may list the .xml.gz files (index_gz): render both forms of each.
-        plain = list(dict.fromkeys(c.removesuffix(".gz") for c in children))
-        self.total += len(plain) * (2 if self.gz else 1)
+        locs = _index_locs(self.staging, root_file)
+        children = list(dict.fromkeys(root.child_path(loc) for loc in locs))
+        self.total += len(children) * (2 if self.gz else 1)
         self._show()
-        for path in plain:
+        for path in children:
+            # The form the index lists (.xml, or .xml.gz with index_gz), then the other one.
             await self.document(path)
             if self.gz:
-                await self.document(path + ".gz")
+                await self.document(
+                    path.removesuffix(".gz") if path.endswith(".gz") else path + ".gz"
+                )
         return roots
 
     async def document(self, path: str) -> Path:
