@@ -20,7 +20,6 @@ WARNINGS = frozenset(
         "loc.whitespace",  # the XSD collapses it; strict parsers may not
         "schema.extension",  # an element in a namespace no crawler knows
         "xml.doctype",
-        "http.304-last-modified",  # RFC 9110 §15.4.5 only suggests it on a 304
     }
 )
 

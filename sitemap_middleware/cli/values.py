@@ -27,15 +27,19 @@ MAX_LOC = 2047
 _XSD_SPACE = re.compile(r"[ \t\n\r]+")
 _XSD_YEAR = r"-?(?:[1-9][0-9]{4,}|[0-9]{4})"
 _XSD_TZ = r"(?:Z|[+-](\d\d):(\d\d))?"
-_XSD_DATE = re.compile(rf"({_XSD_YEAR})-(\d\d)-(\d\d){_XSD_TZ}")
-_XSD_DATETIME = re.compile(rf"({_XSD_YEAR})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.\d+)?{_XSD_TZ}")
+# re.ASCII: \d would also match other scripts' digits, which int() accepts and XML does not.
+_XSD_DATE = re.compile(rf"({_XSD_YEAR})-(\d\d)-(\d\d){_XSD_TZ}", re.ASCII)
+_XSD_DATETIME = re.compile(
+    rf"({_XSD_YEAR})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.\d+)?{_XSD_TZ}", re.ASCII
+)
 _W3C = re.compile(
-    r"(\d{4})(?:-(\d\d)(?:-(\d\d)(?:T(\d\d):(\d\d)(?::(\d\d)(\.\d+)?)?(Z|[+-]\d\d:\d\d))?)?)?"
+    r"(\d{4})(?:-(\d\d)(?:-(\d\d)(?:T(\d\d):(\d\d)(?::(\d\d)(\.\d+)?)?(Z|[+-]\d\d:\d\d))?)?)?",
+    re.ASCII,
 )
 _CANONICAL_LASTMOD = re.compile(
     r"[0-9]{4}-[0-9]{2}-[0-9]{2}(?:T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:Z|[+-][01][0-9]:[0-5][0-9]))?"
 )
-_DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)")
+_DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)", re.ASCII)
 # RFC 3986 characters; anything else in a loc must be percent-encoded.
 _URI_CHARS = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]*")
 _BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
