@@ -182,7 +182,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="folder to import MODULE from (default: the current folder)",
     )
     render.add_argument(
-        "--no-gz", dest="gz", action="store_false", help="write only the .xml files"
+        "--no-gz",
+        dest="gz",
+        action="store_false",
+        help="skip the .xml.gz files (except those an index lists as its children)",
     )
     render.add_argument(
         "--quiet", action="store_true", help="no progress indicator and no summary line"
