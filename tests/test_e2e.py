@@ -95,12 +95,16 @@ def state(server: str) -> dict[str, int]:
     return httpx.get(server + "/_state").json()  # type: ignore[no-any-return]
 
 
-def raw_get(server: str, path: str, method: str = "GET") -> tuple[bytes, list[bytes]]:
+def raw_get(
+    server: str, path: str, method: str = "GET", headers: dict[str, str] | None = None
+) -> tuple[bytes, list[bytes]]:
     """Send a request over a plain socket; return the head and the body's chunks as framed."""
     host, port = server.removeprefix("http://").split(":")
+    extra = "".join(f"{name}: {value}\r\n" for name, value in (headers or {}).items())
     with socket.create_connection((host, int(port)), timeout=10) as sock:
         sock.sendall(
-            f"{method} {path} HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n\r\n".encode()
+            f"{method} {path} HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n"
+            f"{extra}\r\n".encode()
         )
         data = b""
         while chunk := sock.recv(65536):
@@ -213,4 +217,27 @@ def test_index_pages_and_gzip_through_a_real_server(server: str) -> None:
     assert len(seen) == len(set(seen)) == 1200
     assert httpx.get(server + "/paged/sitemap-articles-4.xml").status_code == 404
     assert httpx.get(server + "/paged/sitemap-articles-0.xml").status_code == 404
+    assert state(server)["checkedout"] == 0
+
+
+def test_failure_mid_stream_with_gzip_is_a_broken_stream(server: str) -> None:
+    head, chunks = raw_get(server, "/broken.xml", headers={"Accept-Encoding": "gzip"})
+    assert head.startswith(b"HTTP/1.1 200") and b"content-encoding: gzip" in head.lower()
+    with pytest.raises((EOFError, OSError)):  # no gzip trailer: never a whole file
+        gzip.decompress(b"".join(chunks))
+    assert state(server)["checkedout"] == 0
+
+
+def test_a_slow_stream_does_not_hold_up_other_requests(server: str) -> None:
+    with httpx.stream("GET", server + "/slow.xml") as slow:
+        assert next(slow.iter_bytes()).startswith(b"<?xml")  # a transfer under way
+        index = fetch("GET", server + "/paged/sitemap.xml")
+        assert index.status_code == 200
+        page = fetch("GET", server + "/paged/sitemap-articles-2.xml")
+        assert len(assert_valid_urlset(page.content, _schema("sitemap.xsd"))) == 500
+        cached = httpx.get(server + "/sitemap.xml", headers={"If-None-Match": "*"})
+        assert cached.status_code == 304
+    deadline = time.monotonic() + 10
+    while state(server)["checkedout"] != 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert state(server)["checkedout"] == 0
