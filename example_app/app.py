@@ -49,7 +49,8 @@ def create_app(db_path: str, rows: int, base_url: str) -> Starlette:
     builds ``add_middleware`` middleware only on the first ASGI call, too late to fail early.
     """
     Settings(base_url=base_url)
-    sync_engine = create_engine(f"sqlite:///{db_path}")
+    # A replica starting beside another waits for its seeding (BEGIN IMMEDIATE) up to 60 s.
+    sync_engine = create_engine(f"sqlite:///{db_path}", connect_args={"timeout": 60})
     try:
         seed(sync_engine, rows)
     finally:

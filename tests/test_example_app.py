@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import re
+from multiprocessing.synchronize import Barrier
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -105,3 +107,31 @@ def test_seed_only_when_the_row_count_differs(tmp_path: Path) -> None:
 def test_bad_base_url_fails_when_the_app_is_built(tmp_path: Path) -> None:
     with pytest.raises(ConfigurationError, match="base_url"):
         create_app(str(tmp_path / "bad.sqlite3"), 5, "example.com")
+
+
+def _seed_at_once(path: str, barrier: Barrier, outcome: multiprocessing.Queue[str]) -> None:
+    engine = create_engine(f"sqlite:///{path}", connect_args={"timeout": 60})
+    barrier.wait()
+    try:
+        outcome.put("seeded" if seed(engine, 3_000) else "kept")
+    except Exception as exc:
+        outcome.put(f"failed: {exc}")
+    finally:
+        engine.dispose()
+
+
+def test_two_replicas_seeding_a_new_file_at_once(tmp_path: Path) -> None:
+    """Replicas started together on one new SQLite file: one seeds, the other keeps its rows."""
+    context = multiprocessing.get_context("spawn")
+    barrier = context.Barrier(2)
+    outcome: multiprocessing.Queue[str] = context.Queue()
+    path = str(tmp_path / "shared.sqlite3")
+    processes = [
+        context.Process(target=_seed_at_once, args=(path, barrier, outcome)) for _ in range(2)
+    ]
+    for process in processes:
+        process.start()
+    results = sorted(outcome.get(timeout=60) for _ in processes)
+    for process in processes:
+        process.join(10)
+    assert results == ["kept", "seeded"]
