@@ -58,7 +58,8 @@ def create_app(db_path: str, rows: int, base_url: str) -> Starlette:
     engine = create_async_engine(f"sqlite+aiosqlite:///{db_path}")
 
     async def static_page(request: Request) -> HTMLResponse:
-        title, text = PAGES[request.url.path]
+        # The matched route, not request.url.path: that one includes a proxy's root_path.
+        title, text = PAGES[request.scope["route"].path]
         return page(title, f"<p>{html.escape(text)}</p>")
 
     async def article_list(request: Request) -> HTMLResponse:
