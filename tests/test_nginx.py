@@ -62,7 +62,8 @@ http {{
                      'cache=$upstream_cache_status upstream=$upstream_status '
                      'addr=$upstream_addr';
     access_log {tmp}/access.log steps;
-    gzip off;
+    gzip on;
+    gzip_types text/xml;
     proxy_cache_path {tmp}/cache keys_zone=sitemaps:1m;
     upstream replicas {{
         server 127.0.0.1:{replica_a};
@@ -72,6 +73,7 @@ http {{
     upstream broken {{ server 127.0.0.1:{broken}; keepalive 2; }}
     server {{
         listen 127.0.0.1:{port};
+        # As in docs/deployment.md (X-Forwarded-Proto fixed: this nginx has no TLS).
         location {prefix}/ {{
             proxy_pass http://replicas/;
             proxy_http_version 1.1;
@@ -79,12 +81,24 @@ http {{
             proxy_set_header Host $host;
             proxy_set_header X-Forwarded-Proto https;
             proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+
+            location {prefix}/sitemap {{
+                proxy_pass http://replicas/sitemap;
+                proxy_cache sitemaps;
+                proxy_cache_revalidate on;
+                proxy_ignore_headers Cache-Control Expires;
+                proxy_cache_valid 200 1s;
+                proxy_cache_bypass $http_x_no_cache;
+                proxy_no_cache $http_x_no_cache;
+            }}
+        }}
+        location /as-sent/ {{
+            proxy_pass http://replicas/;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
             proxy_cache sitemaps;
-            proxy_cache_revalidate on;
-            proxy_ignore_headers Cache-Control Expires;
-            proxy_cache_valid 200 1s;
-            proxy_cache_bypass $http_x_no_cache;
-            proxy_no_cache $http_x_no_cache;
+            proxy_cache_key as-sent$request_uri;  # the default key is the upstream URL
+            proxy_cache_valid 200 1m;
         }}
         location /broken/ {{
             proxy_pass http://broken/;
@@ -365,6 +379,15 @@ def test_the_site_and_its_sitemap_answer_under_the_prefix(
     assert fetch(site.nginx, PREFIX + "/sitemap-articles-4.xml").status == 404
     # uvicorn prepends its root_path to the path it receives: the proxy must strip the prefix.
     assert fetch(site.replicas[0], PREFIX + "/sitemap.xml").status == 404
+
+
+def test_without_ignoring_cache_control_nginx_stores_nothing(site: Site) -> None:
+    """Why the guide sets proxy_ignore_headers: nginx does not store a ``no-cache`` response."""
+    for step in ("as-sent-1", "as-sent-2"):
+        reply = fetch(site.nginx, "/as-sent/sitemap-pages-1.xml", headers={"X-Step": step})
+        assert reply.status == 200 and reply.headers["cache-control"] == "no-cache"
+        [line] = site.steps(step)
+        assert "cache=MISS upstream=200" in line
 
 
 def test_an_aborted_transfer_is_neither_passed_on_whole_nor_cached(site: Site) -> None:
