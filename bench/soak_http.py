@@ -7,7 +7,8 @@ chunked body a HEAD never has), so a thread beside it sends HEADs over a keep-al
 ``http.client`` connection at a bounded rate. After a warm-up run, the server's RSS
 (``VmRSS``) is sampled every few seconds.
 
-An error is any status other than 200, 304 and 404, any socket error, or a failed HEAD.
+The warm-up sends the same traffic. An error is any status other than 200, 304 and 404,
+any socket error, or a failed HEAD.
 Targets: zero errors; RSS drift (last sample minus first) <= 5 MB.
 
 Usage: ``python bench/soak_http.py [--minutes 10] [--warmup 30] [--connections 8]``
@@ -101,7 +102,13 @@ def main() -> None:
     load_before = machine_load()
     with server(args.rows) as site:
         requests = mix(site)
+        rss_at_start = site.rss_kb()
+        # The warm-up is the same traffic, HEADs included, so that pools and threads have
+        # grown to their working size before the first sample.
+        warm_heads = Heads(site.url, args.head_rate, time.monotonic() + args.warmup)
+        warm_heads.start()
         warm = wrk(site.url, args.warmup, args.connections, requests=requests)
+        warm_heads.join(60)
         cpu_before = site.cpu_seconds()
         stop = time.monotonic() + seconds
         heads = Heads(site.url, args.head_rate, stop)
@@ -128,7 +135,7 @@ def main() -> None:
         f"load average before {load_before}, after {load_after} (2 shared cores; this "
         f"soak's server used {cpu / run.seconds:.0%} of one core, wrk and HEADs come on top)"
     )
-    print("\nRSS of the server (MB) by minute:")
+    print(f"\nRSS of the server before the warm-up: {rss_at_start / 1024:.1f} MB; by minute:")
     every = max(1, round(60 / args.sample))
     for number, (elapsed, kb) in enumerate(samples):
         if number % every == 0 or number == len(samples) - 1:
@@ -146,7 +153,7 @@ def main() -> None:
     )
     errors = run.unexpected(ALLOWED) + run.socket_errors
     errors += sum(n for status, n in heads.statuses.items() if status not in ALLOWED)
-    errors += sum(heads.failures.values())
+    errors += sum(heads.failures.values()) + sum(warm_heads.failures.values())
     print(
         f"\nerrors: {errors} (statuses outside 200/304/404: {run.unexpected(ALLOWED)}, "
         f"socket errors: {run.socket_errors}, HEAD failures: {dict(heads.failures)})"
