@@ -1,4 +1,4 @@
-"""Helpers of the HTTP load scripts: one uvicorn process on 127.0.0.1, and wrk runs against it.
+"""What the HTTP load scripts share: one uvicorn process on 127.0.0.1, and wrk runs against it.
 
 Every request goes to 127.0.0.1 only, and every wrk run is bounded by its duration.
 """
