@@ -49,7 +49,8 @@ def create_app(db_path: str, rows: int, base_url: str) -> Starlette:
     builds ``add_middleware`` middleware only on the first ASGI call, too late to fail early.
     """
     Settings(base_url=base_url)
-    sync_engine = create_engine(f"sqlite:///{db_path}")
+    # A replica starting beside another waits for its seeding (BEGIN IMMEDIATE) up to 60 s.
+    sync_engine = create_engine(f"sqlite:///{db_path}", connect_args={"timeout": 60})
     try:
         seed(sync_engine, rows)
     finally:
@@ -57,7 +58,8 @@ def create_app(db_path: str, rows: int, base_url: str) -> Starlette:
     engine = create_async_engine(f"sqlite+aiosqlite:///{db_path}")
 
     async def static_page(request: Request) -> HTMLResponse:
-        title, text = PAGES[request.url.path]
+        # The matched route, not request.url.path: that one includes a proxy's root_path.
+        title, text = PAGES[request.scope["route"].path]
         return page(title, f"<p>{html.escape(text)}</p>")
 
     async def article_list(request: Request) -> HTMLResponse:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import re
+from multiprocessing.synchronize import Barrier
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -129,3 +131,31 @@ async def test_flask_variant_serves_the_same_sitemap(tmp_path: Path) -> None:
     assert call_wsgi(flask_app, path="/articles/article-50").status == 404
     await starlette_app.state.engine.dispose()
     flask_app.extensions["sitemap_engine"].dispose()
+
+
+def _seed_at_once(path: str, barrier: Barrier, outcome: multiprocessing.Queue[str]) -> None:
+    engine = create_engine(f"sqlite:///{path}", connect_args={"timeout": 60})
+    barrier.wait()
+    try:
+        outcome.put("seeded" if seed(engine, 3_000) else "kept")
+    except Exception as exc:
+        outcome.put(f"failed: {exc}")
+    finally:
+        engine.dispose()
+
+
+def test_two_replicas_seeding_a_new_file_at_once(tmp_path: Path) -> None:
+    """Replicas started together on one new SQLite file: one seeds, the other keeps its rows."""
+    context = multiprocessing.get_context("spawn")
+    barrier = context.Barrier(2)
+    outcome: multiprocessing.Queue[str] = context.Queue()
+    path = str(tmp_path / "shared.sqlite3")
+    processes = [
+        context.Process(target=_seed_at_once, args=(path, barrier, outcome)) for _ in range(2)
+    ]
+    for process in processes:
+        process.start()
+    results = sorted(outcome.get(timeout=60) for _ in processes)
+    for process in processes:
+        process.join(10)
+    assert results == ["kept", "seeded"]
