@@ -50,7 +50,7 @@ def request_from(scope: Scope) -> Request:
     headers: dict[str, list[str]] = {}
     for name, value in scope.get("headers", ()):
         headers.setdefault(name.decode("latin-1").lower(), []).append(value.decode("latin-1"))
-    return Request(scope["method"], headers)
+    return Request(scope["method"], headers, str(scope.get("http_version", "1.1")))
 
 
 async def chunks(
@@ -260,7 +260,9 @@ async def _produce(transfer: Transfer, send: Send) -> None:
         return await _send(send, last, "GET")
     if start := transfer.start():
         await send(_start(start))
-    await send({"type": "http.response.body", "body": last, "more_body": False})
+    for chunk in last:
+        await send({"type": "http.response.body", "body": chunk, "more_body": True})
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 def _start(response: Response) -> Message:

@@ -44,6 +44,7 @@ class Request:
 
     method: str
     headers: Headers = field(default_factory=dict)
+    http_version: str = "1.1"
 
     @property
     def host(self) -> str | None:

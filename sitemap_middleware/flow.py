@@ -15,10 +15,11 @@ asking it, at each point, what may be sent.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Awaitable, Callable, Generator, Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime, tzinfo
-from typing import Any
+from tempfile import SpooledTemporaryFile
+from typing import IO, Any
 
 from .core import Body, Part, Request, Response, Sitemap, Slot
 from .entry import Batch
@@ -92,7 +93,7 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
                 slot.release()
                 logger.exception("sitemap %s: a source failed before the response", target)
                 return sitemap.unavailable()
-        return Transfer(sitemap, plan, slot)
+        return Transfer(sitemap, plan, slot, spool=request.http_version == "1.0")
     try:
         for source, summary in sitemap.index_needs(plan, summaries):
             pages = yield ReadPages(source, sitemap.width(source), sitemap.settings.naive_timezone)
@@ -150,12 +151,19 @@ class Transfer:
     :meth:`close`.
     """
 
-    def __init__(self, sitemap: Sitemap, plan: Response, slot: Slot) -> None:
+    def __init__(self, sitemap: Sitemap, plan: Response, slot: Slot, spool: bool = False) -> None:
         self.sitemap = sitemap
         self.plan = plan
         self.body: Body = sitemap.body(plan)
         self.started = False
         self._slot = slot
+        # Kept in memory up to a few chunks, on disk beyond: memory stays flat. It lives as
+        # long as the transfer, so close() closes it rather than a with block.
+        self._spool: IO[bytes] | None = (
+            SpooledTemporaryFile(max_size=4 * sitemap.settings.chunk_bytes)  # noqa: SIM115
+            if spool
+            else None
+        )
 
     @property
     def parts(self) -> tuple[Part, ...]:
@@ -166,21 +174,45 @@ class Transfer:
         return self.sitemap.settings.batch_size
 
     def feed(self, source: str, batch: Batch) -> bytes:
-        """A chunk once enough is gathered, else ``b""`` (see :class:`~.core.Body`)."""
-        return self.body.feed(source, batch)
+        """A chunk once enough is gathered, else ``b""`` (see :class:`~.core.Body`).
+
+        For an HTTP/1.0 client every chunk is spooled instead: without chunked
+        transfer coding the end of a body is the end of the connection, so a cut
+        transfer would look complete. It gets the whole document with a
+        ``Content-Length`` once it is generated, or a 503.
+        """
+        chunk = self.body.feed(source, batch)
+        if self._spool is not None and chunk:
+            self._spool.write(chunk)
+            return b""
+        return chunk
 
     def start(self) -> Response | None:
         """The status line and headers, the first time a chunk is about to go."""
         if self.started:
             return None
         self.started = True
+        if self._spool is not None:
+            length = ("content-length", str(self._spool.tell()))
+            return replace(self.plan, headers=[*self.plan.headers, length])
         return self.plan
 
-    def finish(self) -> bytes | Response:
-        """The last chunk, or a 404 when every row was rejected (an empty urlset is invalid)."""
+    def finish(self) -> Iterator[bytes] | Response:
+        """The last chunks (for a spooled document: all of it), or a 404 when every row was
+        rejected (an empty urlset is invalid)."""
         if self.body.urls == 0 and not self.started:
             return self.sitemap.not_found()
-        return self.body.close()
+        last = self.body.close()
+        if self._spool is None:
+            return iter((last,))
+        self._spool.write(last)
+        return self._read_spool()
+
+    def _read_spool(self) -> Iterator[bytes]:
+        assert self._spool is not None
+        self._spool.seek(0)
+        while chunk := self._spool.read(self.sitemap.settings.chunk_bytes):
+            yield chunk
 
     def failed(self, error: Exception) -> Response:
         """What a failure means: a response while nothing is sent; re-raised after that."""
@@ -196,3 +228,5 @@ class Transfer:
 
     def close(self) -> None:
         self._slot.release()
+        if self._spool is not None:
+            self._spool.close()

@@ -46,7 +46,9 @@ def request_from(environ: Environ) -> Request:
     for key, value in environ.items():
         if key.startswith("HTTP_") and isinstance(value, str):
             headers[key[5:].replace("_", "-").lower()] = [value]
-    return Request(str(environ.get("REQUEST_METHOD", "GET")), headers)
+    protocol = str(environ.get("SERVER_PROTOCOL", "HTTP/1.1"))
+    version = "1.0" if protocol.upper() == "HTTP/1.0" else "1.1"
+    return Request(str(environ.get("REQUEST_METHOD", "GET")), headers, version)
 
 
 def status_line(status: int) -> str:
@@ -288,7 +290,7 @@ class _Body:
             yield from _respond(self._start_response, last, "GET")
             return
         self._start()
-        yield last
+        yield from last
 
     def close(self) -> None:
         """Release the rows (the server calls this however the iteration ended)."""

@@ -63,6 +63,7 @@ async def call(
     root_path: str = "",
     disconnect_after: int | None = None,
     wsgi: bool = False,
+    http_version: str = "1.1",
 ) -> Exchange:
     """One request. ``disconnect_after=n``: the client goes away after n body messages.
 
@@ -71,7 +72,7 @@ async def call(
     """
     if wsgi or isinstance(app, SitemapWSGIMiddleware):
         exchange = await anyio.to_thread.run_sync(
-            lambda: call_wsgi(app, method, path, headers, root_path, disconnect_after)
+            lambda: call_wsgi(app, method, path, headers, root_path, disconnect_after, http_version)
         )
         _check(exchange, method)
         return exchange
@@ -100,7 +101,7 @@ async def call(
     scope = {
         "type": "http",
         "asgi": {"version": "3.0", "spec_version": "2.3"},
-        "http_version": "1.1",
+        "http_version": http_version,
         "method": method,
         "scheme": "https",
         "path": root_path + path,
@@ -137,6 +138,7 @@ def call_wsgi(
     headers: dict[str, str] | None = None,
     script_name: str = "",
     disconnect_after: int | None = None,
+    http_version: str = "1.1",
 ) -> Exchange:
     """One WSGI request, iterated as a server does; the client may go away after n chunks."""
     exchange = Exchange()
@@ -147,7 +149,7 @@ def call_wsgi(
         "QUERY_STRING": "",
         "SERVER_NAME": "example.com",
         "SERVER_PORT": "443",
-        "SERVER_PROTOCOL": "HTTP/1.1",
+        "SERVER_PROTOCOL": f"HTTP/{http_version}",
         "REMOTE_ADDR": "127.0.0.1",
         "wsgi.version": (1, 0),
         "wsgi.url_scheme": "https",

@@ -463,3 +463,29 @@ def test_allowed_hosts_are_checked_at_construction(make_app: MakeApp) -> None:
     for bad in ("example.org", ["*.example.org"], ["exa mple.org"], [42]):
         with pytest.raises(ConfigurationError, match=r"^allowed_hosts: "):
             make_app(sources=["/"], base_url=BASE, allowed_hosts=bad)
+
+
+async def test_http_1_0_gets_the_whole_document_or_a_503(
+    make_app: MakeApp, engine: Engine, db_path: Path, sitemap_schema: etree.XMLSchema
+) -> None:
+    """Without chunked framing a cut transfer would look complete: HTTP/1.0 clients get the
+    document only once it is whole, with its Content-Length."""
+    app = make_app(
+        sources=[article_source(engine)], base_url=BASE, batch_size=100, chunk_bytes=4096
+    )
+    whole = await call(app, http_version="1.0")
+    assert whole.status == 200 and whole.complete
+    assert whole.headers["content-length"] == str(len(whole.body))
+    assert len(assert_valid_urlset(whole.body, sitemap_schema)) == 1200
+    assert whole.body == (await call(app)).body
+    broken = failing_engine(db_path, fail_at_id=900)
+    failing = make_app(
+        sources=[article_source(broken, stmt=boom_stmt())],
+        base_url=BASE,
+        batch_size=100,
+        chunk_bytes=4096,
+    )
+    refused = await call(failing, http_version="1.0")
+    assert refused.status == 503 and b"<" not in refused.body
+    assert broken.pool.checkedout() == 0  # type: ignore[attr-defined]
+    assert failing.sitemap.generations.running == 0

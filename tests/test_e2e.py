@@ -241,3 +241,25 @@ def test_a_slow_stream_does_not_hold_up_other_requests(server: str) -> None:
     while state(server)["checkedout"] != 0 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert state(server)["checkedout"] == 0
+
+
+def http10(server: str, path: str) -> tuple[bytes, bytes]:
+    """An HTTP/1.0 request: no chunked framing, the body ends where the connection does."""
+    host, port = server.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(f"GET {path} HTTP/1.0\r\nHost: example.com\r\n\r\n".encode())
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    return head, body
+
+
+def test_http_1_0_clients_get_whole_documents_or_503(server: str) -> None:
+    head, body = http10(server, "/sitemap.xml")
+    assert head.split(b"\r\n")[0].endswith(b"200 OK")
+    assert f"content-length: {len(body)}".encode() in head.lower()
+    assert body.rstrip().endswith(b"</urlset>")
+    head, body = http10(server, "/broken.xml")
+    assert b" 503 " in head.split(b"\r\n")[0] and b"<" not in body
+    assert state(server)["checkedout"] == 0
