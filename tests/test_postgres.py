@@ -12,7 +12,7 @@ import gzip
 import random
 from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -407,6 +407,43 @@ async def test_psycopg_and_asyncpg_give_the_same_bytes_and_tags(db: Db, pg_url: 
         assert checked_out(async_engine) == 0
     finally:
         await dispose(async_engine)
+
+
+@pytest.mark.parametrize("db", ["psycopg"], indirect=True)
+async def test_timestamptz_lastmods_do_not_depend_on_the_session_timezone(
+    db: Db, pg_url: URL, sitemap_schema: etree.XMLSchema
+) -> None:
+    """A timestamptz has no offset of its own: psycopg gives it in the session's TimeZone,
+    asyncpg in UTC. Both must write the same bytes."""
+    events = Table(
+        "events",
+        MetaData(schema=db.schema),
+        Column("id", Integer, primary_key=True),
+        Column("happened_at", DateTime(timezone=True)),
+    )
+    with db.admin.begin() as conn:
+        events.create(conn)
+        start = datetime(2024, 3, 30, 22, 0, tzinfo=UTC)  # across a daylight saving change
+        conn.execute(
+            insert(events),
+            [{"id": i, "happened_at": start + timedelta(hours=i)} for i in range(48)],
+        )
+    stmt = select(events.c.id, events.c.happened_at)
+    berlin = make_engine(pg_url, "psycopg", db.schema, options="-c timezone=Europe/Berlin")
+    asyncpg = make_engine(pg_url, "asyncpg", db.schema)
+    try:
+        bodies = []
+        for engine in (berlin, asyncpg):
+            source = db.source(stmt, engine, loc="/events/{id}", lastmod="happened_at")
+            exchange = await call(db.app(source))
+            assert exchange.status == 200
+            bodies.append(exchange.body)
+        urls = assert_valid_urlset(bodies[0], sitemap_schema)
+        assert urls[0].findtext(f"{NS}lastmod") == "2024-03-30T22:00:00+00:00"
+        assert bodies[0] == bodies[1]
+    finally:
+        await dispose(berlin)
+        await dispose(asyncpg)
 
 
 # --- failures -------------------------------------------------------------------------------

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import string
 from collections.abc import Callable, Iterator, Sequence
-from datetime import tzinfo
+from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Integer, Select, func, select, tuple_
+from sqlalchemy import DateTime, Integer, Select, func, select, tuple_
 from sqlalchemy.engine import Connection, Engine, Row
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -185,6 +185,10 @@ class _Mapping:
         self.changefreq = changefreq
         self.priority = priority
         self.lastmod_name = lastmod
+        # A timestamptz keeps no offset: psycopg gives it in the session's TimeZone, asyncpg
+        # in UTC. Written in UTC, the bytes depend on the data alone, not on the connection.
+        lastmod_type = selected[self.lastmod_index].type if self.lastmod_index is not None else None
+        self.lastmod_in_utc = isinstance(lastmod_type, DateTime) and bool(lastmod_type.timezone)
         self.key_names = key_names
         self.stmt = stmt.order_by(None).order_by(*self.key_columns)
         self.version = version
@@ -307,10 +311,13 @@ class _Mapping:
             locs = self.loc.column(rows)
         else:
             locs = [self._call_loc(row) for row in rows]
+        lastmods = self._column(rows, self.lastmod_index, None, count)
+        if self.lastmod_in_utc:
+            lastmods = [_in_utc(value) for value in lastmods]
         return Batch(
             keys,
             locs,
-            self._column(rows, self.lastmod_index, None, count),
+            lastmods,
             self._column(rows, self.changefreq_index, self.changefreq, count),
             self._column(rows, self.priority_index, self.priority, count),
         )
@@ -328,6 +335,15 @@ class _Mapping:
         if index is None:
             return [constant] * count
         return [row[index] for row in rows]
+
+
+def _in_utc(value: Any) -> Any:
+    if type(value) is datetime and value.tzinfo is not None and value.tzinfo is not UTC:
+        try:
+            return value.astimezone(UTC)
+        except (OverflowError, ValueError):  # out of range in UTC: the rules judge it as it is
+            return value
+    return value
 
 
 class SQLAlchemySource(SyncSource):
