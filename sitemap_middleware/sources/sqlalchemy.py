@@ -193,6 +193,8 @@ class _Mapping:
         self.stmt = stmt.order_by(None).order_by(*self.key_columns)
         self.version = version
         self._summary_stmts: dict[KeyRange, AnySelect] = {}
+        # One aggregate over a key range instead of one per column (set on PostgreSQL).
+        self.ranges_in_one_pass = False
         self.pageable = len(self.key_columns) == 1 and isinstance(self.key_columns[0].type, Integer)
         # With a version token: the summaries read for the current version.
         self._by_version: dict[tuple[str, KeyRange, tzinfo], Summary] = {}
@@ -246,6 +248,14 @@ class _Mapping:
         lastmod = self.lastmod_name
         newest = alone(func.max(rows.c[lastmod])) if lastmod is not None else None
         first_key = rows.c[self.key_names[0]]
+        if self.ranges_in_one_pass and keys != ALL:
+            # PostgreSQL answers a lone max(lastmod) of a key range from the lastmod index,
+            # newest first, dropping the rows of every later page on the way (page 1 of
+            # 1,000,000 rows: 120 ms); one aggregate reads the range once (2 ms).
+            columns = [func.count(), func.min(first_key), func.max(first_key)]
+            if lastmod is not None:
+                columns.append(func.max(rows.c[lastmod]))
+            return select(*columns).select_from(rows)
         aggregates = [alone(func.count()), alone(func.min(first_key)), alone(func.max(first_key))]
         if newest is not None:
             aggregates.append(newest)
@@ -392,6 +402,7 @@ class SQLAlchemySource(SyncSource):
             key=key,
             version=version,
         )
+        self.mapping.ranges_in_one_pass = engine.dialect.name == "postgresql"
         self.name = self.mapping.name
         self.pageable = self.mapping.pageable
         self.shape = self.extras.shape

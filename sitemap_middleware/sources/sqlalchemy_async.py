@@ -63,6 +63,7 @@ class AsyncSQLAlchemySource(AsyncSource):
             key=key,
             version=version,
         )
+        self.mapping.ranges_in_one_pass = engine.dialect.name == "postgresql"
         self.name = self.mapping.name
         self.pageable = self.mapping.pageable
         self.shape = self.extras.shape
