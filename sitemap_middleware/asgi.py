@@ -17,6 +17,7 @@ from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import anyio.to_thread
 
 from . import robots
@@ -60,13 +61,20 @@ async def chunks(
 
     A sync source is read *and rendered* in a worker thread, one chunk per
     hand-off (a hand-off costs about as much as rendering a hundred rows), and
-    is closed in a thread too. Cancellation lands between chunks; cleanup is
-    shielded from it so the connection always goes back to the pool.
+    is closed in a thread too. Cancellation (a disconnect, a shutdown) lands
+    between batches, never inside a database call: a driver interrupted
+    mid-fetch leaves its connection in an unknown state. Cleanup is shielded
+    too, so the connection always goes back to the pool.
     """
     if isinstance(source, AsyncSource):
         batches = source.batches(keys, size)
         try:
-            async for batch in batches:
+            while True:
+                with anyio.CancelScope(shield=True):
+                    batch = await anext(batches, None)
+                if batch is None:
+                    break
+                await anyio.lowlevel.checkpoint()  # a pending cancellation lands here
                 chunk = body.feed(source.name, batch)
                 if chunk:
                     yield chunk
