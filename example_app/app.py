@@ -32,12 +32,15 @@ PAGES = {
 }
 
 
-def page(title: str, body: str, status_code: int = 200) -> HTMLResponse:
+def page(title: str, body: str, root: str = "", status_code: int = 200) -> HTMLResponse:
+    """A page of the site; ``root`` is the path prefix it is served under (a proxy's)."""
+    root = html.escape(root)
     return HTMLResponse(
         f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
         f"</head><body><h1>{html.escape(title)}</h1>{body}"
-        "<p><a href='/'>Home</a> · <a href='/articles'>Articles</a> · "
-        "<a href='/sitemap.html'>Sitemap</a> (<a href='/sitemap.xml'>XML</a>)</p></body></html>",
+        f"<p><a href='{root}/'>Home</a> · <a href='{root}/articles'>Articles</a> · "
+        f"<a href='{root}/sitemap.html'>Sitemap</a> (<a href='{root}/sitemap.xml'>XML</a>)"
+        "</p></body></html>",
         status_code=status_code,
     )
 
@@ -60,7 +63,7 @@ def create_app(db_path: str, rows: int, base_url: str) -> Starlette:
     async def static_page(request: Request) -> HTMLResponse:
         # The matched route, not request.url.path: that one includes a proxy's root_path.
         title, text = PAGES[request.scope["route"].path]
-        return page(title, f"<p>{html.escape(text)}</p>")
+        return page(title, f"<p>{html.escape(text)}</p>", request.scope.get("root_path", ""))
 
     async def article_list(request: Request) -> HTMLResponse:
         async with engine.connect() as conn:
@@ -70,11 +73,13 @@ def create_app(db_path: str, rows: int, base_url: str) -> Starlette:
                 .order_by(Article.id)
                 .limit(50)
             )
+            root = html.escape(request.scope.get("root_path", ""))
             items = "".join(
-                f"<li><a href='/articles/{quote(slug, safe='')}'>{html.escape(title)}</a></li>"
+                f"<li><a href='{root}/articles/{quote(slug, safe='')}'>{html.escape(title)}</a>"
+                "</li>"
                 for slug, title in result
             )
-        return page("Articles", f"<ul>{items}</ul>")
+        return page("Articles", f"<ul>{items}</ul>", request.scope.get("root_path", ""))
 
     async def article(request: Request) -> HTMLResponse:
         slug = request.path_params["slug"]  # already percent-decoded by the router
@@ -86,9 +91,11 @@ def create_app(db_path: str, rows: int, base_url: str) -> Starlette:
                     )
                 )
             ).first()
+        root = request.scope.get("root_path", "")
         if found is None:
-            return page("Not found", "<p>No such article.</p>", status_code=404)
-        return page(found.title, f"<p>Last updated {found.updated_at:%Y-%m-%d %H:%M} UTC.</p>")
+            return page("Not found", "<p>No such article.</p>", root, status_code=404)
+        updated = f"<p>Last updated {found.updated_at:%Y-%m-%d %H:%M} UTC.</p>"
+        return page(found.title, updated, root)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
