@@ -42,6 +42,15 @@ sitemap index, every sitemap it lists within its scope. For each document:
              directory (the string prefix crawlers compare)
   duplicates locs listed twice, in one document or across the index
   lastmod    W3C Datetime forms the XSD accepts, none in the future
+  extensions elements after loc, lastmod, changefreq and priority; every
+             prefix declared; namespaces spelled exactly (an unknown one is a
+             warning); hreflang alternates (xhtml:link) valid, listing the URL
+             itself, and listed back by the alternates in the same document;
+             image:image with one absolute image:loc, at most 1,000 per URL;
+             video:video with thumbnail_loc, title, description and
+             content_loc or player_loc; news:news complete, its language
+             ISO 639 (or zh-cn/zh-tw), at most 1,000 per sitemap (older than
+             two days: a warning); the rest with --schemas
   headers    status 200; Content-Type XML (application/gzip without
              Content-Encoding for .xml.gz); ETag; Last-Modified in IMF-fixdate
              and not later than Date; Vary: Accept-Encoding when the body
@@ -49,6 +58,9 @@ sitemap index, every sitemap it lists within its scope. For each document:
   requests   If-None-Match with the ETag gets 304 with the same validators;
              If-Modified-Since with the Last-Modified gets 304; If-None-Match
              takes precedence over If-Modified-Since; HEAD sends GET's headers
+
+An HTML page (such as the middleware's human view, sitemap.html) is not a
+sitemap: it is reported as such (document.html) and gets no other check.
 
 Exit status: 0 when every check passes, 1 when one fails, 2 on a usage error
 or when a document could not be fetched at all (connection refused,
@@ -81,9 +93,10 @@ base_url points.
   or a function with no required arguments returning one of those (sync or
   async; use --factory when it is not a plain function).
 ASGI or WSGI is told from the object: the middleware classes by their type,
-others by their signature (async, or (scope, receive, send): ASGI;
-(environ, start_response): WSGI). When that is ambiguous (a wrapper taking
-*args) render stops and asks for --asgi or --wsgi.
+others by their call signature: async, or three parameters (scope, receive,
+send), is ASGI; two (environ, start_response) is WSGI. When the signature
+says neither (a wrapper taking *args), render stops and asks for --asgi or
+--wsgi.
 Every sitemap configured in the application is rendered, unless --path names
 the ones to render.
 
@@ -94,7 +107,8 @@ Nothing is written unless every document succeeds: files are staged beside
 their targets and moved into place together, the root sitemaps last. A
 document that fails (an error status such as 503, or a transfer the middleware
 aborts because a source failed mid-stream) exits 1 and leaves no file;
-an application that cannot be loaded exits 2."""
+an application that cannot be loaded, or --html for a sitemap without the
+human view, exits 2."""
 
 RENDER_EPILOG = """\
 examples:
