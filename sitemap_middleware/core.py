@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -157,6 +158,8 @@ class Sitemap:
         # Pages of each source, remembered for the data version (summary token) they came from.
         self._buckets: dict[str, tuple[str, list[Bucket]]] = {}
         self.generations = Generations(settings.max_generations)
+        # summary_ttl: summaries read in the last few seconds, by (source, key range).
+        self._recent: dict[tuple[str, KeyRange], tuple[float, Summary]] = {}
 
     def _view(self, site: Site) -> View:
         # Every view counts and logs bad rows in the same place.
@@ -170,6 +173,28 @@ class Sitemap:
         widths = repr(sorted(self.widths.items()))
         fingerprint = "|".join((self.settings.fingerprint(), site.base_url, widths))
         return View(site, rules, Renderer(rules), fingerprint)
+
+    def recent_summaries(self, parts: Sequence[Part]) -> list[Summary] | None:
+        """The parts' summaries if all were read less than ``summary_ttl`` seconds ago."""
+        if not self.settings.summary_ttl:
+            return None
+        now = time.monotonic()
+        found = []
+        for source, keys in parts:
+            kept = self._recent.get((source.name, keys))
+            if kept is None or kept[0] < now:
+                return None
+            found.append(kept[1])
+        return found
+
+    def keep_summaries(self, parts: Sequence[Part], summaries: Sequence[Summary]) -> None:
+        if not self.settings.summary_ttl:
+            return
+        if len(self._recent) > 65_536:  # one entry per page: bounded, and cheap to refill
+            self._recent.clear()
+        expires = time.monotonic() + self.settings.summary_ttl
+        for (source, keys), summary in zip(parts, summaries, strict=True):
+            self._recent[(source.name, keys)] = (expires, summary)
 
     def width(self, source: Source) -> int:
         """Rows per page of a source."""

@@ -67,11 +67,14 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
     parts = sitemap.parts(target)
     if parts is None:
         return sitemap.not_found()
-    try:
-        summaries: list[Summary] = yield Summarize(parts, sitemap.settings.naive_timezone)
-    except Exception:
-        logger.exception("sitemap %s: a source failed before the response", target)
-        return sitemap.unavailable()
+    summaries: list[Summary] | None = sitemap.recent_summaries(parts)
+    if summaries is None:
+        try:
+            summaries = yield Summarize(parts, sitemap.settings.naive_timezone)
+        except Exception:
+            logger.exception("sitemap %s: a source failed before the response", target)
+            return sitemap.unavailable()
+        sitemap.keep_summaries(parts, summaries)
     plan = sitemap.respond(request, target, parts, summaries, now, view)
     if not plan.stream:
         return plan

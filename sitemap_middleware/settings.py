@@ -47,6 +47,7 @@ class Settings:
     robots_txt: bool = True
     html: bool = False
     news_tick: int = 900
+    summary_ttl: float = 0.0
     busy_retry_after: int = 5
 
     def __post_init__(self) -> None:
@@ -99,6 +100,11 @@ class Settings:
             _positive_int("max_generations", self.max_generations, 1, 10_000)
         _positive_int("busy_retry_after", self.busy_retry_after, 0, 86_400)
         _positive_int("news_tick", self.news_tick, 1, 86_400)
+        ttl = self.summary_ttl
+        if isinstance(ttl, bool) or not isinstance(ttl, int | float) or not 0 <= ttl <= 3_600:
+            raise ConfigurationError(
+                f"summary_ttl: must be a number of seconds from 0 to 3600, got {ttl!r}"
+            )
 
     def _hosts(self, value: object) -> tuple[str, ...]:
         """``allowed_hosts`` as ``host[:port]`` in canonical form, the base URL's host first."""

@@ -489,3 +489,21 @@ async def test_http_1_0_gets_the_whole_document_or_a_503(
     assert refused.status == 503 and b"<" not in refused.body
     assert broken.pool.checkedout() == 0  # type: ignore[attr-defined]
     assert failing.sitemap.generations.running == 0
+
+
+async def test_summary_ttl_spares_the_database_for_a_few_seconds(
+    make_app: MakeApp, engine: Engine
+) -> None:
+    app = make_app(sources=[article_source(engine)], base_url=BASE, summary_ttl=3600)
+    seen = statements(engine)
+    first = await call(app, "HEAD")
+    assert len(seen) == 1
+    with engine.begin() as conn:
+        conn.execute(delete(articles).where(articles.c.id == 5))
+    seen.clear()
+    cached = await call(app, headers={"if-none-match": first.headers["etag"]})
+    assert cached.status == 304 and seen == []  # within the ttl: no statement at all
+    fresh = make_app(sources=[article_source(engine)], base_url=BASE)
+    assert (await call(fresh, "HEAD")).headers["etag"] != first.headers["etag"]
+    with pytest.raises(ConfigurationError, match=r"^summary_ttl: "):
+        make_app(sources=["/"], base_url=BASE, summary_ttl=-1)
