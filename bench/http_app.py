@@ -8,7 +8,9 @@ are served twice more, to tell the database's share of a 304 from the middleware
 * ``/sync/sitemap.xml``: a sync ``Engine`` (each summary is one worker-thread hand-off);
 * ``/versioned/sitemap.xml``: a sync ``Engine`` with a ``version=`` callable that reads no
   database (as an application keeping a revision number in memory would), so a 304 costs
-  the middleware alone.
+  the middleware alone;
+* ``/ttl/sitemap.xml``: the example's ``AsyncEngine`` with ``summary_ttl=2``: a burst of
+  conditional requests reads the database once per page and two seconds.
 
 Environment: ``LOAD_DB`` (SQLite file), ``LOAD_ROWS`` (articles).
 """
@@ -24,7 +26,7 @@ from starlette.routing import Route
 
 from example_app.app import create_app
 from example_app.db import Article
-from sitemap_middleware import SitemapMiddleware, SQLAlchemySource
+from sitemap_middleware import AsyncSQLAlchemySource, SitemapMiddleware, SQLAlchemySource
 
 BASE_URL = "https://www.example.com/"
 DB = os.environ["LOAD_DB"]
@@ -38,6 +40,21 @@ app = create_app(DB, int(os.environ["LOAD_ROWS"]), BASE_URL)
 app.router.routes.insert(0, Route("/bare", bare))
 engine = create_engine(f"sqlite:///{DB}")
 articles = select(Article.id, Article.slug, Article.updated_at).where(Article.published)
+app.add_middleware(
+    SitemapMiddleware,
+    path="/ttl/sitemap.xml",
+    base_url=BASE_URL,
+    summary_ttl=2,
+    sources=[
+        AsyncSQLAlchemySource(
+            articles,
+            app.state.engine,
+            name="articles",
+            loc="/ttl/articles/{slug}",
+            lastmod="updated_at",
+        )
+    ],
+)
 for name, version in (("sync", None), ("versioned", lambda: 1)):
     app.add_middleware(
         SitemapMiddleware,
