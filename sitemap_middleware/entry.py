@@ -72,6 +72,14 @@ class Batch:
     lastmods: Sequence[Any]
     changefreqs: Sequence[Any]
     priorities: Sequence[Any]
+    lastmod_texts: Sequence[Any] | None = None
+    """Optional: the ISO 8601 strings the lastmods were parsed from, one per row.
+
+    A source that reads stored text (SQLite keeps dates as text) gives it here
+    when every ``lastmods[i]`` is ``datetime.fromisoformat(lastmod_texts[i])``
+    (or ``date.fromisoformat``). The renderer may then copy the digits instead
+    of formatting each value, once it has proved the texts' layout.
+    """
 
     @classmethod
     def of(cls, rows: Sequence[RawEntry]) -> Batch:

@@ -10,8 +10,10 @@ through the full rules in :mod:`sitemap_middleware.entry` and
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import UTC, date, datetime
 from operator import attrgetter
+from typing import Any
 
 from .entry import Batch, EntryRules, RawEntry, format_changefreq, format_priority
 from .urls import MIN_LOC_LENGTH
@@ -19,8 +21,88 @@ from .xml import escape, url_element
 
 # A path that needs neither percent-encoding nor entity-escaping, and is not "//host".
 _PLAIN_PATH = re.compile(r"/(?:[A-Za-z0-9\-._~][A-Za-z0-9\-._~/]*)?")
+# The bytes of plain paths, and the newline that joins a column of them.
+_PLAIN_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/\n"
+_ISO_BYTES = b"0123456789-:. T"
 _tzinfo = attrgetter("tzinfo")
 _TAIL_CACHE_SIZE = 256
+
+
+def not_plain(locs: Sequence[Any], starts: re.Pattern[bytes]) -> list[int] | None:
+    """The positions of the locs that are not plain paths in the scope, column-wise.
+
+    The same verdict as ``_PLAIN_PATH.fullmatch(loc) and loc.startswith(scope)``
+    per loc, from a few C-level passes over the joined column (``starts`` finds
+    a loc that does not start with the scope or starts with ``//``); None when
+    that cannot be told cheaply (a loc that is not a string, holds a newline or
+    a lone surrogate, or a bad start, or many locs with odd characters), and the
+    caller checks each loc instead.
+    """
+    try:
+        data = "\n".join(locs).encode("utf-8")
+    except (TypeError, UnicodeEncodeError):
+        return None
+    count = len(locs)
+    if data.count(b"\n") != count - 1 or starts.search(b"\n" + data):
+        return None
+    odd = data.translate(None, _PLAIN_BYTES)
+    if not odd:
+        return []
+    if len(odd) > 8 + count // 4:
+        return None  # many odd characters: the per-loc check is cheaper
+    positions: list[int] = []
+    for byte in set(odd):
+        at = data.find(byte)
+        while at != -1:
+            positions.append(at)
+            at = data.find(byte, at + 1)
+    positions.sort()
+    found: list[int] = []
+    row = seen = 0
+    for at in positions:
+        row += data.count(b"\n", seen, at)
+        seen = at
+        if not found or found[-1] != row:
+            found.append(row)
+    return found
+
+
+def stored_layout(texts: Sequence[Any] | None, count: int) -> int:
+    """Whether the digits of stored lastmods can be copied: 10, 19 or 26 (their one
+    length), or 0.
+
+    ``texts`` are the strings ``datetime.fromisoformat`` (or ``date.fromisoformat``)
+    turned into the lastmods, so their digits already make a valid date and time.
+    This proves, column-wise, that they are all ``YYYY-MM-DD`` (10), or
+    ``YYYY-MM-DD hh:mm:ss`` with a space or ``T`` (19), or that plus ``.ffffff``
+    (26), with no ``24:00`` (which some Pythons read as the next midnight).
+    Then the W3C text is ``text[:10]`` (a date) or ``text[:10] + "T" +
+    text[11:19]`` (the same as ``value.isoformat(timespec="seconds")``).
+    """
+    if texts is None or count == 0:
+        return 0
+    try:
+        joined = "".join(texts)
+        width = len(texts[0])
+        if width not in (10, 19, 26) or min(map(len, texts)) != max(map(len, texts)):
+            return 0
+        data = joined.encode("ascii")
+    except (TypeError, UnicodeEncodeError):
+        return 0
+    dashes = b"-" * count
+    if data.translate(None, _ISO_BYTES) or data[4::width] != dashes or data[7::width] != dashes:
+        return 0
+    if width == 10:
+        return width
+    colons = b":" * count
+    if data[13::width] != colons or data[16::width] != colons:
+        return 0
+    if width == 26 and data[19::width] != b"." * count:
+        return 0
+    separators = data[10::width]
+    if separators not in (b" " * count, b"T" * count) or b" 24:" in data or b"T24:" in data:
+        return 0
+    return width
 
 
 class Renderer:
@@ -33,6 +115,9 @@ class Renderer:
         self.scope_path = site.scope[len(self.root) :]
         self.room = site.max_loc_length - len(self.root)  # the longest plain path
         self.naive_is_utc = rules.naive_timezone is UTC
+        # In "\n" + the newline-joined locs: a loc that does not start with the scope or
+        # starts with "//" (a single newline search, see not_plain).
+        self._bad_starts = re.compile(b"\n(?:(?!" + re.escape(self.scope_path.encode()) + b")|//)")
         # "(changefreq, priority)" -> the closing part of a <url>, for values already checked.
         self._tails: dict[tuple[str | None, float | None], str] = {(None, None): "</url>\n"}
 
@@ -83,56 +168,70 @@ class Renderer:
         tail = self._tails.get((changefreq, priority)) or self._tail(changefreq, priority)
         if tail is None:
             return None
-        texts: list[str] | None = None
+        texts: Sequence[str] | None = None
+        layout = 0
         if lastmods.count(None) != count:
             kinds = set(map(type, lastmods))
             if kinds == {datetime} and self.naive_is_utc:
                 if list(map(_tzinfo, lastmods)).count(None) != count:
                     return None
-                texts = list(map(datetime.isoformat, lastmods))
-                if max(map(len, texts)) > 19:  # fractions of a second are dropped
-                    texts = [text[:19] for text in texts]
+                layout = stored_layout(batch.lastmod_texts, count)
+                if layout in (19, 26):
+                    texts = batch.lastmod_texts
+                else:
+                    layout = 0
+                    texts = list(map(datetime.isoformat, lastmods))
+                    if max(map(len, texts)) > 19:  # fractions of a second are dropped
+                        texts = [text[:19] for text in texts]
                 tail = "</lastmod>" + tail
                 zone = "+00:00"
             elif kinds == {date}:
-                texts = list(map(date.isoformat, lastmods))
+                if stored_layout(batch.lastmod_texts, count) == 10:
+                    texts = batch.lastmod_texts  # "YYYY-MM-DD" is the date's own text
+                else:
+                    texts = list(map(date.isoformat, lastmods))
                 tail = "</lastmod>" + tail
                 zone = ""
             else:
                 return None
         try:
-            plain = list(map(_PLAIN_PATH.fullmatch, locs))
+            lengths = list(map(len, locs))
         except TypeError:  # a loc that is not a string
             return None
-        lengths = list(map(len, locs))
         root = self.root
         if max(lengths) > self.rules.site.max_loc_length - len(root) or min(
             lengths
         ) < MIN_LOC_LENGTH - len(root):
             return None
-        if self.scope_path != "/":
-            scope = self.scope_path
-            plain = [
-                m if m and loc.startswith(scope) else None
-                for m, loc in zip(plain, locs, strict=True)
+        odd = not_plain(locs, self._bad_starts)
+        if odd is None:
+            scope, plain = self.scope_path, _PLAIN_PATH.fullmatch
+            odd = [
+                at
+                for at, loc in enumerate(locs)
+                if type(loc) is not str or not (plain(loc) and loc.startswith(scope))
             ]
         if texts is None:
             out = [f"<url><loc>{root}{loc}</loc>{tail}" for loc in locs]
-        else:
+        elif not layout:
             out = [
                 f"<url><loc>{root}{loc}</loc><lastmod>{text}{zone}{tail}"
                 for loc, text in zip(locs, texts, strict=True)
             ]
-        if None not in plain:
+        else:  # "YYYY-MM-DD hh:mm:ss.ffffff" as stored: copy the digits
+            out = [
+                f"<url><loc>{root}{loc}</loc><lastmod>{text[:10]}T{text[11:19]}+00:00{tail}"
+                for loc, text in zip(locs, texts, strict=True)
+            ]
+        if not odd:
             return out
         # Locs that need encoding or escaping (or are bad): the loc rule, the rest as checked.
-        for at, m in enumerate(plain):
-            if m is None:
-                loc = locs[at]
-                url = self.rules.check_loc(source, batch.keys[at], loc)
-                # The element so far starts "<url><loc>{root}{loc}</loc>"; keep what follows.
-                rest = out[at][len(root) + len(loc) + 16 :] if url is not None else ""
-                out[at] = f"<url><loc>{escape(url)}</loc>{rest}" if url is not None else ""
+        for at in odd:
+            loc = locs[at]
+            url = self.rules.check_loc(source, batch.keys[at], loc)
+            # The element so far starts "<url><loc>{root}{loc}</loc>"; keep what follows.
+            rest = out[at][len(root) + len(loc) + 16 :] if url is not None else ""
+            out[at] = f"<url><loc>{escape(url)}</loc>{rest}" if url is not None else ""
         return [element for element in out if element]
 
     def _checked(self, source: str, raw: RawEntry) -> str:

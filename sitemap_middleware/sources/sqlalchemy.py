@@ -22,17 +22,18 @@ from __future__ import annotations
 
 import string
 from collections.abc import Callable, Iterator, Sequence
-from datetime import tzinfo
+from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Integer, Select, func, select, tuple_
-from sqlalchemy.engine import Connection, Engine, Row
+from sqlalchemy import Integer, Select, String, func, select, tuple_, type_coerce
+from sqlalchemy.engine import Connection, Dialect, Engine, Row
 from sqlalchemy.sql.elements import ColumnElement
 
 from ..dates import to_utc
 from ..entry import CHANGEFREQS, Batch, format_priority
 from ..validators import Summary
 from .base import ALL, Bucket, KeyRange, NotPageable, SyncSource, check_name
+from .stored_dates import Parser, as_text, parse_column, parse_one, text_parser
 
 LocSpec = str | Callable[[Row[Any]], str]
 if TYPE_CHECKING:
@@ -66,6 +67,8 @@ class LocTemplate:
                         f"return; selected columns: {', '.join(columns)}"
                     )
                 self.parts.append(("", columns.index(field)))
+        self.fields = {index for _, index in self.parts if index is not None}
+        """The positions of the columns the template uses."""
         # The common one-field template ("/articles/{slug}") has a column-wise fast path.
         fields = [at for at, (_, index) in enumerate(self.parts) if index is not None]
         self._single: tuple[str, int, str] | None = None
@@ -125,6 +128,7 @@ class _Mapping:
         priority_column: str | None,
         key: str | Sequence[str] | None,
         version: AnySelect | Callable[[], Any] | None,
+        dialect: Dialect,
     ) -> None:
         self.name = check_name(name)
         if not isinstance(stmt, Select):
@@ -187,6 +191,22 @@ class _Mapping:
         self.key_names = key_names
         self.stmt = stmt.order_by(None).order_by(*self.key_columns)
         self.version = version
+        # A lastmod the database keeps as text (SQLite) is read as text and parsed here.
+        self.lastmod_parser: Parser | None = None
+        if self.lastmod_index is not None:
+            self.lastmod_parser = text_parser(selected[self.lastmod_index], dialect)
+        self.read_stmt = self.stmt
+        self.lastmods_as_text = (
+            self.lastmod_parser is not None
+            and isinstance(self.loc, LocTemplate)
+            and self.lastmod_index not in self.key_index
+            and self.lastmod_index not in self.loc.fields
+        )
+        if self.lastmods_as_text:
+            assert lastmod is not None and self.lastmod_index is not None
+            read = list(self.stmt.selected_columns)
+            read[self.lastmod_index] = as_text(read[self.lastmod_index], lastmod)
+            self.read_stmt = self.stmt.with_only_columns(*read, maintain_column_froms=True)
         self._summary_stmts: dict[KeyRange, AnySelect] = {}
         self.pageable = len(self.key_columns) == 1 and isinstance(self.key_columns[0].type, Integer)
         # With a version token: the summaries read for the current version.
@@ -239,7 +259,7 @@ class _Mapping:
             return select(aggregate).select_from(rows).scalar_subquery()
 
         lastmod = self.lastmod_name
-        newest = alone(func.max(rows.c[lastmod])) if lastmod is not None else None
+        newest = alone(self._newest(rows.c[lastmod])) if lastmod is not None else None
         first_key = rows.c[self.key_names[0]]
         aggregates = [alone(func.count()), alone(func.min(first_key)), alone(func.max(first_key))]
         if newest is not None:
@@ -258,8 +278,19 @@ class _Mapping:
         bucket = (key // width).label("bucket")
         columns: list[ColumnElement[Any]] = [bucket, func.count(), func.min(key)]
         if self.lastmod_name is not None:
-            columns.append(func.max(rows.c[self.lastmod_name]))
+            columns.append(self._newest(rows.c[self.lastmod_name]))
         return select(*columns).group_by(bucket).order_by(bucket)
+
+    def _newest(self, column: ColumnElement[Any]) -> ColumnElement[Any]:
+        """``max(lastmod)``, as stored text when the lastmod is kept as text."""
+        newest: ColumnElement[Any] = func.max(column)
+        return newest if self.lastmod_parser is None else type_coerce(newest, String)
+
+    def newest(self, value: Any, naive_timezone: tzinfo) -> datetime | None:
+        """A ``max(lastmod)`` as an aware UTC datetime; None when absent or unreadable."""
+        if self.lastmod_parser is not None:
+            value = parse_one(value, self.lastmod_parser)
+        return to_utc(value, naive_timezone)
 
     def buckets(self, rows: Sequence[Row[Any]], naive_timezone: tzinfo) -> list[Bucket]:
         out = []
@@ -267,7 +298,7 @@ class _Mapping:
             values = tuple(row)
             if values[2] is None or values[2] < 0:
                 raise NotPageable(f"source {self.name!r}: paged keys must be integers >= 0")
-            newest = to_utc(values[3], naive_timezone) if len(values) > 3 else None
+            newest = self.newest(values[3], naive_timezone) if len(values) > 3 else None
             out.append(Bucket(int(values[0]), int(values[1]), newest))
         return out
 
@@ -281,7 +312,7 @@ class _Mapping:
         assert row is not None
         values = tuple(row)
         count, low, high = values[0], values[1], values[2]
-        moment = to_utc(values[3], naive_timezone) if self.lastmod_name else None
+        moment = self.newest(values[3], naive_timezone) if self.lastmod_name else None
         if self.version is None:
             token = f"n:{count}:{low!r}:{high!r}:{moment.isoformat() if moment else ''}"
             return Summary(moment, count, token)
@@ -306,12 +337,18 @@ class _Mapping:
             locs = self.loc.column(rows)
         else:
             locs = [self._call_loc(row) for row in rows]
+        lastmods = self._column(rows, self.lastmod_index, None, count)
+        texts = None
+        if self.lastmods_as_text:
+            assert self.lastmod_parser is not None
+            texts, lastmods = lastmods, parse_column(lastmods, self.lastmod_parser)
         return Batch(
             keys,
             locs,
-            self._column(rows, self.lastmod_index, None, count),
+            lastmods,
             self._column(rows, self.changefreq_index, self.changefreq, count),
             self._column(rows, self.priority_index, self.priority, count),
+            texts,
         )
 
     def _call_loc(self, row: Row[Any]) -> str | None:
@@ -371,6 +408,7 @@ class SQLAlchemySource(SyncSource):
             priority_column=priority_column,
             key=key,
             version=version,
+            dialect=engine.dialect,
         )
         self.name = self.mapping.name
         self.pageable = self.mapping.pageable
@@ -401,7 +439,7 @@ class SQLAlchemySource(SyncSource):
             return self.mapping.buckets(conn.execute(stmt).all(), naive_timezone)
 
     def batches(self, keys: KeyRange = ALL, size: int = 500) -> Iterator[Batch]:
-        stmt = self.mapping.where(self.mapping.stmt, keys)
+        stmt = self.mapping.where(self.mapping.read_stmt, keys)
         with (
             self.engine.connect() as conn,
             conn.execution_options(yield_per=size).execute(stmt) as result,

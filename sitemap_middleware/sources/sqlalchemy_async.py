@@ -58,6 +58,7 @@ class AsyncSQLAlchemySource(AsyncSource):
             priority_column=priority_column,
             key=key,
             version=version,
+            dialect=engine.dialect,
         )
         self.name = self.mapping.name
         self.pageable = self.mapping.pageable
@@ -92,7 +93,7 @@ class AsyncSQLAlchemySource(AsyncSource):
         return self.mapping.buckets(rows, naive_timezone)
 
     async def batches(self, keys: KeyRange = ALL, size: int = 500) -> AsyncIterator[Batch]:
-        stmt = self.mapping.where(self.mapping.stmt, keys).execution_options(yield_per=size)
+        stmt = self.mapping.where(self.mapping.read_stmt, keys).execution_options(yield_per=size)
         async with self.engine.connect() as conn, conn.stream(stmt) as result:
             async for rows in result.partitions(size):
                 yield self.mapping.map_rows(rows)
