@@ -12,10 +12,12 @@ rows into Python::
 
 With an index on the key and the lastmod column this is an index-only scan:
 its cost grows with the number of rows, but far more slowly than reading them.
-A source whose table is large can pass ``version=``: a scalar ``select()``
-(such as a revision counter the application bumps on every write) or a
-callable. The aggregates are then read once per version and key range and
-remembered: while the version stands, a request costs the version alone.
+A source whose table is large can pass ``version=``: a
+:class:`~sitemap_middleware.sources.change_counter.ChangeCounter` (revisions
+per key range, kept by triggers), a scalar ``select()`` (such as a revision
+counter the application bumps on every write) or a callable. The aggregates
+are then read once per version and key range and remembered: while the
+version stands, a request costs the version alone.
 """
 
 from __future__ import annotations
@@ -33,12 +35,14 @@ from ..dates import to_utc
 from ..entry import CHANGEFREQS, Batch, format_priority
 from ..validators import Summary
 from .base import ALL, Bucket, KeyRange, NotPageable, SyncSource, check_name
+from .change_counter import ChangeCounter
 from .stored_dates import Parser, as_text, parse_column, parse_one, text_parser
 
 LocSpec = str | Callable[[Row[Any]], str]
 if TYPE_CHECKING:
     # A select of any columns (SQLAlchemy 2.1 types a select by its column types).
     AnySelect = Select[*tuple[Any, ...]]
+    VersionSpec = ChangeCounter | AnySelect | Callable[[], Any] | None
 
 
 class LocTemplate:
@@ -127,7 +131,7 @@ class _Mapping:
         priority: float | None,
         priority_column: str | None,
         key: str | Sequence[str] | None,
-        version: AnySelect | Callable[[], Any] | None,
+        version: VersionSpec,
         dialect: Dialect,
     ) -> None:
         self.name = check_name(name)
@@ -209,9 +213,8 @@ class _Mapping:
             self.read_stmt = self.stmt.with_only_columns(*read, maintain_column_froms=True)
         self._summary_stmts: dict[KeyRange, AnySelect] = {}
         self.pageable = len(self.key_columns) == 1 and isinstance(self.key_columns[0].type, Integer)
-        # With a version token: the summaries read for the current version.
-        self._by_version: dict[tuple[str, KeyRange, tzinfo], Summary] = {}
-        self._version_seen: str | None = None
+        # With a version: per key range, the version its summary was read for.
+        self._by_range: dict[tuple[KeyRange, tzinfo], tuple[str, Summary]] = {}
         self._fingerprint = "|".join(
             [
                 "sqlalchemy",
@@ -302,9 +305,24 @@ class _Mapping:
             out.append(Bucket(int(values[0]), int(values[1]), newest))
         return out
 
+    def version_stmt(self, keys: KeyRange) -> AnySelect | None:
+        """The statement that reads the version of the rows in ``keys``, if it is one."""
+        if isinstance(self.version, ChangeCounter):
+            return self.version.statement(keys)
+        return self.version if isinstance(self.version, Select) else None
+
+    def version_of(self, value: Any) -> Any:
+        """The version a statement or callable gave, as the token knows it."""
+        if isinstance(self.version, ChangeCounter):
+            return self.version.token(value)
+        return value
+
     def cached(self, version: Any, keys: KeyRange, naive_timezone: tzinfo) -> Summary | None:
-        """The summary already read for this version of the data, if any."""
-        return self._by_version.get((repr(version), keys, naive_timezone))
+        """The summary already read for this version of the rows in ``keys``, if any."""
+        known = self._by_range.get((keys, naive_timezone))
+        if known is not None and known[0] == repr(version):
+            return known[1]
+        return None
 
     def summary(
         self, row: Row[Any] | None, version: Any, keys: KeyRange, naive_timezone: tzinfo
@@ -316,13 +334,11 @@ class _Mapping:
         if self.version is None:
             token = f"n:{count}:{low!r}:{high!r}:{moment.isoformat() if moment else ''}"
             return Summary(moment, count, token)
-        # The application's version says when anything changed: remember until it moves.
+        # The version says when the rows changed: remember the summary until it moves.
         summary = Summary(moment, count, f"v:{version!r}")
-        if self._version_seen != repr(version):
-            self._by_version.clear()
-            self._version_seen = repr(version)
-        if len(self._by_version) < 100_000:
-            self._by_version[(repr(version), keys, naive_timezone)] = summary
+        if len(self._by_range) >= 100_000:
+            self._by_range.clear()
+        self._by_range[(keys, naive_timezone)] = (repr(version), summary)
         return summary
 
     def map_rows(self, rows: Sequence[Row[Any]]) -> Batch:
@@ -389,7 +405,7 @@ class SQLAlchemySource(SyncSource):
         priority: float | None = None,
         priority_column: str | None = None,
         key: str | Sequence[str] | None = None,
-        version: AnySelect | Callable[[], Any] | None = None,
+        version: VersionSpec = None,
     ) -> None:
         if not isinstance(engine, Engine):
             raise TypeError(
@@ -416,17 +432,19 @@ class SQLAlchemySource(SyncSource):
     def fingerprint(self) -> str:
         return self.mapping._fingerprint
 
-    def _version(self, conn: Connection) -> Any:
-        version = self.mapping.version
-        if version is None:
+    def _version(self, conn: Connection, keys: KeyRange) -> Any:
+        mapping = self.mapping
+        if mapping.version is None:
             return None
-        if isinstance(version, Select):
-            return conn.scalar(version)
-        return version()
+        stmt = mapping.version_stmt(keys)
+        if stmt is not None:
+            return mapping.version_of(conn.scalar(stmt))
+        assert callable(mapping.version)
+        return mapping.version()
 
     def summarize(self, keys: KeyRange, naive_timezone: tzinfo) -> Summary:
         with self.engine.connect() as conn:
-            version = self._version(conn)
+            version = self._version(conn, keys)
             known = self.mapping.cached(version, keys, naive_timezone)
             if known is not None:
                 return known

@@ -7,11 +7,10 @@ rows come through ``AsyncConnection.stream()``, a server-side cursor, because
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from datetime import tzinfo
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from ..entry import Batch
@@ -20,7 +19,7 @@ from .base import ALL, AsyncSource, Bucket, KeyRange
 from .sqlalchemy import LocSpec, _Mapping
 
 if TYPE_CHECKING:
-    from .sqlalchemy import AnySelect
+    from .sqlalchemy import AnySelect, VersionSpec
 
 
 class AsyncSQLAlchemySource(AsyncSource):
@@ -39,7 +38,7 @@ class AsyncSQLAlchemySource(AsyncSource):
         priority: float | None = None,
         priority_column: str | None = None,
         key: str | Sequence[str] | None = None,
-        version: AnySelect | Callable[[], Any] | None = None,
+        version: VersionSpec = None,
     ) -> None:
         if not isinstance(engine, AsyncEngine):
             raise TypeError(
@@ -66,20 +65,22 @@ class AsyncSQLAlchemySource(AsyncSource):
     def fingerprint(self) -> str:
         return self.mapping._fingerprint
 
-    async def _version(self, conn: AsyncConnection) -> Any:
-        version = self.mapping.version
-        if version is None:
+    async def _version(self, conn: AsyncConnection, keys: KeyRange) -> Any:
+        mapping = self.mapping
+        if mapping.version is None:
             return None
-        if isinstance(version, Select):
-            return await conn.scalar(version)
-        value = version()
+        stmt = mapping.version_stmt(keys)
+        if stmt is not None:
+            return mapping.version_of(await conn.scalar(stmt))
+        assert callable(mapping.version)
+        value = mapping.version()
         if hasattr(value, "__await__"):
             value = await value
         return value
 
     async def summarize(self, keys: KeyRange, naive_timezone: tzinfo) -> Summary:
         async with self.engine.connect() as conn:
-            version = await self._version(conn)
+            version = await self._version(conn, keys)
             known = self.mapping.cached(version, keys, naive_timezone)
             if known is not None:
                 return known
