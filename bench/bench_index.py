@@ -7,8 +7,10 @@ In one run it prints
   writing the same bytes (and gzipping them with the same zlib settings);
   peak RSS of a fresh process serving every page, against the same for 50,000;
 * for a table of ``--deep`` rows (default 2,000,000): the time of the last page
-  over the first, and of a 304 on the last page over its 200 (by the default
-  range aggregate, and with a ``version=`` token).
+  over the first, and of a 304 on the last page over its 200: by the default
+  range aggregate, with a :class:`ChangeCounter` (triggers) and with an
+  application's ``version=`` token; the aggregate statement alone; and what the
+  counter's triggers add to writes.
 
 Usage: ``python bench/bench_index.py [--rows 500000] [--deep 2000000] [--repeat 3]``
 """
@@ -27,10 +29,19 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from bench_urlset import BASE, article_source, baseline_chunks, get, high_water_mb, seed
-from sqlalchemy import create_engine
+from bench_urlset import (
+    BASE,
+    article_source,
+    articles,
+    baseline_chunks,
+    get,
+    high_water_mb,
+    seed,
+)
+from sqlalchemy import create_engine, event, update
 
 from sitemap_middleware import SitemapApp
+from sitemap_middleware.sources.change_counter import ChangeCounter
 from sitemap_middleware.xml import MAX_BYTES, MAX_URLS, page_rows
 
 WIDTH = page_rows(MAX_URLS, MAX_BYTES, 2047)
@@ -114,6 +125,57 @@ def rss_of(path: Path) -> float:
     return float(result.stdout.strip().splitlines()[-1])
 
 
+def summary_sql(app: Any, loop: Any, fetch: Any, page: int, headers: Any) -> tuple[str, Any]:
+    """The statement (and parameters) a 304 on ``page`` runs."""
+    engine = app.sitemap.sources[0].engine
+    seen: list[tuple[str, Any]] = []
+
+    def record(*args: Any) -> None:
+        seen.append((args[2], args[3]))
+
+    event.listen(engine, "before_cursor_execute", record)
+    fetch(page, headers)
+    event.remove(engine, "before_cursor_execute", record)
+    return seen[-1]
+
+
+def statement_ms(path: Path, sql: str, parameters: Any) -> float:
+    connection = sqlite3.connect(path)
+    connection.execute(sql, parameters).fetchall()
+    times = []
+    for _ in range(21):
+        start = time.perf_counter()
+        connection.execute(sql, parameters).fetchall()
+        times.append(time.perf_counter() - start)
+    connection.close()
+    return statistics.median(times) * 1000
+
+
+def write_cost(path: Path, counter: ChangeCounter) -> tuple[float, float]:
+    """One UPDATE of 10,000 rows (in its own transaction), without and with the triggers."""
+    engine = create_engine(f"sqlite:///{path}")
+    # Each run really changes the rows (SQLite skips nothing, but be sure).
+    statement = update(articles).where(articles.c.id <= 10_000).values(slug=articles.c.slug + "-")
+
+    def timed() -> float:
+        times = []
+        for _ in range(5):
+            start = time.perf_counter()
+            with engine.begin() as conn:
+                conn.execute(statement)
+            times.append(time.perf_counter() - start)
+        return statistics.median(times) * 1000
+
+    without = timed()
+    with engine.begin() as conn:
+        counter.install(conn)
+    with_triggers = timed()
+    with engine.begin() as conn:
+        counter.uninstall(conn)
+    engine.dispose()
+    return without, with_triggers
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=500_000)
@@ -164,9 +226,15 @@ def main() -> None:
         deep_pages = pages(deep, DEEP_WIDTH)
         # The last page holds only the remainder (keys are 1..N): compare the deepest full one.
         first, last = deep_pages[0], deep_pages[-2]
+        counter = ChangeCounter(articles)  # groups of 1,000 keys: 50 per page
+        installer = create_engine(f"sqlite:///{deep}")
+        with installer.begin() as conn:
+            counter.install(conn)
+        installer.dispose()
         for label, options in (
-            ("range aggregate", {}),
-            ("version token", {"version": lambda: "v1"}),
+            ("range aggregate (default)", {}),
+            ("ChangeCounter triggers", {"version": counter}),
+            ("application version token", {"version": lambda: "v1"}),
         ):
             app = app_for(deep, DEEP, **options)
             loop = asyncio.new_event_loop()
@@ -198,7 +266,18 @@ def main() -> None:
                 "<= 1%",
                 f"{share:.2%} {'met' if share <= 0.01 else 'MISSED'}",
             )
+            if not options:
+                sql = summary_sql(app, loop, fetch, last, conditional)
+                row(
+                    "  the page's range aggregate alone in sqlite3 (ms)",
+                    f"{statement_ms(deep, *sql):.2f}",
+                )
             loop.close()
+        without, with_triggers = write_cost(small, counter)
+        row(
+            "UPDATE of 10,000 rows, without / with triggers (ms)",
+            f"{without:.1f} / {with_triggers:.1f}",
+        )
 
     print(f"\n{'measure':52s} {'value':>22s}  {'target':>16s}  verdict")
     print("-" * 104)

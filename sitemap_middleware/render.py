@@ -82,12 +82,12 @@ def stored_layout(texts: Sequence[Any] | None, count: int) -> int:
     if texts is None or count == 0:
         return 0
     try:
-        joined = "".join(texts)
-        width = len(texts[0])
-        if width not in (10, 19, 26) or min(map(len, texts)) != max(map(len, texts)):
-            return 0
-        data = joined.encode("ascii")
+        data = "".join(texts).encode("ascii")
+        width = max(map(len, texts))
     except (TypeError, UnicodeEncodeError):
+        return 0
+    # None longer than the longest, and as long as all of them together: all that long.
+    if width not in (10, 19, 26) or len(data) != width * count:
         return 0
     dashes = b"-" * count
     if data.translate(None, _ISO_BYTES) or data[4::width] != dashes or data[7::width] != dashes:

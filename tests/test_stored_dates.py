@@ -25,6 +25,7 @@ from sqlalchemy import (
     DateTime,
     Integer,
     MetaData,
+    Numeric,
     String,
     Table,
     create_engine,
@@ -222,6 +223,7 @@ posts = Table(
     Column("slug", String),
     Column("updated_at", DateTime),
     Column("published_on", Date),
+    Column("score", Numeric(3, 2)),  # SQLAlchemy converts it (to Decimal) on SQLite
 )
 
 # Stored text SQLAlchemy itself can read (fromisoformat), in many spellings.
@@ -250,8 +252,10 @@ def seed_posts(path: Path, updated: list[Any], slugs: list[Any] | None = None) -
             conn.execute(insert(posts).values(id=i, slug=slug))
             # Raw SQL: the stored value exactly as given, whatever its type.
             conn.execute(
-                text("UPDATE posts SET updated_at = :v, published_on = :d WHERE id = :i"),
-                {"v": value, "i": i, "d": f"2024-04-{i % 28 + 1:02d}"},
+                text(
+                    "UPDATE posts SET updated_at = :v, published_on = :d, score = :s WHERE id = :i"
+                ),
+                {"v": value, "i": i, "d": f"2024-04-{i % 28 + 1:02d}", "s": (i % 11) / 10},
             )
     engine.dispose()
 
@@ -259,7 +263,7 @@ def seed_posts(path: Path, updated: list[Any], slugs: list[Any] | None = None) -
 def post_source(engine: Any, loc: Any = "/posts/{slug}", **options: Any) -> Any:
     kind = AsyncSQLAlchemySource if isinstance(engine, AsyncEngine) else SQLAlchemySource
     return kind(
-        select(posts.c.id, posts.c.slug, posts.c.updated_at, posts.c.published_on),
+        select(posts.c.id, posts.c.slug, posts.c.updated_at, posts.c.published_on, posts.c.score),
         engine,
         name="posts",
         loc=loc,
@@ -267,7 +271,7 @@ def post_source(engine: Any, loc: Any = "/posts/{slug}", **options: Any) -> Any:
     )
 
 
-TEMPLATE = LocTemplate("/posts/{slug}", ["id", "slug", "updated_at", "published_on"])
+TEMPLATE = LocTemplate("/posts/{slug}", ["id", "slug", "updated_at", "published_on", "score"])
 
 
 def by_row(row: Any) -> str | None:
@@ -277,8 +281,9 @@ def by_row(row: Any) -> str | None:
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("lastmod", ["updated_at", "published_on"])
+@pytest.mark.parametrize("priority_column", [None, "score"])
 async def test_sqlite_text_gives_the_bytes_of_sqlalchemys_values(
-    tmp_path: Path, sitemap_schema: etree.XMLSchema, lastmod: str
+    tmp_path: Path, sitemap_schema: etree.XMLSchema, lastmod: str, priority_column: str | None
 ) -> None:
     path = tmp_path / "posts.sqlite3"
     slugs = ["a", "b c", "é", "x&y", None, "it's", "d\x01", "q?x", "/"]
@@ -287,21 +292,25 @@ async def test_sqlite_text_gives_the_bytes_of_sqlalchemys_values(
     async_engine = create_async_engine(f"sqlite+aiosqlite:///{path}")
     options = {"base_url": BASE, "batch_size": 37, "chunk_bytes": 2048}
     try:
-        fast = post_source(engine, lastmod=lastmod)
+        columns = {"lastmod": lastmod, "priority_column": priority_column}
+        fast = post_source(engine, **columns)
         assert fast.mapping.lastmods_as_text and f"AS {lastmod}" in str(fast.mapping.read_stmt)
-        general = post_source(engine, loc=by_row, lastmod=lastmod)
-        assert not general.mapping.lastmods_as_text
+        # pysqlite's own tuples stand in for SQLAlchemy's rows unless a column is converted.
+        assert fast.mapping.driver_rows == (priority_column is None)
+        general = post_source(engine, loc=by_row, **columns)
+        assert not general.mapping.lastmods_as_text and not general.mapping.driver_rows
         bodies = []
         for source in (
             fast,
             general,
-            post_source(async_engine, lastmod=lastmod),
-            post_source(async_engine, loc=by_row, lastmod=lastmod),
+            post_source(async_engine, **columns),
+            post_source(async_engine, loc=by_row, **columns),
         ):
             exchange = await call(SitemapApp(sources=[source], **options))
             assert exchange.status == 200, exchange.error
             bodies.append(exchange.body)
         assert bodies[0] == bodies[1] == bodies[2] == bodies[3]
+        assert (b"<priority>0.5</priority>" in bodies[0]) == (priority_column is not None)
         assert_valid_urlset(bodies[0], sitemap_schema)
         assert (
             b"<lastmod>2024-05-01T12:00:01+00:00</lastmod>" in bodies[0] or lastmod != "updated_at"

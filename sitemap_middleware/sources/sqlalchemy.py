@@ -36,7 +36,7 @@ from ..entry import CHANGEFREQS, Batch, format_priority
 from ..validators import Summary
 from .base import ALL, Bucket, KeyRange, NotPageable, SyncSource, check_name
 from .change_counter import ChangeCounter
-from .stored_dates import Parser, as_text, parse_column, parse_one, text_parser
+from .stored_dates import Parser, as_text, converts_nothing, parse_column, parse_one, text_parser
 
 LocSpec = str | Callable[[Row[Any]], str]
 if TYPE_CHECKING:
@@ -211,6 +211,21 @@ class _Mapping:
             read = list(self.stmt.selected_columns)
             read[self.lastmod_index] = as_text(read[self.lastmod_index], lastmod)
             self.read_stmt = self.stmt.with_only_columns(*read, maintain_column_froms=True)
+        # pysqlite reads lazily by itself: when no column the mapping reads needs converting,
+        # its cursor's own tuples stand in for SQLAlchemy's Row objects (and their buffer).
+        used = {*self.key_index, self.lastmod_index, self.changefreq_index, self.priority_index}
+        if isinstance(self.loc, LocTemplate):
+            used |= self.loc.fields
+        self.driver_rows = (
+            isinstance(self.loc, LocTemplate)
+            and dialect.name == "sqlite"
+            and dialect.driver == "pysqlite"
+            and all(
+                converts_nothing(self.read_stmt.selected_columns[index], dialect)
+                for index in used
+                if index is not None
+            )
+        )
         self._summary_stmts: dict[KeyRange, AnySelect] = {}
         self.pageable = len(self.key_columns) == 1 and isinstance(self.key_columns[0].type, Integer)
         # With a version: per key range, the version its summary was read for.
@@ -457,10 +472,16 @@ class SQLAlchemySource(SyncSource):
             return self.mapping.buckets(conn.execute(stmt).all(), naive_timezone)
 
     def batches(self, keys: KeyRange = ALL, size: int = 500) -> Iterator[Batch]:
-        stmt = self.mapping.where(self.mapping.read_stmt, keys)
-        with (
-            self.engine.connect() as conn,
-            conn.execution_options(yield_per=size).execute(stmt) as result,
-        ):
-            for rows in result.partitions(size):
-                yield self.mapping.map_rows(rows)
+        mapping = self.mapping
+        stmt = mapping.where(mapping.read_stmt, keys)
+        with self.engine.connect() as conn:
+            if mapping.driver_rows:
+                # Executed as usual (events, caching, binds); rows read from the cursor.
+                with conn.execute(stmt) as result:
+                    fetch = result.cursor.fetchmany
+                    while rows := fetch(size):
+                        yield mapping.map_rows(rows)
+                return
+            with conn.execution_options(yield_per=size).execute(stmt) as result:
+                for partition in result.partitions(size):
+                    yield mapping.map_rows(partition)

@@ -48,6 +48,14 @@ def text_parser(column: ColumnElement[Any], dialect: Dialect) -> Parser | None:
     return None
 
 
+def converts_nothing(column: ColumnElement[Any], dialect: Dialect) -> bool:
+    """Whether SQLAlchemy gives this column's values as the driver returns them."""
+    try:
+        return column.type.dialect_impl(dialect).result_processor(dialect, None) is None
+    except Exception:
+        return False
+
+
 def as_text(column: ColumnElement[Any], name: str) -> ColumnElement[Any]:
     """The column as its stored text, under the same name (the SQL is unchanged)."""
     return type_coerce(column, String).label(name)
