@@ -23,7 +23,17 @@ from .xml import escape, url_element
 _PLAIN_PATH = re.compile(r"/(?:[A-Za-z0-9\-._~][A-Za-z0-9\-._~/]*)?")
 # The bytes of plain paths, and the newline that joins a column of them.
 _PLAIN_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/\n"
-_ISO_BYTES = b"0123456789-:. T"
+# Where the separators stand in each stored layout (its width): the date's dashes, the
+# time's colons, the fraction's dot (and at 10 a space or a "T", checked apart).
+_DATE_SEPARATORS = ((4, b"-"), (7, b"-"))
+_TIME_SEPARATORS = (*_DATE_SEPARATORS, (13, b":"), (16, b":"))
+_LAYOUTS: dict[int, tuple[tuple[int, bytes], ...]] = {
+    10: _DATE_SEPARATORS,
+    19: _TIME_SEPARATORS,
+    26: (*_TIME_SEPARATORS, (19, b".")),
+}
+_TWENTIES = bytes.maketrans(b"0123456789", b"\0\0\1\0\0\0\0\0\0\0")  # hour tens "2"
+_FOUR_UP = bytes.maketrans(b"0123456789", b"\0\0\0\0\1\1\1\1\1\1")  # hour units 4-9
 _tzinfo = attrgetter("tzinfo")
 _TAIL_CACHE_SIZE = 256
 
@@ -73,11 +83,12 @@ def stored_layout(texts: Sequence[Any] | None, count: int) -> int:
 
     ``texts`` are the strings ``datetime.fromisoformat`` (or ``date.fromisoformat``)
     turned into the lastmods, so their digits already make a valid date and time.
-    This proves, column-wise, that they are all ``YYYY-MM-DD`` (10), or
-    ``YYYY-MM-DD hh:mm:ss`` with a space or ``T`` (19), or that plus ``.ffffff``
-    (26), with no ``24:00`` (which some Pythons read as the next midnight).
-    Then the W3C text is ``text[:10]`` (a date) or ``text[:10] + "T" +
-    text[11:19]`` (the same as ``value.isoformat(timespec="seconds")``).
+    This proves, column-wise, that every one is exactly ``YYYY-MM-DD`` (10), or
+    ``YYYY-MM-DD hh:mm:ss`` with a space or a ``T`` (19), or that and
+    ``.ffffff`` (26): ASCII digits everywhere else, no zone, and no hour 24
+    (which some Pythons read as the next midnight). Then the W3C text is
+    ``text[:10]`` (a date) or ``text[:10] + "T" + text[11:19]`` (the same as
+    ``value.isoformat(timespec="seconds")``).
     """
     if texts is None or count == 0:
         return 0
@@ -87,21 +98,27 @@ def stored_layout(texts: Sequence[Any] | None, count: int) -> int:
     except (TypeError, UnicodeEncodeError):
         return 0
     # None longer than the longest, and as long as all of them together: all that long.
-    if width not in (10, 19, 26) or len(data) != width * count:
+    if width not in _LAYOUTS or len(data) != width * count:
         return 0
-    dashes = b"-" * count
-    if data.translate(None, _ISO_BYTES) or data[4::width] != dashes or data[7::width] != dashes:
+    # Digits and separators only, and each separator where the layout has one.
+    separators = data.translate(None, b"0123456789")
+    if separators.translate(None, b"-:. T"):
         return 0
-    if width == 10:
-        return width
-    colons = b":" * count
-    if data[13::width] != colons or data[16::width] != colons:
+    for position, separator in _LAYOUTS[width]:
+        if data[position::width] != separator * count:
+            return 0
+    expected = len(_LAYOUTS[width]) * count
+    if width > 10:
+        between = data[10::width]
+        if between != b" " * count and between != b"T" * count:
+            return 0
+        expected += count
+    if len(separators) != expected:  # no separator elsewhere: digits everywhere else
         return 0
-    if width == 26 and data[19::width] != b"." * count:
-        return 0
-    separators = data[10::width]
-    if separators not in (b" " * count, b"T" * count) or b" 24:" in data or b"T24:" in data:
-        return 0
+    if width > 10:
+        hours = int.from_bytes(data[11::width].translate(_TWENTIES), "big")
+        if hours & int.from_bytes(data[12::width].translate(_FOUR_UP), "big"):
+            return 0  # an hour from 24 up
     return width
 
 

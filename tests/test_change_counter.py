@@ -173,7 +173,7 @@ async def test_the_version_sums_the_groups_of_a_key_range(engine: Engine) -> Non
             keys = KeyRange(
                 None if after is None else (after,), None if until is None else (until,)
             )
-            return conn.scalar(counter.statement(keys))
+            return conn.scalar(counter.statement(keys), counter.parameters(keys))
 
         # Rows 0..49 are group 0, 50..99 group 1; two authors updated: the shared group.
         assert version(-1, 49) == 1 + 2

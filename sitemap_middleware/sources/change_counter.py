@@ -44,6 +44,7 @@ from sqlalchemy import (
     String,
     Table,
     and_,
+    bindparam,
     func,
     literal,
     or_,
@@ -122,6 +123,7 @@ class ChangeCounter:
         self.also = tuple(also)
         self.name = name
         self.granularity = granularity
+        self._statements: dict[tuple[bool, bool], Select[tuple[Any]]] = {}
 
     def __repr__(self) -> str:
         return f"ChangeCounter({self.table.name!r}, key={self.key!r}, name={self.name!r})"
@@ -135,23 +137,32 @@ class ChangeCounter:
     def statement(self, keys: KeyRange) -> Select[tuple[Any]]:
         """The version of the rows in ``keys``: the sum of their groups' revisions.
 
-        Revisions only grow, so the sum changes whenever one of them does.
+        Revisions only grow, so the sum changes whenever one of them does. One
+        statement per shape of key range; :meth:`parameters` gives the groups.
         """
-        lowest = highest = None
+        shape = (keys.after is None, keys.until is None)
+        stmt = self._statements.get(shape)
+        if stmt is None:
+            groups: list[Any] = []
+            if keys.after is not None:
+                groups.append(revisions.c.bucket >= bindparam("sitemap_lowest", type_=BigInteger))
+            if keys.until is not None:
+                groups.append(revisions.c.bucket <= bindparam("sitemap_highest", type_=BigInteger))
+            where = revisions.c.name == self.name
+            if groups:
+                where = and_(where, or_(and_(*groups), revisions.c.bucket == EVERY_PAGE))
+            total = func.coalesce(func.sum(revisions.c.revision), literal(0))
+            stmt = self._statements[shape] = select(total).where(where)
+        return stmt
+
+    def parameters(self, keys: KeyRange) -> dict[str, int]:
+        """The groups of :meth:`statement` for ``keys``: from the lowest key's to the highest's."""
+        values = {}
         if keys.after is not None:
-            lowest = (int(keys.after[0]) + 1) // self.granularity
+            values["sitemap_lowest"] = (int(keys.after[0]) + 1) // self.granularity
         if keys.until is not None:
-            highest = int(keys.until[0]) // self.granularity
-        groups: list[Any] = []
-        if lowest is not None:
-            groups.append(revisions.c.bucket >= lowest)
-        if highest is not None:
-            groups.append(revisions.c.bucket <= highest)
-        where = revisions.c.name == self.name
-        if groups:
-            where = and_(where, or_(and_(*groups), revisions.c.bucket == EVERY_PAGE))
-        total = func.coalesce(func.sum(revisions.c.revision), literal(0))
-        return select(total).where(where)
+            values["sitemap_highest"] = int(keys.until[0]) // self.granularity
+        return values
 
     # --- installing ----------------------------------------------------------------------
 

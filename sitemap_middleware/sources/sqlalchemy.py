@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Integer, Select, String, func, select, tuple_, type_coerce
+from sqlalchemy import Integer, Select, String, bindparam, func, select, tuple_, type_coerce
 from sqlalchemy.engine import Connection, Dialect, Engine, Row
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -43,6 +43,10 @@ if TYPE_CHECKING:
     # A select of any columns (SQLAlchemy 2.1 types a select by its column types).
     AnySelect = Select[*tuple[Any, ...]]
     VersionSpec = ChangeCounter | AnySelect | Callable[[], Any] | None
+
+
+# Bound parameters of a key range's lower (exclusive) and upper (inclusive) key.
+_BOUNDS = {">": "sitemap_after", "<=": "sitemap_until"}
 
 
 class LocTemplate:
@@ -226,7 +230,7 @@ class _Mapping:
                 if index is not None
             )
         )
-        self._summary_stmts: dict[KeyRange, AnySelect] = {}
+        self._statements: dict[tuple[str, object], AnySelect] = {}
         self.pageable = len(self.key_columns) == 1 and isinstance(self.key_columns[0].type, Integer)
         # With a version: per key range, the version its summary was read for.
         self._by_range: dict[tuple[KeyRange, tzinfo], tuple[str, Summary]] = {}
@@ -241,9 +245,16 @@ class _Mapping:
         )
 
     def where(self, stmt: AnySelect, keys: KeyRange) -> AnySelect:
+        """``stmt`` limited to the keys in ``keys``.
+
+        One key column is compared with bound parameters (:meth:`bounds` gives
+        their values), so one statement serves every key range of its shape and
+        SQLAlchemy builds its cache key once; row values embed theirs.
+        """
+
         def compare(values: tuple[Any, ...], op: str) -> ColumnElement[bool]:
             left: ColumnElement[Any] = self.key_columns[0]
-            right: Any = values[0]
+            right: Any = bindparam(_BOUNDS[op], type_=left.type)
             if len(self.key_columns) > 1:  # row values: (a, b) > (:a, :b)
                 left, right = tuple_(*self.key_columns), tuple_(*values)
             result: ColumnElement[bool] = left > right if op == ">" else left <= right
@@ -255,13 +266,39 @@ class _Mapping:
             stmt = stmt.where(compare(keys.until, "<="))
         return stmt
 
+    def bounds(self, keys: KeyRange) -> dict[str, Any]:
+        """The parameters of :meth:`where`'s statement for ``keys``."""
+        if len(self.key_columns) > 1:
+            return {}
+        values = {}
+        if keys.after is not None:
+            values[_BOUNDS[">"]] = keys.after[0]
+        if keys.until is not None:
+            values[_BOUNDS["<="]] = keys.until[0]
+        return values
+
+    def _shape(self, keys: KeyRange) -> object:
+        """What the statements for ``keys`` differ by: which bounds they have (one key column)."""
+        if len(self.key_columns) > 1:
+            return keys
+        return (keys.after is None, keys.until is None)
+
+    def rows_stmt(self, keys: KeyRange) -> AnySelect:
+        """The rows statement (:attr:`read_stmt` in ``keys``), built once per shape."""
+        return self._cached("rows", keys, lambda: self.where(self.read_stmt, keys))
+
     def summary_stmt(self, keys: KeyRange) -> AnySelect:
-        """The aggregate statement, built once per key range."""
-        if keys not in self._summary_stmts:
-            if len(self._summary_stmts) >= 1024:
-                self._summary_stmts.clear()
-            self._summary_stmts[keys] = self._build_summary_stmt(keys)
-        return self._summary_stmts[keys]
+        """The aggregate statement, built once per shape."""
+        return self._cached("summary", keys, lambda: self._build_summary_stmt(keys))
+
+    def _cached(self, kind: str, keys: KeyRange, build: Callable[[], AnySelect]) -> AnySelect:
+        shape = (kind, self._shape(keys))
+        stmt = self._statements.get(shape)
+        if stmt is None:
+            if len(self._statements) >= 1024:  # row-value keys: one per range
+                self._statements.clear()
+            stmt = self._statements[shape] = build()
+        return stmt
 
     def _build_summary_stmt(self, keys: KeyRange) -> AnySelect:
         """count, min and max key and newest lastmod of the rows in a key range.
@@ -325,6 +362,12 @@ class _Mapping:
         if isinstance(self.version, ChangeCounter):
             return self.version.statement(keys)
         return self.version if isinstance(self.version, Select) else None
+
+    def version_bounds(self, keys: KeyRange) -> dict[str, Any]:
+        """The parameters of :meth:`version_stmt`'s statement for ``keys``."""
+        if isinstance(self.version, ChangeCounter):
+            return self.version.parameters(keys)
+        return {}
 
     def version_of(self, value: Any) -> Any:
         """The version a statement or callable gave, as the token knows it."""
@@ -453,7 +496,7 @@ class SQLAlchemySource(SyncSource):
             return None
         stmt = mapping.version_stmt(keys)
         if stmt is not None:
-            return mapping.version_of(conn.scalar(stmt))
+            return mapping.version_of(conn.scalar(stmt, mapping.version_bounds(keys)))
         assert callable(mapping.version)
         return mapping.version()
 
@@ -463,7 +506,8 @@ class SQLAlchemySource(SyncSource):
             known = self.mapping.cached(version, keys, naive_timezone)
             if known is not None:
                 return known
-            row = conn.execute(self.mapping.summary_stmt(keys)).first()
+            mapping = self.mapping
+            row = conn.execute(mapping.summary_stmt(keys), mapping.bounds(keys)).first()
         return self.mapping.summary(row, version, keys, naive_timezone)
 
     def buckets(self, width: int, naive_timezone: tzinfo) -> list[Bucket]:
@@ -473,15 +517,15 @@ class SQLAlchemySource(SyncSource):
 
     def batches(self, keys: KeyRange = ALL, size: int = 500) -> Iterator[Batch]:
         mapping = self.mapping
-        stmt = mapping.where(mapping.read_stmt, keys)
+        stmt, bounds = mapping.rows_stmt(keys), mapping.bounds(keys)
         with self.engine.connect() as conn:
             if mapping.driver_rows:
                 # Executed as usual (events, caching, binds); rows read from the cursor.
-                with conn.execute(stmt) as result:
+                with conn.execute(stmt, bounds) as result:
                     fetch = result.cursor.fetchmany
                     while rows := fetch(size):
                         yield mapping.map_rows(rows)
                 return
-            with conn.execution_options(yield_per=size).execute(stmt) as result:
+            with conn.execution_options(yield_per=size).execute(stmt, bounds) as result:
                 for partition in result.partitions(size):
                     yield mapping.map_rows(partition)

@@ -71,7 +71,7 @@ class AsyncSQLAlchemySource(AsyncSource):
             return None
         stmt = mapping.version_stmt(keys)
         if stmt is not None:
-            return mapping.version_of(await conn.scalar(stmt))
+            return mapping.version_of(await conn.scalar(stmt, mapping.version_bounds(keys)))
         assert callable(mapping.version)
         value = mapping.version()
         if hasattr(value, "__await__"):
@@ -84,7 +84,8 @@ class AsyncSQLAlchemySource(AsyncSource):
             known = self.mapping.cached(version, keys, naive_timezone)
             if known is not None:
                 return known
-            row = (await conn.execute(self.mapping.summary_stmt(keys))).first()
+            mapping = self.mapping
+            row = (await conn.execute(mapping.summary_stmt(keys), mapping.bounds(keys))).first()
         return self.mapping.summary(row, version, keys, naive_timezone)
 
     async def buckets(self, width: int, naive_timezone: tzinfo) -> list[Bucket]:
@@ -94,7 +95,12 @@ class AsyncSQLAlchemySource(AsyncSource):
         return self.mapping.buckets(rows, naive_timezone)
 
     async def batches(self, keys: KeyRange = ALL, size: int = 500) -> AsyncIterator[Batch]:
-        stmt = self.mapping.where(self.mapping.read_stmt, keys).execution_options(yield_per=size)
-        async with self.engine.connect() as conn, conn.stream(stmt) as result:
+        mapping = self.mapping
+        stmt, bounds = mapping.rows_stmt(keys), mapping.bounds(keys)
+        options = {"yield_per": size}
+        async with (
+            self.engine.connect() as conn,
+            conn.stream(stmt, bounds, execution_options=options) as result,
+        ):
             async for rows in result.partitions(size):
                 yield self.mapping.map_rows(rows)
