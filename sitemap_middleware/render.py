@@ -15,7 +15,7 @@ from datetime import UTC, date, datetime
 from operator import attrgetter
 from typing import Any
 
-from .entry import Batch, EntryRules, RawEntry, format_changefreq, format_priority
+from .entry import Affixed, Batch, EntryRules, RawEntry, format_changefreq, format_priority
 from .urls import MIN_LOC_LENGTH
 from .xml import escape, url_element
 
@@ -38,14 +38,16 @@ _tzinfo = attrgetter("tzinfo")
 _TAIL_CACHE_SIZE = 256
 
 
-def not_plain(locs: Sequence[Any], starts: re.Pattern[bytes]) -> list[int] | None:
+def not_plain(locs: Sequence[Any], starts: re.Pattern[bytes] | None) -> list[int] | None:
     """The positions of the locs that are not plain paths in the scope, column-wise.
 
     The same verdict as ``_PLAIN_PATH.fullmatch(loc) and loc.startswith(scope)``
     per loc, from a few C-level passes over the joined column (``starts`` finds
-    a loc that does not start with the scope or starts with ``//``); None when
-    that cannot be told cheaply (a loc that is not a string, holds a newline or
-    a lone surrogate, or a bad start, or many locs with odd characters), and the
+    a loc that does not start with the scope or starts with ``//``; None when
+    the column holds the middle parts of locs whose start is known to be
+    plain, and then only their characters count); None when that cannot be
+    told cheaply (a loc that is not a string, holds a newline or a lone
+    surrogate, or a bad start, or many locs with odd characters), and the
     caller checks each loc instead.
     """
     try:
@@ -53,7 +55,7 @@ def not_plain(locs: Sequence[Any], starts: re.Pattern[bytes]) -> list[int] | Non
     except (TypeError, UnicodeEncodeError):
         return None
     count = len(locs)
-    if data.count(b"\n") != count - 1 or starts.search(b"\n" + data):
+    if data.count(b"\n") != count - 1 or (starts is not None and starts.search(b"\n" + data)):
         return None
     odd = data.translate(None, _PLAIN_BYTES)
     if not odd:
@@ -135,6 +137,8 @@ class Renderer:
         # In "\n" + the newline-joined locs: a loc that does not start with the scope or
         # starts with "//" (a single newline search, see not_plain).
         self._bad_starts = re.compile(b"\n(?:(?!" + re.escape(self.scope_path.encode()) + b")|//)")
+        # (prefix, suffix) of template locs -> whether they make plain locs of plain middles.
+        self._plain_affixes: dict[tuple[str, str], bool] = {}
         # "(changefreq, priority)" -> the closing part of a <url>, for values already checked.
         self._tails: dict[tuple[str | None, float | None], str] = {(None, None): "</url>\n"}
 
@@ -211,16 +215,22 @@ class Renderer:
                 zone = ""
             else:
                 return None
+        # Template locs (a plain prefix in the scope, a plain suffix) are written in parts.
+        before = after = ""
+        middles: Sequence[Any] = locs
+        if type(locs) is Affixed and self._affixes_plain(locs.before, locs.after):
+            before, middles, after = locs.before, locs.values, locs.after
         try:
-            lengths = list(map(len, locs))
+            lengths = list(map(len, middles))
         except TypeError:  # a loc that is not a string
             return None
         root = self.root
-        if max(lengths) > self.rules.site.max_loc_length - len(root) or min(
+        extra = len(before) + len(after)
+        if max(lengths) + extra > self.rules.site.max_loc_length - len(root) or min(
             lengths
-        ) < MIN_LOC_LENGTH - len(root):
+        ) + extra < MIN_LOC_LENGTH - len(root):
             return None
-        odd = not_plain(locs, self._bad_starts)
+        odd = not_plain(middles, None if middles is not locs else self._bad_starts)
         if odd is None:
             scope, plain = self.scope_path, _PLAIN_PATH.fullmatch
             odd = [
@@ -228,17 +238,21 @@ class Renderer:
                 for at, loc in enumerate(locs)
                 if type(loc) is not str or not (plain(loc) and loc.startswith(scope))
             ]
+        head = f"<url><loc>{root}{before}"
         if texts is None:
-            out = [f"<url><loc>{root}{loc}</loc>{tail}" for loc in locs]
+            end = f"{after}</loc>{tail}"
+            out = [f"{head}{middle}{end}" for middle in middles]
         elif not layout:
+            mid, end = f"{after}</loc><lastmod>", zone + tail
             out = [
-                f"<url><loc>{root}{loc}</loc><lastmod>{text}{zone}{tail}"
-                for loc, text in zip(locs, texts, strict=True)
+                f"{head}{middle}{mid}{text}{end}"
+                for middle, text in zip(middles, texts, strict=True)
             ]
         else:  # "YYYY-MM-DD hh:mm:ss.ffffff" as stored: copy the digits
+            mid, end = f"{after}</loc><lastmod>", "+00:00" + tail
             out = [
-                f"<url><loc>{root}{loc}</loc><lastmod>{text[:10]}T{text[11:19]}+00:00{tail}"
-                for loc, text in zip(locs, texts, strict=True)
+                f"{head}{middle}{mid}{text[:10]}T{text[11:19]}{end}"
+                for middle, text in zip(middles, texts, strict=True)
             ]
         if not odd:
             return out
@@ -250,6 +264,21 @@ class Renderer:
             rest = out[at][len(root) + len(loc) + 16 :] if url is not None else ""
             out[at] = f"<url><loc>{escape(url)}</loc>{rest}" if url is not None else ""
         return [element for element in out if element]
+
+    def _affixes_plain(self, before: str, after: str) -> bool:
+        """Whether ``before + middle + after`` is a plain path in the scope for every
+        plain ``middle``: ``before`` starts with the scope and a non-slash character,
+        and both are plain."""
+        known = self._plain_affixes.get((before, after))
+        if known is None:
+            known = bool(
+                len(before) >= 2
+                and before.startswith(self.scope_path)
+                and _PLAIN_PATH.fullmatch(before + after)
+            )
+            if len(self._plain_affixes) < _TAIL_CACHE_SIZE:
+                self._plain_affixes[(before, after)] = known
+        return known
 
     def _checked(self, source: str, raw: RawEntry) -> str:
         """One row through the full rules; ``""`` when it is skipped."""

@@ -32,7 +32,7 @@ from sqlalchemy.engine import Connection, Dialect, Engine, Row
 from sqlalchemy.sql.elements import ColumnElement
 
 from ..dates import to_utc
-from ..entry import CHANGEFREQS, Batch, format_priority
+from ..entry import CHANGEFREQS, Affixed, Batch, format_priority
 from ..validators import Summary
 from .base import ALL, Bucket, KeyRange, NotPageable, SyncSource, check_name
 from .change_counter import ChangeCounter
@@ -105,7 +105,7 @@ class LocTemplate:
             out.append(text)
         return "".join(out)
 
-    def column(self, rows: Sequence[Sequence[Any]]) -> list[str | None]:
+    def column(self, rows: Sequence[Sequence[Any]]) -> Sequence[str | None]:
         """The locs of many rows; the same result as calling the template on each."""
         if self._single is not None:
             before, index, after = self._single
@@ -116,7 +116,7 @@ class LocTemplate:
             except TypeError:
                 joined = "?"
             if "?" not in joined and "#" not in joined:
-                return [before + value + after for value in values]
+                return Affixed(before, values, after)
         return [self(row) for row in rows]
 
 
