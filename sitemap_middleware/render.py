@@ -257,13 +257,18 @@ class Renderer:
         if not odd:
             return out
         # Locs that need encoding or escaping (or are bad): the loc rule, the rest as checked.
+        skipped = False
         for at in odd:
             loc = locs[at]
             url = self.rules.check_loc(source, batch.keys[at], loc)
+            if url is None:
+                out[at] = ""
+                skipped = True
+                continue
             # The element so far starts "<url><loc>{root}{loc}</loc>"; keep what follows.
-            rest = out[at][len(root) + len(loc) + 16 :] if url is not None else ""
-            out[at] = f"<url><loc>{escape(url)}</loc>{rest}" if url is not None else ""
-        return [element for element in out if element]
+            rest = out[at][len(root) + len(loc) + 16 :]
+            out[at] = f"<url><loc>{escape(url)}</loc>{rest}"
+        return [element for element in out if element] if skipped else out
 
     def _affixes_plain(self, before: str, after: str) -> bool:
         """Whether ``before + middle + after`` is a plain path in the scope for every

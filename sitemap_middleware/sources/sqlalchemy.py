@@ -25,6 +25,7 @@ from __future__ import annotations
 import string
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, tzinfo
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Integer, Select, String, bindparam, func, select, tuple_, type_coerce
@@ -109,7 +110,7 @@ class LocTemplate:
         """The locs of many rows; the same result as calling the template on each."""
         if self._single is not None:
             before, index, after = self._single
-            values = [row[index] for row in rows]
+            values = list(map(itemgetter(index), rows))
             try:
                 # One C-level pass proves every value is a string with nothing to encode.
                 joined = "".join(values)
@@ -118,6 +119,27 @@ class LocTemplate:
             if "?" not in joined and "#" not in joined:
                 return Affixed(before, values, after)
         return [self(row) for row in rows]
+
+
+class KeyColumn(Sequence[Any]):
+    """The keys of a batch's rows, read from the rows when asked for (bad rows only)."""
+
+    __slots__ = ("get", "rows")
+
+    def __init__(self, rows: Sequence[Any], key_index: Sequence[int | None]) -> None:
+        self.rows = rows
+        self.get = itemgetter(*key_index)  # one column: the value; several: a tuple
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return list(map(self.get, self.rows[index]))
+        return self.get(self.rows[index])
+
+    def __iter__(self) -> Iterator[Any]:
+        return map(self.get, self.rows)
 
 
 class _Mapping:
@@ -400,13 +422,12 @@ class _Mapping:
         return summary
 
     def map_rows(self, rows: Sequence[Row[Any]]) -> Batch:
-        """Rows as raw entries, built column by column (list comprehensions beat a row loop)."""
+        """Rows as raw entries, built column by column (C-level passes beat a row loop).
+
+        The keys only name bad rows in logs: they are read when asked for.
+        """
         count = len(rows)
-        if len(self.key_index) == 1:
-            key = self.key_index[0]
-            keys: list[Any] = [row[key] for row in rows]  # type: ignore[index]
-        else:
-            keys = [tuple(row[i] for i in self.key_index) for row in rows]  # type: ignore[index]
+        keys = KeyColumn(rows, self.key_index)
         if isinstance(self.loc, LocTemplate):
             locs = self.loc.column(rows)
         else:
@@ -437,7 +458,7 @@ class _Mapping:
     ) -> list[Any]:
         if index is None:
             return [constant] * count
-        return [row[index] for row in rows]
+        return list(map(itemgetter(index), rows))
 
 
 class SQLAlchemySource(SyncSource):
