@@ -2,8 +2,10 @@
 
 Environment: ``EXAMPLE_DB`` (SQLite file, default ``example.sqlite3``),
 ``EXAMPLE_ROWS`` (articles, default 1,000; the table is re-seeded when its row
-count differs), ``HOST`` / ``PORT`` (default 127.0.0.1:8000) and ``BASE_URL``
-(the public URL, default ``http://HOST:PORT/``).
+count differs), ``HOST`` / ``PORT`` (default 127.0.0.1:8000), ``BASE_URL``
+(the public URL, default ``http://HOST:PORT/``) and ``ROOT_PATH`` (the path
+prefix a reverse proxy strips, e.g. ``/shop``; default none). Several replicas
+may share one database file; the first to start seeds it.
 
 ``/sitemap.xml`` is a sitemap index listing ``/sitemap-pages-1.xml`` and the
 article pages ``/sitemap-articles-N.xml``: with ``EXAMPLE_ROWS=120000`` there
@@ -33,6 +35,7 @@ def main() -> None:
     host = os.environ.get("HOST", "127.0.0.1")
     port = int(os.environ.get("PORT", "8000"))
     base_url = os.environ.get("BASE_URL", f"http://{host}:{port}/")
+    root_path = os.environ.get("ROOT_PATH", "")
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     try:
         settings = Settings(base_url=base_url)
@@ -43,7 +46,7 @@ def main() -> None:
     print(f"Serving {settings.site.base_url} (sitemap: {sitemap}), database {db_path}")
     # lifespan="on": a failure building the app's middleware stops the server instead of
     # leaving it up and answering 500 to every request.
-    uvicorn.run(app, host=host, port=port, log_level="info", lifespan="on")
+    uvicorn.run(app, host=host, port=port, root_path=root_path, log_level="info", lifespan="on")
 
 
 if __name__ == "__main__":

@@ -32,12 +32,15 @@ PAGES = {
 }
 
 
-def page(title: str, body: str, status_code: int = 200) -> HTMLResponse:
+def page(title: str, body: str, root: str = "", status_code: int = 200) -> HTMLResponse:
+    """A page of the site; ``root`` is the path prefix it is served under (a proxy's)."""
+    root = html.escape(root)
     return HTMLResponse(
         f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
         f"</head><body><h1>{html.escape(title)}</h1>{body}"
-        "<p><a href='/'>Home</a> · <a href='/articles'>Articles</a> · "
-        "<a href='/sitemap.xml'>Sitemap</a></p></body></html>",
+        f"<p><a href='{root}/'>Home</a> · <a href='{root}/articles'>Articles</a> · "
+        f"<a href='{root}/sitemap.html'>Sitemap</a> (<a href='{root}/sitemap.xml'>XML</a>)"
+        "</p></body></html>",
         status_code=status_code,
     )
 
@@ -49,7 +52,8 @@ def create_app(db_path: str, rows: int, base_url: str) -> Starlette:
     builds ``add_middleware`` middleware only on the first ASGI call, too late to fail early.
     """
     Settings(base_url=base_url)
-    sync_engine = create_engine(f"sqlite:///{db_path}")
+    # A replica starting beside another waits for its seeding (BEGIN IMMEDIATE) up to 60 s.
+    sync_engine = create_engine(f"sqlite:///{db_path}", connect_args={"timeout": 60})
     try:
         seed(sync_engine, rows)
     finally:
@@ -57,8 +61,9 @@ def create_app(db_path: str, rows: int, base_url: str) -> Starlette:
     engine = create_async_engine(f"sqlite+aiosqlite:///{db_path}")
 
     async def static_page(request: Request) -> HTMLResponse:
-        title, text = PAGES[request.url.path]
-        return page(title, f"<p>{html.escape(text)}</p>")
+        # The matched route, not request.url.path: that one includes a proxy's root_path.
+        title, text = PAGES[request.scope["route"].path]
+        return page(title, f"<p>{html.escape(text)}</p>", request.scope.get("root_path", ""))
 
     async def article_list(request: Request) -> HTMLResponse:
         async with engine.connect() as conn:
@@ -68,11 +73,13 @@ def create_app(db_path: str, rows: int, base_url: str) -> Starlette:
                 .order_by(Article.id)
                 .limit(50)
             )
+            root = html.escape(request.scope.get("root_path", ""))
             items = "".join(
-                f"<li><a href='/articles/{quote(slug, safe='')}'>{html.escape(title)}</a></li>"
+                f"<li><a href='{root}/articles/{quote(slug, safe='')}'>{html.escape(title)}</a>"
+                "</li>"
                 for slug, title in result
             )
-        return page("Articles", f"<ul>{items}</ul>")
+        return page("Articles", f"<ul>{items}</ul>", request.scope.get("root_path", ""))
 
     async def article(request: Request) -> HTMLResponse:
         slug = request.path_params["slug"]  # already percent-decoded by the router
@@ -84,9 +91,11 @@ def create_app(db_path: str, rows: int, base_url: str) -> Starlette:
                     )
                 )
             ).first()
+        root = request.scope.get("root_path", "")
         if found is None:
-            return page("Not found", "<p>No such article.</p>", status_code=404)
-        return page(found.title, f"<p>Last updated {found.updated_at:%Y-%m-%d %H:%M} UTC.</p>")
+            return page("Not found", "<p>No such article.</p>", root, status_code=404)
+        updated = f"<p>Last updated {found.updated_at:%Y-%m-%d %H:%M} UTC.</p>"
+        return page(found.title, updated, root)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -105,6 +114,7 @@ def create_app(db_path: str, rows: int, base_url: str) -> Starlette:
     app.add_middleware(
         SitemapMiddleware,
         base_url=base_url,
+        html=True,  # the human view: /sitemap.html beside /sitemap.xml
         sources=[
             IterableSource(
                 [

@@ -59,13 +59,18 @@ def seed(engine: Engine, count: int) -> bool:
 
     Returns True when it (re)seeded.
     """
-    Base.metadata.create_all(engine)
-    with engine.begin() as conn:
+    with engine.connect() as conn:
+        # One writer from the start: replicas starting together on a new file would otherwise
+        # both create the table, or both count 0 and seed twice.
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        Base.metadata.create_all(conn)
         existing = conn.scalar(select(func.count()).select_from(Article))
         if existing == count:
+            conn.rollback()
             return False
         conn.execute(delete(Article))
         rows = article_rows(count)
         for start in range(0, count, 10_000):
             conn.execute(insert(Article), rows[start : start + 10_000])
+        conn.commit()
     return True

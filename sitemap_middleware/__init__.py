@@ -2,12 +2,15 @@
 
 from typing import TYPE_CHECKING
 
-from .asgi import SitemapAborted, SitemapApp, SitemapMiddleware
+from .asgi import SitemapApp, SitemapMiddleware
 from .entry import BadRowError, BadRowStats, Entry
+from .extensions import Alternate, Extensions, Image, News, Video
+from .flow import SitemapAborted
 from .settings import ConfigurationError, Settings
 from .sources.base import ALL, AsyncSource, KeyRange, SyncSource
 from .sources.iterable import AsyncIterableSource, IterableSource
 from .validators import Summary
+from .wsgi import SitemapWSGIApp, SitemapWSGIMiddleware
 
 if TYPE_CHECKING:  # SQLAlchemy is an optional extra, imported on first use below
     from .sources.sqlalchemy import SQLAlchemySource
@@ -15,6 +18,7 @@ if TYPE_CHECKING:  # SQLAlchemy is an optional extra, imported on first use belo
 
 __all__ = [
     "ALL",
+    "Alternate",
     "AsyncIterableSource",
     "AsyncSQLAlchemySource",
     "AsyncSource",
@@ -22,15 +26,21 @@ __all__ = [
     "BadRowStats",
     "ConfigurationError",
     "Entry",
+    "Extensions",
+    "Image",
     "IterableSource",
     "KeyRange",
+    "News",
     "SQLAlchemySource",
     "Settings",
     "SitemapAborted",
     "SitemapApp",
     "SitemapMiddleware",
+    "SitemapWSGIApp",
+    "SitemapWSGIMiddleware",
     "Summary",
     "SyncSource",
+    "Video",
 ]
 
 

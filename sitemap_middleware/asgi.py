@@ -17,15 +17,17 @@ from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import anyio.to_thread
 
-from .core import Body, Request, Response, Sitemap
+from . import robots
+from .core import Request, Response, Sitemap
 from .entry import BadRowStats
+from .flow import Need, SitemapAborted, Summarize, Transfer, answer, arun
 from .routing import Target
 from .settings import make_settings
-from .sources.base import AnySource, AsyncSource, Bucket, KeyRange, NotPageable
+from .sources.base import AnySource, AsyncSource, Bucket, KeyRange
 from .validators import Summary
-from .xml import LimitExceeded
 
 logger = logging.getLogger("sitemap_middleware")
 
@@ -34,10 +36,6 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
-
-
-class SitemapAborted(RuntimeError):
-    """A source failed after the response had started; the transfer was cut short."""
 
 
 def route_path(scope: Scope) -> str:
@@ -53,23 +51,30 @@ def request_from(scope: Scope) -> Request:
     headers: dict[str, list[str]] = {}
     for name, value in scope.get("headers", ()):
         headers.setdefault(name.decode("latin-1").lower(), []).append(value.decode("latin-1"))
-    return Request(scope["method"], headers)
+    return Request(scope["method"], headers, str(scope.get("http_version", "1.1")))
 
 
 async def chunks(
-    source: AnySource, keys: KeyRange, body: Body, size: int
+    source: AnySource, keys: KeyRange, body: Transfer, size: int
 ) -> AsyncGenerator[bytes, None]:
     """The chunks one source adds to a body, its rows closed however the iteration ends.
 
     A sync source is read *and rendered* in a worker thread, one chunk per
     hand-off (a hand-off costs about as much as rendering a hundred rows), and
-    is closed in a thread too. Cancellation lands between chunks; cleanup is
-    shielded from it so the connection always goes back to the pool.
+    is closed in a thread too. Cancellation (a disconnect, a shutdown) lands
+    between batches, never inside a database call: a driver interrupted
+    mid-fetch leaves its connection in an unknown state. Cleanup is shielded
+    too, so the connection always goes back to the pool.
     """
     if isinstance(source, AsyncSource):
         batches = source.batches(keys, size)
         try:
-            async for batch in batches:
+            while True:
+                with anyio.CancelScope(shield=True):
+                    batch = await anext(batches, None)
+                if batch is None:
+                    break
+                await anyio.lowlevel.checkpoint()  # a pending cancellation lands here
                 chunk = body.feed(source.name, batch)
                 if chunk:
                     yield chunk
@@ -148,8 +153,11 @@ class SitemapMiddleware:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
-        target = self.sitemap.route(route_path(scope))
+        path = route_path(scope)
+        target = self.sitemap.route(path)
         if target is None:
+            if self.sitemap.wants_robots(path, scope["method"]):
+                return await self._robots(scope, receive, send)
             return await self.app(scope, receive, send)
         if self.sitemap.settings.mode == "fallback":
             return await self._fallback(target, scope, receive, send)
@@ -170,48 +178,50 @@ class SitemapMiddleware:
         if swallowed:
             await self.serve(target, scope, receive, send)
 
+    async def _robots(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The app's robots.txt with the sitemap line (or a minimal one when it has none)."""
+        request = request_from(scope)
+        extensions = {
+            name: value
+            for name, value in scope.get("extensions", {}).items()
+            if name not in ("http.response.pathsend", "http.response.zerocopysend")
+        }
+        inner = {
+            **scope,
+            "method": "GET",
+            "headers": [
+                (name, value)
+                for name, value in scope.get("headers", ())
+                if name.decode("latin-1").lower() not in robots.NOT_FORWARDED
+            ],
+            "extensions": extensions,
+        }
+        capture = _Capture(send, head=request.method == "HEAD")
+        await self.app(inner, receive, capture)
+        if capture.passing:
+            return
+        outcome = None
+        if capture.complete:
+            outcome = self.sitemap.robots(request, capture.status, capture.headers, capture.body)
+        if outcome is None:
+            return await capture.replay()
+        await _send(send, outcome, request.method)
+
     async def serve(self, target: Target, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer a request for one of the sitemap's documents."""
-        sitemap = self.sitemap
         request = request_from(scope)
-        refusal = sitemap.method_not_allowed(request)
-        if refusal is not None:
-            return await _send(send, refusal, request.method)
-        parts = sitemap.parts(target)
-        if parts is None:
-            return await _send(send, sitemap.not_found(), request.method)
-        naive_timezone = sitemap.settings.naive_timezone
+        flow = answer(self.sitemap, request, target, datetime.now(UTC))
+        outcome = await arun(flow, perform)
+        if isinstance(outcome, Response):
+            return await _send(send, outcome, request.method)
         try:
-            summaries = [await summarize(source, keys, naive_timezone) for source, keys in parts]
-        except Exception:
-            logger.exception("sitemap %s: a source failed before the response", target)
-            return await _send(send, sitemap.unavailable(), request.method)
-        plan = sitemap.respond(request, target, parts, summaries, datetime.now(UTC))
-        if not plan.stream:
-            return await _send(send, plan, request.method)
-        if plan.index:
-            return await self._index(plan, summaries, send)
-        await self._stream(target, plan, receive, send)
+            await self._stream(target, outcome, receive, send)
+        finally:
+            outcome.close()
 
-    async def _index(self, plan: Response, summaries: list[Summary], send: Send) -> None:
-        """A sitemapindex: read the pages of sources whose data changed, then send it whole."""
-        sitemap = self.sitemap
-        naive_timezone = sitemap.settings.naive_timezone
-        try:
-            for source, summary in sitemap.index_needs(plan, summaries):
-                sitemap.remember(
-                    source, summary, await buckets(source, sitemap.page_rows, naive_timezone)
-                )
-            document = sitemap.index(plan)
-        except (LimitExceeded, NotPageable) as exc:
-            return await _send(send, sitemap.too_large(exc), "GET")
-        except Exception:
-            logger.exception("sitemap %s: a source failed before the index", sitemap.url)
-            return await _send(send, sitemap.unavailable(), "GET")
-        await send(_start(plan))
-        await send({"type": "http.response.body", "body": document, "more_body": False})
-
-    async def _stream(self, target: Target, plan: Response, receive: Receive, send: Send) -> None:
+    async def _stream(
+        self, target: Target, transfer: Transfer, receive: Receive, send: Send
+    ) -> None:
         failure: BaseException | None = None
 
         async with anyio.create_task_group() as group:
@@ -225,7 +235,7 @@ class SitemapMiddleware:
 
             group.start_soon(watch_disconnect)
             try:
-                await self._produce(target, plan, send)
+                await _produce(transfer, send)
             except Exception as exc:
                 failure = exc
             group.cancel_scope.cancel()
@@ -234,36 +244,33 @@ class SitemapMiddleware:
                 f"sitemap {target}: transfer aborted after the response started"
             ) from failure
 
-    async def _produce(self, target: Target, plan: Response, send: Send) -> None:
-        """Send a urlset; raises only once the response has started."""
-        sitemap = self.sitemap
-        body = sitemap.body(plan)
-        started = False
-        try:
-            for source, keys in plan.parts:
-                async with aclosing(
-                    chunks(source, keys, body, sitemap.settings.batch_size)
-                ) as parts:
-                    async for chunk in parts:
-                        if not started:
-                            await send(_start(plan))
-                            started = True
-                        await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            if body.urls == 0:
-                # Every row was rejected: nothing valid to list (an empty urlset is invalid).
-                return await _send(send, sitemap.not_found(), "GET")
-            last = body.close()
-        except Exception as exc:
-            if started:
-                logger.exception("sitemap %s: aborting the transfer", target)
-                raise
-            if isinstance(exc, LimitExceeded):
-                return await _send(send, sitemap.too_large(exc), "GET")
-            logger.exception("sitemap %s: a source failed before the first byte", target)
-            return await _send(send, sitemap.unavailable(), "GET")
-        if not started:
-            await send(_start(plan))
-        await send({"type": "http.response.body", "body": last, "more_body": False})
+
+async def perform(need: Need) -> Any:
+    """Read what the flow needs: sync sources in a worker thread, async ones awaited."""
+    if isinstance(need, Summarize):
+        return [await summarize(source, keys, need.naive_timezone) for source, keys in need.parts]
+    return await buckets(need.source, need.width, need.naive_timezone)
+
+
+async def _produce(transfer: Transfer, send: Send) -> None:
+    """Send a urlset; raises only once the response has started."""
+    try:
+        for source, keys in transfer.parts:
+            async with aclosing(chunks(source, keys, transfer, transfer.batch_size)) as parts:
+                async for chunk in parts:
+                    if start := transfer.start():
+                        await send(_start(start))
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        last = transfer.finish()
+    except Exception as exc:
+        return await _send(send, transfer.failed(exc), "GET")
+    if isinstance(last, Response):
+        return await _send(send, last, "GET")
+    if start := transfer.start():
+        await send(_start(start))
+    for chunk in last:
+        await send({"type": "http.response.body", "body": chunk, "more_body": True})
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 def _start(response: Response) -> Message:
@@ -278,6 +285,57 @@ async def _send(send: Send, response: Response, method: str) -> None:
     await send(_start(response))
     body = b"" if method == "HEAD" else response.body
     await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+class _Capture:
+    """Holds the app's robots.txt answer; past ``robots.MAX_BYTES`` it passes it on as is."""
+
+    def __init__(self, send: Send, head: bool) -> None:
+        self.send, self.head = send, head
+        self.messages: list[Message] = []
+        self.size = 0
+        self.passing = False
+        self.complete = False
+
+    async def __call__(self, message: Message) -> None:
+        if self.passing:
+            return await self._forward(message)
+        self.messages.append(message)
+        if message["type"] == "http.response.body":
+            self.size += len(message.get("body", b""))
+            self.complete = not message.get("more_body", False)
+        if self.size > robots.MAX_BYTES:
+            self.passing = True
+            await self.replay()
+
+    async def replay(self) -> None:
+        messages, self.messages = self.messages, []
+        for message in messages:
+            await self._forward(message)
+
+    async def _forward(self, message: Message) -> None:
+        if self.head and message["type"] == "http.response.body":
+            message = {**message, "body": b""}  # the app was asked for GET
+        await self.send(message)
+
+    @property
+    def status(self) -> int:
+        return int(self.messages[0]["status"]) if self.messages else 500
+
+    @property
+    def headers(self) -> list[tuple[str, str]]:
+        if not self.messages:
+            return []
+        return [
+            (name.decode("latin-1"), value.decode("latin-1"))
+            for name, value in self.messages[0].get("headers", ())
+        ]
+
+    @property
+    def body(self) -> bytes:
+        return b"".join(
+            m.get("body", b"") for m in self.messages if m["type"] == "http.response.body"
+        )
 
 
 class SitemapApp(SitemapMiddleware):

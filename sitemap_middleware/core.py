@@ -11,18 +11,23 @@ the sources that :meth:`Sitemap.index_needs` names.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Protocol
 
+from . import html, robots
 from .encoding import GzipStream, gzip_whole
 from .entry import BadRowStats, Batch, EntryRules
+from .extensions import NAMESPACES, NEWS_WINDOW, Shape, urlset_open
 from .http import accepts_gzip, evaluate_preconditions, format_http_date
 from .render import Renderer
 from .routing import Routes, Target
 from .settings import ConfigurationError, Settings
 from .sources.base import ALL, AnySource, Bucket, KeyRange, NotPageable, Source, page_keys
 from .sources.iterable import as_source
+from .urls import Site, normalize_host
 from .validators import Summary, last_modified, make_etag
 from .xml import UrlsetWriter, sitemap_element, sitemapindex
 
@@ -39,6 +44,23 @@ class Request:
 
     method: str
     headers: Headers = field(default_factory=dict)
+    http_version: str = "1.1"
+
+    @property
+    def host(self) -> str | None:
+        """The ``Host`` field (HTTP/2's ``:authority`` arrives as ``host`` too), if sent once."""
+        lines = self.headers.get("host")
+        return lines[0] if lines and len(lines) == 1 else None
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """The site as one host sees it: its URLs, the rules for its locs, its renderer."""
+
+    site: Site
+    rules: EntryRules
+    renderer: Renderer
+    fingerprint: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +78,10 @@ class Response:
     index: bool = False
     parts: tuple[Part, ...] = ()
     gzip: bool = False
+    view: View | None = None
+    html: bool = False
+    target: Target | None = None
+    news_cutoff: datetime | None = None
 
 
 def _text(status: int, message: str, extra: Sequence[tuple[str, str]] = ()) -> Response:
@@ -69,21 +95,127 @@ def _text(status: int, message: str, extra: Sequence[tuple[str, str]] = ()) -> R
     return Response(status, headers, body)
 
 
+class Slot:
+    """One running generation; :meth:`release` gives its place back (once)."""
+
+    def __init__(self, generations: Generations) -> None:
+        self._generations: Generations | None = generations
+
+    def release(self) -> None:
+        if self._generations is not None:
+            self._generations.release()
+            self._generations = None
+
+
+class Generations:
+    """How many documents this process is generating; at most ``limit`` at once.
+
+    Generating reads rows and holds a database connection for the whole
+    transfer, so a burst of crawlers could otherwise take every connection of
+    the pool from the application. 304s and HEADs read aggregates only and are
+    not counted. Shared by threads (WSGI) and tasks (ASGI), hence the lock.
+    """
+
+    def __init__(self, limit: int | None) -> None:
+        self.limit = limit
+        self.running = 0
+        self._lock = threading.Lock()
+
+    def acquire(self) -> Slot | None:
+        with self._lock:
+            if self.limit is not None and self.running >= self.limit:
+                return None
+            self.running += 1
+        return Slot(self)
+
+    def release(self) -> None:
+        with self._lock:
+            self.running -= 1
+
+
 class Sitemap:
     """A configured sitemap: its sources, its settings and every decision about it."""
 
     def __init__(self, sources: object, settings: Settings) -> None:
         self.settings = settings
         self.site = settings.site
+        self._scheme = self.site.origin.partition(":")[0]
         self.sources = build_sources(sources)
         self.by_name = {source.name: source for source in self.sources}
-        self.routes = Routes(settings.path, self.by_name)
-        self.page_rows = settings.page_rows
+        self.routes = Routes(settings.path, self.by_name, settings.html)
+        # Rows per page of each source: its worst-case entry must fit the limits.
+        self.widths = {
+            source.name: source.shape.rows_per_page(
+                settings.max_urls, settings.max_bytes, settings.max_loc_length
+            )
+            for source in self.sources
+        }
         self.rules = EntryRules(self.site, settings.naive_timezone, settings.strict)
-        self.renderer = Renderer(self.rules)
-        self._fingerprint = "|".join((settings.fingerprint(), str(self.page_rows)))
+        self.view = self._view(self.site)
+        # Host-derived URLs: a view per allowed host, made on first use (the list bounds them).
+        self._views = {self.site.origin.partition("://")[2]: self.view}
         # Pages of each source, remembered for the data version (summary token) they came from.
         self._buckets: dict[str, tuple[str, list[Bucket]]] = {}
+        self.generations = Generations(settings.max_generations)
+
+    def _view(self, site: Site) -> View:
+        # Every view counts and logs bad rows in the same place.
+        rules = EntryRules(
+            site,
+            self.settings.naive_timezone,
+            self.settings.strict,
+            self.rules.stats,
+            self.rules._logged,
+        )
+        widths = repr(sorted(self.widths.items()))
+        fingerprint = "|".join((self.settings.fingerprint(), site.base_url, widths))
+        return View(site, rules, Renderer(rules), fingerprint)
+
+    def width(self, source: Source) -> int:
+        """Rows per page of a source."""
+        return self.widths[source.name]
+
+    def view_for(self, request: Request) -> View | None:
+        """The view a request gets: the base URL's, or with ``allowed_hosts`` its Host's;
+        None for a Host that is not allowed (answered 400, never used to build a URL)."""
+        if self.settings.allowed_hosts is None:
+            return self.view
+        raw = request.host
+        if raw is None:
+            return self.view if "host" not in request.headers else None
+        host = normalize_host(raw, self._scheme)
+        if host is None or host not in self.settings.allowed_hosts:
+            return None
+        view = self._views.get(host)
+        if view is None:
+            view = self._views[host] = self._view(self.site.with_host(host, self.settings.path))
+        return view
+
+    def robots(
+        self, request: Request, status: int, headers: list[tuple[str, str]], body: bytes
+    ) -> Response | None:
+        """The robots.txt for the app's complete answer, or None to pass that through."""
+        view = self.view_for(request)
+        if view is None:
+            return None
+        url = view.site.url_for(self.settings.path)
+        result = robots.answer(
+            request.method,
+            dict(request.headers),
+            url,
+            status,
+            headers,
+            body,
+            self.settings.cache_control,
+        )
+        return None if result is None else Response(*result)
+
+    def wants_robots(self, path: str, method: str) -> bool:
+        """Whether this request is for the robots.txt that the sitemap is added to."""
+        return self.settings.robots_txt and path == robots.PATH and method in ALLOWED_METHODS
+
+    def bad_host(self) -> Response:
+        return _text(400, "Bad Request: this host is not served")
 
     @property
     def stats(self) -> dict[str, BadRowStats]:
@@ -110,7 +242,7 @@ class Sitemap:
             return None
         if not source.pageable:  # served whole, as page 1
             return ((source, ALL),) if target.page == 1 else None
-        return ((source, page_keys(target.page, self.page_rows)),)
+        return ((source, page_keys(target.page, self.width(source))),)
 
     def method_not_allowed(self, request: Request) -> Response | None:
         if request.method in ALLOWED_METHODS:
@@ -123,6 +255,19 @@ class Sitemap:
             503,
             "Sitemap temporarily unavailable",
             [("retry-after", str(self.settings.retry_after))],
+        )
+
+    def busy(self) -> Response:
+        """Too many documents are being generated at once: try again shortly."""
+        logger.warning(
+            "sitemap %s: %d generations running, the most max_generations allows; answering 503",
+            self.settings.path,
+            self.generations.running,
+        )
+        return _text(
+            503,
+            "Sitemap generation busy, retry later",
+            [("retry-after", str(self.settings.busy_retry_after))],
         )
 
     def not_found(self) -> Response:
@@ -139,7 +284,7 @@ class Sitemap:
         if self.settings.index == "always" or len(self.sources) > 1:
             return True
         count = summaries[0].count
-        return count is None or count > self.page_rows
+        return count is None or count > self.width(self.sources[0])
 
     def respond(
         self,
@@ -148,6 +293,7 @@ class Sitemap:
         parts: Sequence[Part],
         summaries: Sequence[Summary],
         now: datetime,
+        view: View | None = None,
     ) -> Response:
         """The answer to a GET or HEAD of a target, given its parts' summaries and the clock."""
         if all(summary.count == 0 for summary in summaries):
@@ -161,12 +307,25 @@ class Sitemap:
             and accepts_gzip(request.headers.get("accept-encoding"))
         )
         representation = "gz" if gzip_file else "gzip" if coding else "identity"
-        tag_parts = [self._fingerprint, repr(target), "index" if index else "urlset"]
+        if target.html:
+            representation += "+html"
+        view = view or self.view
+        tag_parts = [view.fingerprint, repr(target), "index" if index else "urlset"]
         for (source, keys), summary in zip(parts, summaries, strict=True):
             tag_parts += (source.name, source.fingerprint(), repr(keys), summary.token)
         # Each representation has its own tag (RFC 9110 §8.8.3.3).
+        newest = [summary.newest for summary in summaries]
+        news_cutoff = None
+        if any(source.shape.news for source, _ in parts):
+            # News older than two days lose their news:news: the document changes with the
+            # clock, a tick at a time, and its validators say so.
+            tick = self.settings.news_tick
+            moment = datetime.fromtimestamp(now.timestamp() // tick * tick, UTC)
+            news_cutoff = moment - NEWS_WINDOW
+            tag_parts.append(f"news:{moment.isoformat()}")
+            newest.append(moment)
         etag = make_etag([*tag_parts, representation])
-        modified = last_modified((s.newest for s in summaries), now)
+        modified = last_modified(newest, now)
         headers = [("etag", etag)]
         if modified is not None:
             headers.append(("last-modified", format_http_date(modified)))
@@ -182,9 +341,12 @@ class Sitemap:
         if gzip_file:
             headers.insert(0, ("content-type", "application/gzip"))
         else:
-            headers.insert(0, ("content-type", self.settings.content_type))
+            content_type = html.CONTENT_TYPE if target.html else self.settings.content_type
+            headers.insert(0, ("content-type", content_type))
             if coding:
                 headers.insert(1, ("content-encoding", "gzip"))
+        if target.html:
+            headers.append(("content-security-policy", html.CONTENT_SECURITY_POLICY))
         return Response(
             200,
             headers,
@@ -192,6 +354,10 @@ class Sitemap:
             index=index,
             parts=tuple(parts),
             gzip=gzip_file or coding,
+            view=view,
+            html=target.html,
+            target=target,
+            news_cutoff=news_cutoff,
         )
 
     def index_needs(
@@ -202,30 +368,43 @@ class Sitemap:
         A source that cannot be split is one page, known from its summary alone;
         past one page it is refused (:class:`NotPageable`).
         """
-        needs = []
-        for (source, _), summary in zip(plan.parts, summaries, strict=True):
-            if self._buckets.get(source.name, ("", []))[0] == summary.token:
-                continue
-            if not source.pageable:
-                if summary.count is not None and summary.count > self.page_rows:
-                    raise NotPageable(
-                        f"source {source.name!r} has {summary.count} rows, more than one page "
-                        f"holds ({self.page_rows}), and pages need a single integer key"
-                    )
-                self.remember(source, summary, [Bucket(0, summary.count or 1, summary.newest)])
-                continue
-            needs.append((source, summary))
-        return needs
+        return [
+            (source, summary)
+            for (source, _), summary in zip(plan.parts, summaries, strict=True)
+            if self.needs_pages(source, summary)
+        ]
+
+    def needs_pages(self, source: AnySource, summary: Summary) -> bool:
+        """Whether a source's pages must be read for its whole-source ``summary``."""
+        if self._buckets.get(source.name, ("", []))[0] == summary.token:
+            return False
+        if not source.pageable:
+            if summary.count is not None and summary.count > self.width(source):
+                raise NotPageable(
+                    f"source {source.name!r} has {summary.count} rows, more than one page "
+                    f"holds ({self.width(source)}), and pages need a single integer key"
+                )
+            self.remember(source, summary, [Bucket(0, summary.count or 1, summary.newest)])
+            return False
+        return True
+
+    def pages(self, source: AnySource) -> list[Bucket]:
+        """The non-empty pages of a source, as last read."""
+        return self._buckets.get(source.name, ("", []))[1]
 
     def remember(self, source: AnySource, summary: Summary, buckets: list[Bucket]) -> None:
         self._buckets[source.name] = (summary.token, buckets)
 
     def index(self, plan: Response) -> bytes:
         """The ``sitemapindex`` of every non-empty page, each with its newest lastmod."""
+        if plan.html:
+            document = self._html_index(plan)
+            return gzip_whole(document, self.settings.gzip_level) if plan.gzip else document
         elements = []
+        site = (plan.view or self.view).site
         for source, _ in plan.parts:
             for bucket in self._buckets[source.name][1]:
-                url = self.site.url_for(
+                url = site.url_for(
                     self.routes.page_path(source.name, bucket.index + 1, self.settings.index_gz)
                 )
                 lastmod = None
@@ -235,30 +414,137 @@ class Sitemap:
         document = sitemapindex(elements, self.settings.max_bytes)
         return gzip_whole(document, self.settings.gzip_level) if plan.gzip else document
 
+    def _html_index(self, plan: Response) -> bytes:
+        site = (plan.view or self.view).site
+        rows = []
+        for source, _ in plan.parts:
+            for bucket in self.pages(source):
+                page = bucket.index + 1
+                lastmod = None
+                if bucket.newest is not None:
+                    lastmod = bucket.newest.astimezone(UTC).isoformat(timespec="seconds")
+                rows.append(
+                    html.IndexRow(
+                        f"{source.name}, page {page}",
+                        _filename(self.routes.page_path(source.name, page, html=True)),
+                        site.url_for(self.routes.page_path(source.name, page)),
+                        bucket.count,
+                        lastmod,
+                    )
+                )
+        return html.index_document("Sitemap index", site.url_for(self.settings.path), rows)
+
     def body(self, plan: Response) -> Body:
-        return Body(self, plan.gzip)
+        view = plan.view or self.view
+        document: Document
+        if plan.html:
+            document = html.Table(view.rules, self._html_heading(plan, view))
+        else:
+            shapes = {source.name: source.shape for source, _ in plan.parts}
+            document = Urlset(view.renderer, self.settings, shapes, plan.news_cutoff)
+        return Body(document, self.settings, plan.gzip)
+
+    def _html_heading(self, plan: Response, view: View) -> html.Heading:
+        """Title, XML link and page navigation of a urlset's HTML sibling."""
+        target = plan.target
+        site = view.site
+        root = _filename(self.routes.html_path(Target()))
+        if target is None or target.source is None or target.page is None:
+            return html.Heading("Sitemap", site.url_for(self.settings.path), [])
+        source, page = target.source, target.page
+        numbers = [bucket.index + 1 for bucket in self.pages(self.by_name[source])] or [page]
+        at = numbers.index(page) if page in numbers else 0
+        nav = [html.Link("Sitemap index", root, "up")]
+        if at > 0:
+            previous = self.routes.page_path(source, numbers[at - 1], html=True)
+            nav.append(html.Link("Previous page", _filename(previous), "prev"))
+        if at + 1 < len(numbers):
+            following = self.routes.page_path(source, numbers[at + 1], html=True)
+            nav.append(html.Link("Next page", _filename(following), "next"))
+        return html.Heading(
+            f"Sitemap: {source}, page {page} of {len(numbers)}",
+            site.url_for(self.routes.page_path(source, page)),
+            nav,
+        )
+
+
+def _filename(path: str) -> str:
+    """A child's link relative to its sibling documents (they share one directory)."""
+    return path.rpartition("/")[2]
+
+
+class Document(Protocol):
+    """The bytes of one streamed document: its opening, its rows batch by batch, its end."""
+
+    @property
+    def urls(self) -> int: ...
+
+    def open(self) -> bytes: ...
+
+    def write(self, source: str, batch: Batch) -> bytes: ...
+
+    def close(self) -> bytes: ...
+
+
+class Urlset:
+    """A ``urlset``: rendered ``<url>`` elements, within the protocol's limits.
+
+    It declares the namespaces its sources' shapes can use; rows with extension
+    data take the full rules (``news_cutoff``: news published before it are old).
+    """
+
+    def __init__(
+        self,
+        renderer: Renderer,
+        settings: Settings,
+        shapes: Mapping[str, Shape],
+        news_cutoff: datetime | None = None,
+    ) -> None:
+        self.renderer = renderer
+        self.writer = UrlsetWriter(settings.max_urls, settings.max_bytes)
+        self.shapes = shapes
+        self.news_cutoff = news_cutoff
+
+    @property
+    def urls(self) -> int:
+        return self.writer.urls
+
+    def open(self) -> bytes:
+        prefixes = {prefix for shape in self.shapes.values() for prefix in shape.prefixes}
+        ordered = [prefix for prefix in NAMESPACES if prefix in prefixes]
+        return self.writer.open(urlset_open(ordered))
+
+    def write(self, source: str, batch: Batch) -> bytes:
+        extras = batch.extras
+        if extras is not None and extras.count(None) != len(extras):
+            elements = self.renderer.extended(source, batch, self.shapes[source], self.news_cutoff)
+        else:
+            elements = self.renderer.elements(source, batch)
+        return self.writer.write(elements)
+
+    def close(self) -> bytes:
+        return self.writer.close()
 
 
 class Body:
-    """Turns batches of raw entries into the chunks of one ``urlset``, in order.
+    """Turns batches of raw entries into the chunks of one document, in order.
 
     Rendered bytes are gathered until ``chunk_bytes`` are ready, so a chunk is
-    at most ``chunk_bytes`` plus one batch; the XML declaration and the opening
-    tag travel in the first chunk, the closing tag in the last. With ``gzip``
-    every chunk is compressed (and sync-flushed) on its way out.
+    at most ``chunk_bytes`` plus one batch; the document's opening travels in
+    the first chunk, its end in the last. With ``gzip`` every chunk is
+    compressed (and sync-flushed) on its way out.
     """
 
-    def __init__(self, sitemap: Sitemap, gzip: bool = False) -> None:
-        self.renderer = sitemap.renderer
-        self.writer = UrlsetWriter(sitemap.settings.max_urls, sitemap.settings.max_bytes)
-        self.chunk_bytes = sitemap.settings.chunk_bytes
-        self._gzip = GzipStream(sitemap.settings.gzip_level) if gzip else None
-        self._pending = [self.writer.open()]
+    def __init__(self, document: Document, settings: Settings, gzip: bool = False) -> None:
+        self.document = document
+        self.chunk_bytes = settings.chunk_bytes
+        self._gzip = GzipStream(settings.gzip_level) if gzip else None
+        self._pending = [document.open()]
         self._size = 0
 
     def feed(self, source: str, batch: Batch) -> bytes:
         """A chunk once enough is gathered, else ``b""``; bad rows follow the bad-row rule."""
-        data = self.writer.write(self.renderer.elements(source, batch))
+        data = self.document.write(source, batch)
         if data:
             self._pending.append(data)
             self._size += len(data)
@@ -269,15 +555,15 @@ class Body:
         return chunk if self._gzip is None else self._gzip.chunk(chunk)
 
     def close(self) -> bytes:
-        """The last chunk: whatever is gathered and the closing tag."""
-        self._pending.append(self.writer.close())
+        """The last chunk: whatever is gathered and the document's end."""
+        self._pending.append(self.document.close())
         chunk = b"".join(self._pending)
         self._pending, self._size = [], 0
         return chunk if self._gzip is None else self._gzip.finish(chunk)
 
     @property
     def urls(self) -> int:
-        return self.writer.urls
+        return self.document.urls
 
 
 def build_sources(value: object) -> list[AnySource]:

@@ -16,12 +16,13 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import date, tzinfo
+from dataclasses import dataclass, field, replace
+from datetime import date, datetime, tzinfo
 from decimal import Decimal
 from typing import Any
 
 from .dates import LastmodError, format_lastmod
+from .extensions import Alternate, Extensions, Image, News, Shape, Video, check
 from .urls import LocError, Site
 
 logger = logging.getLogger("sitemap_middleware")
@@ -42,6 +43,18 @@ class Entry:
     lastmod: date | str | None = None
     changefreq: str | None = None
     priority: float | Decimal | str | None = None
+    alternates: Sequence[Alternate] | Mapping[str, str] = ()
+    """Every language version of the page, itself included: ``{"en": "/en/a", ...}``."""
+    images: Sequence[Image | str] = ()
+    videos: Sequence[Video] = ()
+    news: News | None = None
+
+    @property
+    def extensions(self) -> Extensions | None:
+        """The entry's extension data, or None when it has none."""
+        if not (self.alternates or self.images or self.videos or self.news is not None):
+            return None
+        return Extensions(self.alternates, self.images, self.videos, self.news)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +65,8 @@ class UrlFields:
     lastmod: str | None
     changefreq: str | None
     priority: str | None
+    extensions: str = ""
+    """The extension elements, already written."""
 
 
 RawEntry = tuple[Any, Any, Any, Any, Any]
@@ -116,6 +131,9 @@ class Batch:
         keys, locs, lastmods, changefreqs, priorities = zip(*rows, strict=True)
         return cls(keys, locs, lastmods, changefreqs, priorities)
 
+    extras: Sequence[Extensions | None] | None = None
+    """Optional: each row's extension data (alternates, images, videos, news), or None."""
+
     def __len__(self) -> int:
         return len(self.keys)
 
@@ -127,6 +145,22 @@ class Batch:
 
 class BadRowError(ValueError):
     """Raised in strict mode for a row that breaks the rules."""
+
+
+def coerce_extras(item: Any) -> Extensions | None:
+    """The extension data of a list or generator item (an ``Entry`` or a mapping)."""
+    if isinstance(item, Entry):
+        return item.extensions
+    if isinstance(item, Mapping) and any(
+        item.get(name) for name in ("alternates", "images", "videos", "news")
+    ):
+        return Extensions(
+            item.get("alternates") or (),
+            item.get("images") or (),
+            item.get("videos") or (),
+            item.get("news"),
+        )
+    return None
 
 
 def coerce_item(key: Any, item: Any) -> RawEntry:
@@ -209,6 +243,21 @@ class EntryRules:
             except (ValueError, TypeError, OverflowError, ArithmeticError) as exc:
                 self._drop(source, key, f"priority dropped: {exc}")
         return UrlFields(url, lastmod_text, changefreq_text, priority_text)
+
+    def extend(
+        self,
+        source: str,
+        key: Any,
+        url: UrlFields,
+        extensions: Extensions,
+        shape: Shape,
+        news_cutoff: datetime | None,
+    ) -> UrlFields:
+        """``url`` with its checked extension elements; bad ones left out and reported."""
+        checked = check(extensions, url.loc, self.site, shape, self.naive_timezone, news_cutoff)
+        for problem in checked.problems:
+            self._drop(source, key, problem)
+        return replace(url, extensions=checked.xml)
 
     def check_loc(self, source: str, key: Any, loc: Any) -> str | None:
         """The absolute URI for a loc, or None when the row is skipped (and reported)."""

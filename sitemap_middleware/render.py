@@ -16,6 +16,7 @@ from operator import attrgetter
 from typing import Any
 
 from .entry import Affixed, Batch, EntryRules, RawEntry, format_changefreq, format_priority
+from .extensions import Shape
 from .urls import MIN_LOC_LENGTH
 from .xml import escape, url_element
 
@@ -331,4 +332,20 @@ class Renderer:
             element = self._checked(source, raw)
             if element:
                 out.append(element)
+        return out
+
+    def extended(
+        self, source: str, batch: Batch, shape: Shape, news_cutoff: datetime | None
+    ) -> list[str]:
+        """The ``<url>`` elements of a batch whose rows carry extensions (full rules per row)."""
+        extras = batch.extras
+        assert extras is not None
+        out = []
+        for raw, extensions in zip(batch.rows(), extras, strict=True):
+            url = self.rules.check(source, raw)
+            if url is None:
+                continue
+            if extensions is not None:
+                url = self.rules.extend(source, raw[0], url, extensions, shape, news_cutoff)
+            out.append(url_element(url))
         return out

@@ -6,7 +6,9 @@ With ``path="/sitemap.xml"``:
   a ``urlset``);
 * ``/sitemap-{source}-{n}.xml`` is page ``n`` (from 1) of a source; children
   sit in the root's directory, so every URL of the site is within their scope;
-* every document also exists as a gzip file: append ``.gz``.
+* every document also exists as a gzip file: append ``.gz``;
+* with the human view on, every document has an HTML sibling: ``.html`` for
+  ``.xml`` (``/sitemap.html``, ``/sitemap-{source}-{n}.html``).
 
 Any other path under the ``sitemap-`` prefix that ends in ``.xml`` or
 ``.xml.gz`` is ours too and answers 404 (unknown source, page 0, ``-1``,
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 _PAGE = re.compile(r"[1-9][0-9]{0,9}")
 
@@ -30,6 +32,7 @@ class Target:
     page: int | None = None
     gz: bool = False
     valid: bool = True
+    html: bool = False
 
 
 NOT_FOUND = Target(valid=False)
@@ -38,18 +41,30 @@ NOT_FOUND = Target(valid=False)
 class Routes:
     """Paths of the root, the pages and their ``.gz`` files."""
 
-    def __init__(self, path: str, names: Iterable[str]) -> None:
+    def __init__(self, path: str, names: Iterable[str], html: bool = False) -> None:
         self.root = path
+        self.html = html
         directory, _, filename = path.rpartition("/")
         self.child_prefix = f"{directory}/{filename.removesuffix('.xml')}-"
         # Longest first: "news-2024" must win over "news" for "sitemap-news-2024-1.xml".
         self.names = sorted(names, key=len, reverse=True)
 
-    def page_path(self, source: str, page: int, gz: bool = False) -> str:
+    def page_path(self, source: str, page: int, gz: bool = False, html: bool = False) -> str:
+        if html:
+            return f"{self.child_prefix}{source}-{page}.html"
         return f"{self.child_prefix}{source}-{page}.xml{'.gz' if gz else ''}"
+
+    def html_path(self, target: Target) -> str:
+        """The path of a target's HTML sibling."""
+        if target.source is None or target.page is None:
+            return self.root.removesuffix(".xml") + ".html"
+        return self.page_path(target.source, target.page, html=True)
 
     def match(self, path: str) -> Target | None:
         """The target a route path names; None when the path is not the sitemap's."""
+        if self.html and path.endswith(".html"):
+            target = self.match(path.removesuffix(".html") + ".xml")
+            return None if target is None else replace(target, html=True)
         gz = path.endswith(".gz")
         plain = path.removesuffix(".gz") if gz else path
         if plain == self.root:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, fields
 from datetime import UTC, tzinfo
 from typing import Any
 
-from .urls import MAX_LOC_LENGTH, MIN_LOC_LENGTH, Site
+from .urls import MAX_LOC_LENGTH, MIN_LOC_LENGTH, Site, normalize_host
 from .xml import MAX_BYTES, MAX_URLS, page_rows
 
 MODES = ("intercept", "fallback")
@@ -42,6 +42,12 @@ class Settings:
     gzip: bool = True
     gzip_level: int = 6
     index_gz: bool = False
+    max_generations: int | None = 4
+    allowed_hosts: tuple[str, ...] | None = None
+    robots_txt: bool = True
+    html: bool = False
+    news_tick: int = 900
+    busy_retry_after: int = 5
 
     def __post_init__(self) -> None:
         def fail(setting: str, problem: str) -> ConfigurationError:
@@ -75,7 +81,7 @@ class Settings:
                 "naive_timezone",
                 "must be a tzinfo such as datetime.UTC or zoneinfo.ZoneInfo('Europe/Paris')",
             )
-        for name in ("strict", "gzip", "index_gz"):
+        for name in ("strict", "gzip", "index_gz", "robots_txt", "html"):
             if not isinstance(getattr(self, name), bool):
                 raise fail(name, f"must be True or False, got {getattr(self, name)!r}")
         if self.index not in INDEX_MODES:
@@ -87,6 +93,33 @@ class Settings:
         _positive_int("max_bytes", self.max_bytes, 65_536, MAX_BYTES)
         _positive_int("max_loc_length", self.max_loc_length, MIN_LOC_LENGTH, MAX_LOC_LENGTH)
         _positive_int("gzip_level", self.gzip_level, 1, 9)
+        if self.allowed_hosts is not None:
+            object.__setattr__(self, "allowed_hosts", self._hosts(self.allowed_hosts))
+        if self.max_generations is not None:
+            _positive_int("max_generations", self.max_generations, 1, 10_000)
+        _positive_int("busy_retry_after", self.busy_retry_after, 0, 86_400)
+        _positive_int("news_tick", self.news_tick, 1, 86_400)
+
+    def _hosts(self, value: object) -> tuple[str, ...]:
+        """``allowed_hosts`` as ``host[:port]`` in canonical form, the base URL's host first."""
+        site = self.site
+        scheme = site.origin.partition(":")[0]
+        if isinstance(value, str) or not isinstance(value, list | tuple | set | frozenset):
+            raise ConfigurationError(
+                f"allowed_hosts: must be a list of host names such as ['example.com', "
+                f"'www.example.com'], got {value!r}"
+            )
+        hosts = [site.origin.partition("://")[2]]
+        for item in value:
+            host = normalize_host(item, scheme) if isinstance(item, str) else None
+            if host is None or "*" in str(item):
+                raise ConfigurationError(
+                    f"allowed_hosts: {item!r} is not a host name such as 'example.com' or "
+                    "'example.com:8443' (no wildcards)"
+                )
+            if host not in hosts:
+                hosts.append(host)
+        return tuple(hosts)
 
     @property
     def page_rows(self) -> int:

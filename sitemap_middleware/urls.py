@@ -36,6 +36,26 @@ _SAFE_REST = "!$&'()*+,;=:@/?#%~"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
+# RFC 9110 §7.2 Host: uri-host [ ":" port ]; a reg-name, an IPv4 address or an IPv6 literal.
+_HOST = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%]+)(?::([0-9]{1,5}))?")
+
+
+def normalize_host(value: str, scheme: str) -> str | None:
+    """``host[:port]`` in the form :class:`Site` writes it (lowercase, IDNA, no default port),
+    or None when ``value`` is not a valid Host."""
+    match = _HOST.fullmatch(value.strip())
+    if match is None:
+        return None
+    host, port = match.group(1), match.group(2)
+    try:
+        number = int(port) if port else None
+        if number is not None and not 0 < number < 65536:
+            return None
+        return _authority(scheme, host.strip("[]"), number)
+    except (ValueError, UnicodeError):
+        return None
+
+
 class LocError(ValueError):
     """A loc that cannot be listed; the message says why."""
 
@@ -107,6 +127,11 @@ class Site:
             max_loc_length=max_loc_length,
         )
 
+    def with_host(self, host: str, sitemap_path: str) -> Site:
+        """The same site on another host (``host[:port]``, already checked)."""
+        scheme = self.origin.partition(":")[0]
+        return Site.build(f"{scheme}://{host}{self.prefix}", sitemap_path, self.max_loc_length)
+
     def url_for(self, path: str) -> str:
         """The absolute URL of an application path (``/sitemap.xml``)."""
         return self.base_url + iri_to_uri(path.lstrip("/"))
@@ -133,6 +158,39 @@ class Site:
             raise LocError(f"loc is shorter than {MIN_LOC_LENGTH} characters")
         return url
 
+    def resolve_link(self, link: str) -> str:
+        """An extension's URL (image, video, alternate): absolute on any http(s) host, or
+        relative to the base URL; encoded like a loc, but not bound to the sitemap's scope."""
+        if not isinstance(link, str):
+            raise LocError(f"a URL must be a string, not {type(link).__name__}")
+        link = link.strip(" \t\n\r")
+        if not link:
+            raise LocError("URL is empty")
+        bad = XML_FORBIDDEN.search(link)
+        if bad is not None:
+            raise LocError(f"URL contains U+{ord(bad.group()):04X}, forbidden in XML")
+        if link.startswith("//"):
+            raise LocError("URL is scheme-relative; give a path or an absolute URL")
+        if not _SCHEME.match(link):
+            url = self.base_url + iri_to_uri(link.lstrip("/"))
+        else:
+            try:
+                parts = urlsplit(link)
+                scheme = parts.scheme.lower()
+                if scheme not in _DEFAULT_PORTS or not parts.hostname:
+                    raise LocError(f"URL has an unsupported scheme {parts.scheme!r}")
+                if parts.username is not None or parts.password is not None:
+                    raise LocError("URL carries credentials")
+                origin = f"{scheme}://{_authority(scheme, parts.hostname, parts.port)}"
+            except (ValueError, UnicodeError) as exc:
+                if isinstance(exc, LocError):
+                    raise
+                raise LocError(f"URL is not valid ({exc})") from None
+            url = origin + iri_to_uri(_rest(parts.path, parts.query, parts.fragment, link))
+        if len(url) > self.max_loc_length:
+            raise LocError(f"URL is {len(url)} characters long; the limit is {self.max_loc_length}")
+        return url
+
     def _absolute(self, loc: str) -> str:
         # Fast path: already in the base URL's own spelling.
         if loc.startswith(self.origin) and loc[len(self.origin) : len(self.origin) + 1] in "/?#":
@@ -152,9 +210,14 @@ class Site:
             raise LocError(f"loc is not a valid URL ({exc})") from None
         if origin != self.origin:
             raise LocError(f"loc is not on {self.origin}")
-        rest = parts.path or "/"
-        if parts.query or loc.split("#", 1)[0].endswith("?"):
-            rest += "?" + parts.query
-        if parts.fragment:
-            rest += "#" + parts.fragment
-        return origin + iri_to_uri(rest)
+        return origin + iri_to_uri(_rest(parts.path, parts.query, parts.fragment, loc))
+
+
+def _rest(path: str, query: str, fragment: str, url: str) -> str:
+    """Path, query and fragment of a split URL, put back together (an empty query kept)."""
+    rest = path or "/"
+    if query or url.split("#", 1)[0].endswith("?"):
+        rest += "?" + query
+    if fragment:
+        rest += "#" + fragment
+    return rest

@@ -2,14 +2,17 @@
 
 Pure string building. Every value reaching here was checked by
 :mod:`sitemap_middleware.entry`: locs are percent-encoded URIs (ASCII only),
-dates, frequencies and priorities have fixed ASCII forms, so the document is
-ASCII, its byte count is its character count and only ``&`` and ``'`` can
-still need an entity.
+dates, frequencies and priorities have fixed ASCII forms, so only ``&`` and
+``'`` can still need an entity; extension text (video titles, news titles) is
+escaped by :mod:`sitemap_middleware.extensions` and may be any UTF-8.
 """
 
 from __future__ import annotations
 
-from .entry import UrlFields
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # entry imports this module (through extensions)
+    from .entry import UrlFields
 
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
@@ -58,6 +61,8 @@ def url_element(url: UrlFields) -> str:
         parts += ("<changefreq>", url.changefreq, "</changefreq>")
     if url.priority is not None:
         parts += ("<priority>", url.priority, "</priority>")
+    if url.extensions:
+        parts.append(url.extensions)
     parts.append("</url>\n")
     return "".join(parts)
 
@@ -71,8 +76,9 @@ class UrlsetWriter:
         self.urls = 0
         self.bytes = 0
 
-    def open(self) -> bytes:
-        text = DECLARATION + URLSET_OPEN
+    def open(self, opening: str = URLSET_OPEN) -> bytes:
+        """The declaration and the opening tag (with the namespaces the document uses)."""
+        text = DECLARATION + opening
         self.bytes += len(text)
         return text.encode("ascii")
 
@@ -80,15 +86,16 @@ class UrlsetWriter:
         """``<url>`` elements (from :func:`url_element`) as bytes, within the limits."""
         if not elements:
             return b""
-        text = "".join(elements)
+        # Locs are ASCII, but extension text (video titles, news) may not be.
+        data = "".join(elements).encode("utf-8")
         count = len(elements)
         if self.urls + count > self.max_urls:
             raise LimitExceeded(f"more than max_urls={self.max_urls} URLs in one sitemap")
-        if self.bytes + len(text) + len(URLSET_CLOSE) > self.max_bytes:
+        if self.bytes + len(data) + len(URLSET_CLOSE) > self.max_bytes:
             raise LimitExceeded(f"more than max_bytes={self.max_bytes} bytes in one sitemap")
         self.urls += count
-        self.bytes += len(text)
-        return text.encode("ascii")
+        self.bytes += len(data)
+        return data
 
     def close(self) -> bytes:
         self.bytes += len(URLSET_CLOSE)

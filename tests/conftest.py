@@ -5,9 +5,10 @@ from __future__ import annotations
 import functools
 import gzip
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from lxml import etree
@@ -23,10 +24,21 @@ from sqlalchemy import (
     insert,
 )
 
+from sitemap_middleware import SitemapWSGIMiddleware
+
 SCHEMAS = Path(
     os.environ.get("SITEMAP_SCHEMAS", Path(__file__).resolve().parents[2] / "shared" / "schemas")
 )
 NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
+
+
+class _Offline(etree.Resolver):
+    """The XHTML schema imports W3C's xml.xsd: read it from the shared folder, not the web."""
+
+    def resolve(self, url: str | None, pubid: str | None, context: Any) -> Any:
+        if url and url.endswith("/2001/xml.xsd"):
+            return self.resolve_filename(str(SCHEMAS / "xml.xsd"), context)
+        return None
 
 
 @functools.cache
@@ -37,7 +49,17 @@ def _schema(name: str) -> etree.XMLSchema:
             f"official schema {path} is missing: the shared/ folder must sit beside the "
             "checkout (or set SITEMAP_SCHEMAS); schema tests never pass without it"
         )
-    return etree.XMLSchema(etree.parse(str(path)))
+    parser = etree.XMLParser()
+    parser.resolvers.add(_Offline())
+    return etree.XMLSchema(etree.parse(str(path), parser))
+
+
+EXTENSION_NAMESPACES = (
+    b"http://www.w3.org/1999/xhtml",
+    b"http://www.google.com/schemas/sitemap-image/1.1",
+    b"http://www.google.com/schemas/sitemap-video/1.1",
+    b"http://www.google.com/schemas/sitemap-news/0.9",
+)
 
 
 @pytest.fixture(scope="session")
@@ -46,9 +68,13 @@ def sitemap_schema() -> etree.XMLSchema:
 
 
 def assert_valid_urlset(body: bytes, schema: etree.XMLSchema) -> list[etree._Element]:
-    """Parse a served document, validate it against sitemap.xsd, return its <url> elements."""
+    """Parse a served document, validate it against sitemap.xsd (or, when its urlset declares
+    extension namespaces, urlset-with-extensions.xsd), return its <url> elements."""
     assert body.startswith(b'<?xml version="1.0" encoding="UTF-8"?>\n')
     document = etree.fromstring(body)
+    opening = body[: body.find(b">", body.find(b"<urlset")) + 1]
+    if any(namespace in opening for namespace in EXTENSION_NAMESPACES):
+        schema = _schema("urlset-with-extensions.xsd")
     if not schema.validate(document):
         raise AssertionError(f"not valid against sitemap.xsd: {schema.error_log}")
     assert document.tag == f"{NS}urlset"
@@ -130,3 +156,23 @@ def engine(db_path: Path) -> Iterator[Engine]:
     seed(engine, 1200)
     yield engine
     engine.dispose()
+
+
+ADAPTERS = ("asgi", "wsgi")
+
+
+@pytest.fixture(params=ADAPTERS)
+def make_app(request: pytest.FixtureRequest) -> Iterator[Callable[..., Any]]:
+    """``make_app(sources=..., base_url=..., ...)``: a standalone app, once per adapter."""
+    from .driver import sitemap_app  # driver imports this module
+
+    made: list[Any] = []
+
+    def make(**settings: Any) -> Any:
+        made.append(sitemap_app(request.param, **settings))
+        return made[-1]
+
+    yield make
+    for app in made:
+        if isinstance(app, SitemapWSGIMiddleware):
+            app.close()

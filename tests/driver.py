@@ -1,13 +1,22 @@
-"""Drive an ASGI app by hand and keep every message it sends (for checks below HTTP)."""
+"""Drive an ASGI or WSGI app by hand and keep every message it sends (for checks below HTTP).
+
+Behaviour tests take the ``make_app`` fixture and run once through each adapter:
+a WSGI exchange is recorded as the same ASGI-shaped messages, so every check
+reads the same for both.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, MutableMapping
+import io
+from collections.abc import Callable, Iterable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 import anyio.lowlevel
+import anyio.to_thread
+
+from sitemap_middleware import SitemapApp, SitemapWSGIApp, SitemapWSGIMiddleware
 
 from .conftest import check_served
 
@@ -41,15 +50,32 @@ class Exchange:
         return last.get("type") == "http.response.body" and not last.get("more_body", False)
 
 
+def sitemap_app(adapter: str, **settings: Any) -> Any:
+    """The standalone sitemap app of one adapter."""
+    return SitemapApp(**settings) if adapter == "asgi" else SitemapWSGIApp(**settings)
+
+
 async def call(
-    app: Callable[..., Awaitable[None]],
+    app: Any,
     method: str = "GET",
     path: str = "/sitemap.xml",
     headers: dict[str, str] | None = None,
     root_path: str = "",
     disconnect_after: int | None = None,
+    wsgi: bool = False,
+    http_version: str = "1.1",
 ) -> Exchange:
-    """One request. ``disconnect_after=n``: the client goes away after n body messages."""
+    """One request. ``disconnect_after=n``: the client goes away after n body messages.
+
+    A :class:`SitemapWSGIMiddleware` (or any app with ``wsgi=True``) is called as a
+    WSGI app in a worker thread, as a threaded WSGI server would.
+    """
+    if wsgi or isinstance(app, SitemapWSGIMiddleware):
+        exchange = await anyio.to_thread.run_sync(
+            lambda: call_wsgi(app, method, path, headers, root_path, disconnect_after, http_version)
+        )
+        _check(exchange, method)
+        return exchange
     exchange = Exchange()
     gone = anyio.Event()
     request_sent = False
@@ -75,7 +101,7 @@ async def call(
     scope = {
         "type": "http",
         "asgi": {"version": "3.0", "spec_version": "2.3"},
-        "http_version": "1.1",
+        "http_version": http_version,
         "method": method,
         "scheme": "https",
         "path": root_path + path,
@@ -90,6 +116,11 @@ async def call(
         await app(scope, receive, send)
     except Exception as exc:
         exchange.error = exc
+    _check(exchange, method)
+    return exchange
+
+
+def _check(exchange: Exchange, method: str) -> None:
     if exchange.complete and method == "GET":
         headers = exchange.headers
         check_served(
@@ -98,4 +129,72 @@ async def call(
             exchange.body,
             headers.get("content-encoding"),
         )
+
+
+def call_wsgi(
+    app: Callable[..., Iterable[bytes]],
+    method: str = "GET",
+    path: str = "/sitemap.xml",
+    headers: dict[str, str] | None = None,
+    script_name: str = "",
+    disconnect_after: int | None = None,
+    http_version: str = "1.1",
+) -> Exchange:
+    """One WSGI request, iterated as a server does; the client may go away after n chunks."""
+    exchange = Exchange()
+    environ: dict[str, Any] = {
+        "REQUEST_METHOD": method,
+        "SCRIPT_NAME": script_name,
+        "PATH_INFO": path,
+        "QUERY_STRING": "",
+        "SERVER_NAME": "example.com",
+        "SERVER_PORT": "443",
+        "SERVER_PROTOCOL": f"HTTP/{http_version}",
+        "REMOTE_ADDR": "127.0.0.1",
+        "wsgi.version": (1, 0),
+        "wsgi.url_scheme": "https",
+        "wsgi.input": io.BytesIO(b""),
+        "wsgi.errors": io.StringIO(),
+        "wsgi.multithread": True,
+        "wsgi.multiprocess": False,
+        "wsgi.run_once": False,
+    }
+    for name, value in (headers or {}).items():
+        key = name.upper().replace("-", "_")
+        environ[key if key in ("CONTENT_TYPE", "CONTENT_LENGTH") else "HTTP_" + key] = value
+
+    def start_response(status: str, response_headers: list[tuple[str, str]], exc_info: Any = None):  # type: ignore[no-untyped-def]
+        assert exc_info is None or not exchange.messages
+        exchange.messages[:] = [
+            {
+                "type": "http.response.start",
+                "status": int(status.split()[0]),
+                "headers": [
+                    (k.encode("latin-1"), v.encode("latin-1")) for k, v in response_headers
+                ],
+            }
+        ]
+        return lambda data: exchange.messages.append(
+            {"type": "http.response.body", "body": data, "more_body": True}
+        )
+
+    result = app(environ, start_response)
+    try:
+        for chunk in result:
+            if not exchange.messages:
+                if chunk:
+                    raise AssertionError("a body chunk before start_response")
+                continue  # PEP 3333 allows empty strings before start_response
+            exchange.messages.append(
+                {"type": "http.response.body", "body": chunk, "more_body": True}
+            )
+            if disconnect_after is not None and len(exchange.bodies) >= disconnect_after:
+                return exchange  # the client is gone: the server stops iterating
+        exchange.messages.append({"type": "http.response.body", "body": b"", "more_body": False})
+    except Exception as exc:
+        exchange.error = exc
+    finally:
+        close = getattr(result, "close", None)
+        if close is not None:
+            close()
     return exchange

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import logging
-from collections.abc import AsyncIterator, Iterator
-from datetime import date, datetime, timedelta
+from collections.abc import AsyncIterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +12,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 from lxml import etree
-from sqlalchemy import Engine, create_engine, delete, event, func, insert, select, update
+from sqlalchemy import Engine, create_engine, event, select
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -26,8 +24,6 @@ from starlette.websockets import WebSocket
 from sitemap_middleware import (
     AsyncSQLAlchemySource,
     ConfigurationError,
-    Entry,
-    SitemapAborted,
     SitemapApp,
     SitemapMiddleware,
     SQLAlchemySource,
@@ -36,7 +32,6 @@ from sitemap_middleware import (
 from .conftest import (
     BASE_TIME,
     articles,
-    assert_valid_index,
     assert_valid_urlset,
     check_served,
     locs,
@@ -86,347 +81,6 @@ async def async_engine(db_path: Path, engine: Engine) -> AsyncIterator[AsyncEngi
     async_engine = create_async_engine(f"sqlite+aiosqlite:///{db_path}")
     yield async_engine
     await async_engine.dispose()
-
-
-async def test_list_of_urls_and_entries(sitemap_schema: etree.XMLSchema) -> None:
-    app = SitemapApp(
-        sources=["/", Entry("/about", date(2024, 1, 2), "monthly", 0.3), {"loc": "/contact"}],
-        base_url=BASE,
-    )
-    async with client(app) as http:
-        response = await http.get("/sitemap.xml")
-    assert response.status_code == 200
-    urls = assert_valid_urlset(response.content, sitemap_schema)
-    assert locs(urls) == [BASE, BASE + "about", BASE + "contact"]
-    assert etree.tostring(urls[1]).count(b"<priority>0.3</priority>") == 1
-
-
-async def test_sync_and_async_generator_functions(sitemap_schema: etree.XMLSchema) -> None:
-    def pages() -> Iterator[str]:
-        yield from ("/one", "/two")
-
-    async def posts() -> AsyncIterator[Entry]:
-        for i in range(3):
-            await asyncio.sleep(0)
-            yield Entry(f"/posts/{i}", datetime(2024, 1, i + 1, 8))
-
-    app = SitemapApp(sources={"pages": pages, "posts": posts}, base_url=BASE)
-    async with client(app) as http:
-        first = await http.get("/sitemap.xml")
-        second = await http.get("/sitemap.xml")
-        children = assert_valid_index(first.content)
-        assert children == [
-            (BASE + "sitemap-pages-1.xml", None),
-            (BASE + "sitemap-posts-1.xml", "2024-01-03T08:00:00+00:00"),
-        ]
-        assert first.content == second.content
-        assert first.headers["last-modified"] == "Wed, 03 Jan 2024 08:00:00 GMT"
-        pages_doc = await http.get("/sitemap-pages-1.xml")
-        posts_doc = await http.get("/sitemap-posts-1.xml")
-    assert locs(assert_valid_urlset(pages_doc.content, sitemap_schema)) == [
-        BASE + "one",
-        BASE + "two",
-    ]
-    assert locs(assert_valid_urlset(posts_doc.content, sitemap_schema)) == [
-        BASE + f"posts/{i}" for i in range(3)
-    ]
-
-
-async def test_sync_sqlalchemy_streams_every_row_in_chunks(
-    engine: Engine, sitemap_schema: etree.XMLSchema
-) -> None:
-    app = SitemapApp(
-        sources=[article_source(engine)], base_url=BASE, batch_size=100, chunk_bytes=4096
-    )
-    exchange = await call(app)
-    assert exchange.error is None and exchange.status == 200 and exchange.complete
-    assert len(exchange.bodies) >= 12  # 1,200 rows, 100 a batch: streamed, never one message
-    assert max(len(b) for b in exchange.bodies) < 100 * 200
-    urls = assert_valid_urlset(exchange.body, sitemap_schema)
-    assert locs(urls) == [BASE + f"articles/article-{i}" for i in range(1, 1201)]
-    assert urls[0].findtext("{*}lastmod") == "2024-05-01T12:01:00+00:00"
-    assert exchange.headers["last-modified"] == "Thu, 02 May 2024 08:00:00 GMT"
-    assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
-
-
-async def test_async_sqlalchemy_gives_the_same_bytes_and_validators(
-    engine: Engine, async_engine: AsyncEngine
-) -> None:
-    stmt = select(articles.c.id, articles.c.slug, articles.c.updated_at)
-    sync_app = SitemapApp(sources=[article_source(engine)], base_url=BASE)
-    async_app = SitemapApp(
-        sources=[
-            AsyncSQLAlchemySource(
-                stmt,
-                async_engine,
-                name="articles",
-                loc="/articles/{slug}",
-                lastmod="updated_at",
-                changefreq="weekly",
-            )
-        ],
-        base_url=BASE,
-    )
-    a, b = await call(sync_app), await call(async_app)
-    assert a.status == b.status == 200
-    assert a.body == b.body
-    assert a.headers["etag"] == b.headers["etag"]
-    assert async_engine.pool.checkedout() == 0  # type: ignore[attr-defined]
-
-
-async def test_etag_is_stable_across_instances_and_changes_with_rows(engine: Engine) -> None:
-    async def etag() -> str:
-        # A new middleware each time: a restart or another replica.
-        return (
-            await call(SitemapApp(sources=[article_source(engine)], base_url=BASE), "HEAD")
-        ).headers["etag"]
-
-    first = await etag()
-    assert await etag() == first
-    with engine.begin() as conn:  # delete a row whose lastmod is not the newest
-        conn.execute(delete(articles).where(articles.c.id == 500))
-    after_delete = await etag()
-    assert after_delete != first
-    with engine.begin() as conn:  # add a row with an old lastmod
-        conn.execute(insert(articles).values(id=5000, slug="late", updated_at=BASE_TIME))
-    after_insert = await etag()
-    assert after_insert not in (first, after_delete)
-    with engine.begin() as conn:  # one row out, one in: same count, same newest lastmod
-        conn.execute(delete(articles).where(articles.c.id == 600))
-        conn.execute(insert(articles).values(id=5001, slug="swap", updated_at=BASE_TIME))
-    after_swap = await etag()
-    assert after_swap not in (first, after_delete, after_insert)
-    with engine.begin() as conn:
-        conn.execute(
-            update(articles).where(articles.c.id == 3).values(updated_at=datetime(2030, 1, 1))
-        )
-    assert await etag() != after_swap
-
-
-async def test_304_reads_no_rows(engine: Engine) -> None:
-    app = SitemapApp(sources=[article_source(engine)], base_url=BASE)
-    full = await call(app)
-    seen = statements(engine)
-    for headers in (
-        {"if-none-match": full.headers["etag"]},
-        {"if-modified-since": full.headers["last-modified"]},
-        {"if-none-match": f'"other", {full.headers["etag"]}'},
-    ):
-        seen.clear()
-        cached = await call(app, headers=headers)
-        assert cached.status == 304 and cached.body == b"" and cached.complete
-        assert {k: v for k, v in cached.headers.items()} == {
-            k: v for k, v in full.headers.items() if k != "content-type"
-        }
-        assert len(seen) == 1 and "count(" in seen[0] and "ORDER BY" not in seen[0]
-    assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
-
-
-async def test_if_none_match_mismatch_ignores_if_modified_since(engine: Engine) -> None:
-    app = SitemapApp(sources=[article_source(engine)], base_url=BASE)
-    full = await call(app, "HEAD")
-    response = await call(
-        app,
-        headers={"if-none-match": '"stale"', "if-modified-since": full.headers["last-modified"]},
-    )
-    assert response.status == 200
-
-
-async def test_head_sends_get_headers_without_reading_rows(engine: Engine) -> None:
-    app = SitemapApp(sources=[article_source(engine)], base_url=BASE)
-    get = await call(app)
-    seen = statements(engine)
-    head = await call(app, "HEAD")
-    assert head.status == 200 and head.body == b"" and head.headers == get.headers
-    assert len(seen) == 1 and "ORDER BY" not in seen[0]
-
-
-@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "PATCH", "OPTIONS"])
-async def test_other_methods_get_405(method: str) -> None:
-    app = SitemapApp(sources=["/"], base_url=BASE)
-    response = await call(app, method)
-    assert response.status == 405 and response.headers["allow"] == "GET, HEAD"
-
-
-async def test_version_token_spares_the_aggregates(engine: Engine) -> None:
-    version = {"value": 1}
-    app = SitemapApp(
-        sources=[article_source(engine, version=lambda: version["value"])], base_url=BASE
-    )
-    seen = statements(engine)
-    first = await call(app, "HEAD")
-    assert len(seen) == 1 and "count(" in seen[0]
-    seen.clear()
-    assert (await call(app, "HEAD")).headers["etag"] == first.headers["etag"]
-    assert seen == []  # while the version stands, nothing is read
-    version["value"] = 2
-    assert (await call(app, "HEAD")).headers["etag"] != first.headers["etag"]
-    assert len(seen) == 1
-
-
-async def test_bad_rows_are_skipped_counted_and_logged(
-    engine: Engine, sitemap_schema: etree.XMLSchema, caplog: pytest.LogCaptureFixture
-) -> None:
-    with engine.begin() as conn:
-        conn.execute(update(articles).where(articles.c.id == 7).values(slug=None))
-        conn.execute(update(articles).where(articles.c.id == 8).values(slug="bad\x01slug"))
-        conn.execute(update(articles).where(articles.c.id == 9).values(slug="café & crème"))
-    app = SitemapApp(sources=[article_source(engine)], base_url=BASE)
-    caplog.set_level(logging.WARNING, "sitemap_middleware")
-    exchange = await call(app)
-    urls = locs(assert_valid_urlset(exchange.body, sitemap_schema))
-    assert len(urls) == 1198
-    assert BASE + "articles/caf%C3%A9%20&%20cr%C3%A8me" in urls
-    assert app.stats["articles"].skipped == 2
-    assert any("row 8" in r.getMessage() and "U+0001" in r.getMessage() for r in caplog.records)
-    await call(app)
-    assert app.stats["articles"].skipped == 4
-    assert sum("row 8" in r.getMessage() for r in caplog.records) == 1  # logged once
-
-
-async def test_strict_mode_aborts_on_a_bad_row(engine: Engine) -> None:
-    with engine.begin() as conn:
-        conn.execute(update(articles).where(articles.c.id == 1100).values(slug=None))
-    app = SitemapApp(sources=[article_source(engine)], base_url=BASE, strict=True, chunk_bytes=4096)
-    exchange = await call(app)
-    assert isinstance(exchange.error, SitemapAborted)
-    assert not exchange.complete and b"</urlset>" not in exchange.body
-    assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
-
-
-async def test_empty_sources_answer_404_not_an_empty_urlset(engine: Engine) -> None:
-    assert (await call(SitemapApp(sources=lambda: [], base_url=BASE))).status == 404
-    with engine.begin() as conn:
-        conn.execute(update(articles).values(slug=None))
-    all_bad = await call(SitemapApp(sources=[article_source(engine)], base_url=BASE))
-    assert all_bad.status == 404 and b"urlset" not in all_bad.body
-    with engine.begin() as conn:
-        conn.execute(delete(articles))
-    none = await call(SitemapApp(sources=[article_source(engine)], base_url=BASE))
-    assert none.status == 404
-
-
-async def test_database_down_before_the_first_byte_is_503(tmp_path: Path) -> None:
-    missing = create_engine(f"sqlite:///{tmp_path}/no/such/dir/db.sqlite3")
-    app = SitemapApp(sources=[article_source(missing)], base_url=BASE, retry_after=30)
-    for method in ("GET", "HEAD"):
-        response = await call(app, method)
-        assert response.status == 503 and response.headers["retry-after"] == "30"
-        assert b"<" not in response.body
-        assert missing.pool.checkedout() == 0  # type: ignore[attr-defined]
-
-
-def failing_engine(db_path: Path, fail_at_id: int) -> Engine:
-    """A real SQLite engine whose ``boom(id)`` SQL function raises on one row."""
-    engine = create_engine(f"sqlite:///{db_path}")
-
-    def boom(value: int) -> int:
-        if value == fail_at_id:
-            raise RuntimeError("disk I/O error")
-        return value
-
-    @event.listens_for(engine, "connect")
-    def register(dbapi_connection: Any, _: Any) -> None:
-        dbapi_connection.create_function("boom", 1, boom)
-
-    return engine
-
-
-def boom_stmt() -> Any:
-    # boom() runs per streamed row only; the summary's aggregates never evaluate it.
-    return select(
-        articles.c.id, articles.c.slug, articles.c.updated_at, func.boom(articles.c.id).label("ok")
-    )
-
-
-async def test_failure_in_the_first_batch_is_503(engine: Engine, db_path: Path) -> None:
-    broken = failing_engine(db_path, fail_at_id=3)
-    source = article_source(broken, stmt=boom_stmt())
-    response = await call(SitemapApp(sources=[source], base_url=BASE))
-    assert response.status == 503 and b"urlset" not in response.body
-    assert broken.pool.checkedout() == 0  # type: ignore[attr-defined]
-
-
-async def test_failure_mid_stream_aborts_the_transfer(engine: Engine, db_path: Path) -> None:
-    broken = failing_engine(db_path, fail_at_id=900)
-    source = article_source(broken, stmt=boom_stmt())
-    response = await call(
-        SitemapApp(sources=[source], base_url=BASE, batch_size=100, chunk_bytes=4096)
-    )
-    assert response.status == 200
-    assert isinstance(response.error, SitemapAborted)
-    assert not response.complete  # no final empty message: the server cuts the connection
-    assert b"</urlset>" not in response.body
-    assert broken.pool.checkedout() == 0  # type: ignore[attr-defined]
-
-
-async def test_client_disconnect_stops_the_query(engine: Engine) -> None:
-    fetched: list[int] = []
-
-    def loc(row: Any) -> str:
-        fetched.append(row.id)
-        return f"/articles/{row.slug}"
-
-    app = SitemapApp(
-        sources=[article_source(engine, loc=loc)], base_url=BASE, batch_size=50, chunk_bytes=4096
-    )
-    response = await call(app, disconnect_after=2)
-    assert response.error is None and not response.complete
-    assert len(fetched) < 400  # far from the 1,200 rows
-    assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
-
-
-async def test_async_disconnect_and_failure_return_connections(
-    db_path: Path, async_engine: AsyncEngine
-) -> None:
-    stmt = select(articles.c.id, articles.c.slug, articles.c.updated_at)
-    source = AsyncSQLAlchemySource(
-        stmt, async_engine, name="articles", loc="/articles/{slug}", lastmod="updated_at"
-    )
-    app = SitemapApp(sources=[source], base_url=BASE, batch_size=50, chunk_bytes=4096)
-    response = await call(app, disconnect_after=2)
-    assert not response.complete
-    assert async_engine.pool.checkedout() == 0  # type: ignore[attr-defined]
-
-    broken = create_async_engine(f"sqlite+aiosqlite:///{db_path}")
-
-    @event.listens_for(broken.sync_engine, "connect")
-    def register(dbapi_connection: Any, _: Any) -> None:
-        def boom(value: int) -> int:
-            if value == 700:
-                raise RuntimeError("connection reset")
-            return value
-
-        dbapi_connection.create_function("boom", 1, boom)
-
-    failing = AsyncSQLAlchemySource(boom_stmt(), broken, name="articles", loc="/articles/{slug}")
-    aborted = await call(
-        SitemapApp(sources=[failing], base_url=BASE, batch_size=50, chunk_bytes=4096)
-    )
-    assert isinstance(aborted.error, SitemapAborted) and not aborted.complete
-    assert broken.pool.checkedout() == 0  # type: ignore[attr-defined]
-    await broken.dispose()
-
-
-async def test_pages_split_by_key_ranges_and_list_every_row_once(
-    engine: Engine, sitemap_schema: etree.XMLSchema
-) -> None:
-    app = SitemapApp(sources=[article_source(engine)], base_url=BASE, max_urls=500)
-    index = await call(app)
-    children = assert_valid_index(index.body)
-    assert [loc for loc, _ in children] == [BASE + f"sitemap-articles-{n}.xml" for n in (1, 2, 3)]
-    seen: list[str] = []
-    for n, (_, lastmod) in enumerate(children, 1):
-        page = await call(app, path=f"/sitemap-articles-{n}.xml")
-        urls = assert_valid_urlset(page.body, sitemap_schema)
-        seen += locs(urls)
-        # The child's lastmod is the newest lastmod of its own rows.
-        assert lastmod == max(url.findtext("{*}lastmod") or "" for url in urls)
-    assert seen == [BASE + f"articles/article-{i}" for i in range(1, 1201)]
-    for missing in ("0", "4", "-1", "01", "x", "1.0"):
-        assert (await call(app, path=f"/sitemap-articles-{missing}.xml")).status == 404
-    assert (await call(app, path="/sitemap-nope-1.xml")).status == 404
-    assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
 
 
 def site_app(lifespan: Any = None) -> Starlette:

@@ -1,12 +1,11 @@
 """ChangeCounter: revisions kept by triggers give every page an O(1) version.
 
-Against real SQLite databases (and PostgreSQL when SITEMAP_TEST_POSTGRES names
-a server, e.g. ``postgresql+psycopg://user@127.0.0.1:5432/db``).
+Against real SQLite databases and PostgreSQL (the server of ``tests/postgres.py``,
+each test in a schema of its own).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -36,10 +35,10 @@ from sitemap_middleware.sources.base import KeyRange
 from sitemap_middleware.sources.change_counter import ChangeCounter, revisions
 
 from .driver import call
+from .postgres import driver_url, schema_name, server_url
 
 pytestmark = pytest.mark.anyio
 BASE = "https://example.com/"
-POSTGRES = os.environ.get("SITEMAP_TEST_POSTGRES")
 
 metadata = MetaData()
 authors = Table(
@@ -71,15 +70,25 @@ def seed(engine: Engine, rows: int = 350) -> None:
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
-    if request.param == "postgresql":
-        if not POSTGRES:
-            pytest.skip("SITEMAP_TEST_POSTGRES is not set")
-        engine = create_engine(POSTGRES)
-    else:
+    if request.param == "sqlite":
         engine = create_engine(f"sqlite:///{tmp_path / 'posts.sqlite3'}")
+        seed(engine)
+        yield engine
+        engine.dispose()
+        return
+    url = driver_url(server_url(), "psycopg")
+    schema = schema_name()
+    admin = create_engine(url)
+    with admin.begin() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    # Tables, triggers and revisions all live in the test's own schema.
+    engine = create_engine(url, connect_args={"options": f"-csearch_path={schema}"})
     seed(engine)
     yield engine
     engine.dispose()
+    with admin.begin() as conn:
+        conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+    admin.dispose()
 
 
 def counted(engine: Engine) -> ChangeCounter:

@@ -1,4 +1,5 @@
-"""End to end: a real uvicorn process on 127.0.0.1 and real HTTP clients."""
+"""End to end: real servers on 127.0.0.1 (uvicorn; Flask and Django on werkzeug) and real
+HTTP clients. Every test runs against each server."""
 
 from __future__ import annotations
 
@@ -30,27 +31,35 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+SERVERS = {
+    # uvicorn serving the Starlette app; werkzeug's threaded server serving Flask and Django.
+    "uvicorn": [
+        "-m",
+        "uvicorn",
+        "tests.e2e_server:app",
+        "--host",
+        "127.0.0.1",
+        "--log-level",
+        "warning",
+        "--port",
+    ],
+    "flask": ["-m", "tests.e2e_server", "flask"],
+    "django": ["-m", "tests.e2e_server", "django"],
+}
+
+
+@pytest.fixture(scope="module", params=list(SERVERS))
+def server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
     db = tmp_path_factory.mktemp("e2e") / "site.sqlite3"
     engine = create_engine(f"sqlite:///{db}")
     seed(engine, 1200)
     engine.dispose()
     port = free_port()
-    log = (db.parent / "uvicorn.log").open("wb")
+    log = (db.parent / "server.log").open("wb")
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "tests.e2e_server:app",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--log-level",
-            "warning",
-        ],
+        [sys.executable, *SERVERS[request.param], str(port)],
         cwd=ROOT,
         env={**os.environ, "E2E_DB": str(db), "E2E_FAIL_AT": "900"},
         stdout=log,
@@ -66,8 +75,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             if process.poll() is not None or time.monotonic() > deadline:
                 process.kill()
                 log.close()
-                output = (db.parent / "uvicorn.log").read_text()
-                pytest.fail(f"uvicorn did not start:\n{output}")
+                output = (db.parent / "server.log").read_text()
+                pytest.fail(f"{request.param} did not start:\n{output}")
             time.sleep(0.1)
     yield url
     process.terminate()
@@ -86,12 +95,16 @@ def state(server: str) -> dict[str, int]:
     return httpx.get(server + "/_state").json()  # type: ignore[no-any-return]
 
 
-def raw_get(server: str, path: str, method: str = "GET") -> tuple[bytes, list[bytes]]:
+def raw_get(
+    server: str, path: str, method: str = "GET", headers: dict[str, str] | None = None
+) -> tuple[bytes, list[bytes]]:
     """Send a request over a plain socket; return the head and the body's chunks as framed."""
     host, port = server.removeprefix("http://").split(":")
+    extra = "".join(f"{name}: {value}\r\n" for name, value in (headers or {}).items())
     with socket.create_connection((host, int(port)), timeout=10) as sock:
         sock.sendall(
-            f"{method} {path} HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n\r\n".encode()
+            f"{method} {path} HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n"
+            f"{extra}\r\n".encode()
         )
         data = b""
         while chunk := sock.recv(65536):
@@ -204,4 +217,49 @@ def test_index_pages_and_gzip_through_a_real_server(server: str) -> None:
     assert len(seen) == len(set(seen)) == 1200
     assert httpx.get(server + "/paged/sitemap-articles-4.xml").status_code == 404
     assert httpx.get(server + "/paged/sitemap-articles-0.xml").status_code == 404
+    assert state(server)["checkedout"] == 0
+
+
+def test_failure_mid_stream_with_gzip_is_a_broken_stream(server: str) -> None:
+    head, chunks = raw_get(server, "/broken.xml", headers={"Accept-Encoding": "gzip"})
+    assert head.startswith(b"HTTP/1.1 200") and b"content-encoding: gzip" in head.lower()
+    with pytest.raises((EOFError, OSError)):  # no gzip trailer: never a whole file
+        gzip.decompress(b"".join(chunks))
+    assert state(server)["checkedout"] == 0
+
+
+def test_a_slow_stream_does_not_hold_up_other_requests(server: str) -> None:
+    with httpx.stream("GET", server + "/slow.xml") as slow:
+        assert next(slow.iter_bytes()).startswith(b"<?xml")  # a transfer under way
+        index = fetch("GET", server + "/paged/sitemap.xml")
+        assert index.status_code == 200
+        page = fetch("GET", server + "/paged/sitemap-articles-2.xml")
+        assert len(assert_valid_urlset(page.content, _schema("sitemap.xsd"))) == 500
+        cached = httpx.get(server + "/sitemap.xml", headers={"If-None-Match": "*"})
+        assert cached.status_code == 304
+    deadline = time.monotonic() + 10
+    while state(server)["checkedout"] != 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert state(server)["checkedout"] == 0
+
+
+def http10(server: str, path: str) -> tuple[bytes, bytes]:
+    """An HTTP/1.0 request: no chunked framing, the body ends where the connection does."""
+    host, port = server.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(f"GET {path} HTTP/1.0\r\nHost: example.com\r\n\r\n".encode())
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    return head, body
+
+
+def test_http_1_0_clients_get_whole_documents_or_503(server: str) -> None:
+    head, body = http10(server, "/sitemap.xml")
+    assert head.split(b"\r\n")[0].endswith(b"200 OK")
+    assert f"content-length: {len(body)}".encode() in head.lower()
+    assert body.rstrip().endswith(b"</urlset>")
+    head, body = http10(server, "/broken.xml")
+    assert b" 503 " in head.split(b"\r\n")[0] and b"<" not in body
     assert state(server)["checkedout"] == 0

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import re
+from multiprocessing.synchronize import Barrier
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -105,3 +107,55 @@ def test_seed_only_when_the_row_count_differs(tmp_path: Path) -> None:
 def test_bad_base_url_fails_when_the_app_is_built(tmp_path: Path) -> None:
     with pytest.raises(ConfigurationError, match="base_url"):
         create_app(str(tmp_path / "bad.sqlite3"), 5, "example.com")
+
+
+async def test_flask_variant_serves_the_same_sitemap(tmp_path: Path) -> None:
+    from example_app.flask_app import create_flask_app
+
+    from .driver import call, call_wsgi
+
+    db = str(tmp_path / "same.sqlite3")
+    starlette_app = create_app(db, 120, BASE)
+    flask_app = create_flask_app(db, 120, BASE)
+    for path in ("/sitemap.xml", "/sitemap-pages-1.xml", "/sitemap-articles-1.xml"):
+        a, b = await call(starlette_app, path=path), call_wsgi(flask_app, path=path)
+        assert a.status == b.status == 200
+        assert a.body == b.body, path
+        assert a.headers["last-modified"] == b.headers["last-modified"]
+    listing = call_wsgi(flask_app, path="/articles").body.decode()
+    hrefs = re.findall(r"href='(/articles/[^']+)'", listing)
+    assert len(hrefs) == 50
+    for href in hrefs[:10]:  # PATH_INFO carries the decoded bytes as latin-1 (PEP 3333)
+        path_info = unquote(href).encode("utf-8").decode("latin-1")
+        assert call_wsgi(flask_app, path=path_info).status == 200, href
+    assert call_wsgi(flask_app, path="/articles/article-50").status == 404
+    await starlette_app.state.engine.dispose()
+    flask_app.extensions["sitemap_engine"].dispose()
+
+
+def _seed_at_once(path: str, barrier: Barrier, outcome: multiprocessing.Queue[str]) -> None:
+    engine = create_engine(f"sqlite:///{path}", connect_args={"timeout": 60})
+    barrier.wait()
+    try:
+        outcome.put("seeded" if seed(engine, 3_000) else "kept")
+    except Exception as exc:
+        outcome.put(f"failed: {exc}")
+    finally:
+        engine.dispose()
+
+
+def test_two_replicas_seeding_a_new_file_at_once(tmp_path: Path) -> None:
+    """Replicas started together on one new SQLite file: one seeds, the other keeps its rows."""
+    context = multiprocessing.get_context("spawn")
+    barrier = context.Barrier(2)
+    outcome: multiprocessing.Queue[str] = context.Queue()
+    path = str(tmp_path / "shared.sqlite3")
+    processes = [
+        context.Process(target=_seed_at_once, args=(path, barrier, outcome)) for _ in range(2)
+    ]
+    for process in processes:
+        process.start()
+    results = sorted(outcome.get(timeout=60) for _ in processes)
+    for process in processes:
+        process.join(10)
+    assert results == ["kept", "seeded"]

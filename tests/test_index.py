@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -26,18 +27,19 @@ from sqlalchemy import (
 from starlette.applications import Starlette
 from starlette.middleware.gzip import GZipMiddleware
 
-from sitemap_middleware import SitemapApp, SitemapMiddleware, SQLAlchemySource
+from sitemap_middleware import SitemapMiddleware, SQLAlchemySource
 
 from .conftest import BASE_TIME, articles, assert_valid_index, assert_valid_urlset, locs, metadata
 from .driver import call
 
 pytestmark = pytest.mark.anyio
 BASE = "https://example.com/"
+MakeApp = Callable[..., Any]
 
 
 def paged_app(
-    engine: Engine, sources_extra: dict[str, Any] | None = None, **settings: Any
-) -> SitemapApp:
+    make_app: MakeApp, engine: Engine, sources_extra: dict[str, Any] | None = None, **settings: Any
+) -> Any:
     source = SQLAlchemySource(
         select(articles.c.id, articles.c.slug, articles.c.updated_at),
         engine,
@@ -48,7 +50,7 @@ def paged_app(
     options: dict[str, Any] = {"max_urls": 500, "chunk_bytes": 8192, "batch_size": 50}
     options.update(settings)
     sources = {"pages": ["/", "/about"], "articles": source, **(sources_extra or {})}
-    return SitemapApp(sources=sources, base_url=BASE, **options)
+    return make_app(sources=sources, base_url=BASE, **options)
 
 
 def statements(engine: Engine) -> list[str]:
@@ -57,8 +59,10 @@ def statements(engine: Engine) -> list[str]:
     return seen
 
 
-async def test_index_lists_every_page_with_its_newest_lastmod(engine: Engine) -> None:
-    index = await call(paged_app(engine))
+async def test_index_lists_every_page_with_its_newest_lastmod(
+    make_app: MakeApp, engine: Engine
+) -> None:
+    index = await call(paged_app(make_app, engine))
     assert index.status == 200
     assert assert_valid_index(index.body) == [
         (BASE + "sitemap-pages-1.xml", None),
@@ -69,8 +73,10 @@ async def test_index_lists_every_page_with_its_newest_lastmod(engine: Engine) ->
     assert index.headers["last-modified"] == "Thu, 02 May 2024 08:00:00 GMT"
 
 
-async def test_index_pages_are_read_once_per_data_version(engine: Engine) -> None:
-    app = paged_app(engine)
+async def test_index_pages_are_read_once_per_data_version(
+    make_app: MakeApp, engine: Engine
+) -> None:
+    app = paged_app(make_app, engine)
     seen = statements(engine)
     first = await call(app)
     assert sum("GROUP BY" in s for s in seen) == 1
@@ -88,8 +94,8 @@ async def test_index_pages_are_read_once_per_data_version(engine: Engine) -> Non
     assert changed.status == 200 and sum("GROUP BY" in s for s in seen) == 1
 
 
-async def test_each_page_has_its_own_validators(engine: Engine) -> None:
-    app = paged_app(engine)
+async def test_each_page_has_its_own_validators(make_app: MakeApp, engine: Engine) -> None:
+    app = paged_app(make_app, engine)
 
     async def tags() -> list[str]:
         return [
@@ -101,7 +107,9 @@ async def test_each_page_has_its_own_validators(engine: Engine) -> None:
     assert len(set(before)) == 3
     assert await tags() == before
     assert [
-        (await call(paged_app(engine), "HEAD", f"/sitemap-articles-{n}.xml")).headers["etag"]
+        (await call(paged_app(make_app, engine), "HEAD", f"/sitemap-articles-{n}.xml")).headers[
+            "etag"
+        ]
         for n in (1, 2, 3)
     ] == before  # another replica agrees
     with engine.begin() as conn:  # an edit on page 2 only (it bumps the row's lastmod)
@@ -123,8 +131,8 @@ async def test_each_page_has_its_own_validators(engine: Engine) -> None:
     assert after_insert[:2] == after_delete[:2] and after_insert[2] != after_delete[2]
 
 
-async def test_page_304_reads_no_rows(engine: Engine) -> None:
-    app = paged_app(engine)
+async def test_page_304_reads_no_rows(make_app: MakeApp, engine: Engine) -> None:
+    app = paged_app(make_app, engine)
     page = await call(app, path="/sitemap-articles-2.xml")
     seen = statements(engine)
     for headers in (
@@ -137,8 +145,8 @@ async def test_page_304_reads_no_rows(engine: Engine) -> None:
         assert len(seen) == 1 and "ORDER BY" not in seen[0]
 
 
-async def test_past_the_end_and_malformed_pages_are_404(engine: Engine) -> None:
-    app = paged_app(engine)
+async def test_past_the_end_and_malformed_pages_are_404(make_app: MakeApp, engine: Engine) -> None:
+    app = paged_app(make_app, engine)
     for path in (
         "/sitemap-articles-0.xml",
         "/sitemap-articles-4.xml",
@@ -155,11 +163,11 @@ async def test_past_the_end_and_malformed_pages_are_404(engine: Engine) -> None:
         assert b"<" not in response.body
 
 
-async def test_gzip_coding_is_deterministic_and_varies(engine: Engine) -> None:
+async def test_gzip_coding_is_deterministic_and_varies(make_app: MakeApp, engine: Engine) -> None:
     accept = {"accept-encoding": "gzip, deflate"}
-    plain = await call(paged_app(engine), path="/sitemap-articles-2.xml")
-    first = await call(paged_app(engine), path="/sitemap-articles-2.xml", headers=accept)
-    second = await call(paged_app(engine), path="/sitemap-articles-2.xml", headers=accept)
+    plain = await call(paged_app(make_app, engine), path="/sitemap-articles-2.xml")
+    first = await call(paged_app(make_app, engine), path="/sitemap-articles-2.xml", headers=accept)
+    second = await call(paged_app(make_app, engine), path="/sitemap-articles-2.xml", headers=accept)
     assert first.headers["content-encoding"] == "gzip"
     assert first.headers["vary"] == plain.headers["vary"] == "Accept-Encoding"
     assert len(first.bodies) > 2  # streamed, chunk by chunk
@@ -168,17 +176,17 @@ async def test_gzip_coding_is_deterministic_and_varies(engine: Engine) -> None:
     assert gzip.decompress(first.body) == plain.body
     assert first.headers["etag"] != plain.headers["etag"]
     cached = await call(
-        paged_app(engine),
+        paged_app(make_app, engine),
         path="/sitemap-articles-2.xml",
         headers={**accept, "if-none-match": first.headers["etag"]},
     )
     assert cached.status == 304 and cached.headers["vary"] == "Accept-Encoding"
-    index = await call(paged_app(engine), headers=accept)
-    assert gzip.decompress(index.body) == (await call(paged_app(engine))).body
+    index = await call(paged_app(make_app, engine), headers=accept)
+    assert gzip.decompress(index.body) == (await call(paged_app(make_app, engine))).body
 
 
-async def test_gz_files(engine: Engine) -> None:
-    app = paged_app(engine, index_gz=True)
+async def test_gz_files(make_app: MakeApp, engine: Engine) -> None:
+    app = paged_app(make_app, engine, index_gz=True)
     index = await call(app, path="/sitemap.xml.gz", headers={"accept-encoding": "gzip"})
     assert index.headers["content-type"] == "application/gzip"
     assert "content-encoding" not in index.headers and "vary" not in index.headers
@@ -192,13 +200,13 @@ async def test_gz_files(engine: Engine) -> None:
 
 
 async def test_failure_mid_stream_with_gzip_is_a_broken_stream(
-    engine: Engine, db_path: Path
+    make_app: MakeApp, engine: Engine, db_path: Path
 ) -> None:
-    from .test_asgi import boom_stmt, failing_engine
+    from .test_behaviour import boom_stmt, failing_engine
 
     broken = failing_engine(db_path, fail_at_id=900)
     source = SQLAlchemySource(boom_stmt(), broken, name="articles", loc="/articles/{slug}")
-    app = SitemapApp(sources=[source], base_url=BASE, chunk_bytes=4096, batch_size=50)
+    app = make_app(sources=[source], base_url=BASE, chunk_bytes=4096, batch_size=50)
     response = await call(app, headers={"accept-encoding": "gzip"})
     assert response.status == 200 and not response.complete and response.error is not None
     with pytest.raises((EOFError, OSError)):
@@ -230,7 +238,7 @@ async def test_nothing_is_compressed_twice_behind_gzip_middleware(engine: Engine
 
 
 async def test_no_page_passes_the_byte_limit_with_longest_urls(
-    tmp_path: Path, sitemap_schema: etree.XMLSchema
+    make_app: MakeApp, tmp_path: Path, sitemap_schema: etree.XMLSchema
 ) -> None:
     """Locs of 2,047 characters made of apostrophes (six bytes each once escaped)."""
     engine = create_engine(f"sqlite:///{tmp_path}/long.sqlite3")
@@ -254,7 +262,7 @@ async def test_no_page_passes_the_byte_limit_with_longest_urls(
         changefreq="monthly",
         priority=0.1234,
     )
-    app = SitemapApp(sources=[source], base_url=BASE, max_bytes=max_bytes)
+    app = make_app(sources=[source], base_url=BASE, max_bytes=max_bytes)
     children = assert_valid_index((await call(app)).body)
     assert len(children) >= 300 * 12_000 // max_bytes
     seen: list[str] = []
@@ -278,7 +286,7 @@ async def test_limits_hold_at_the_protocol_maximum(tmp_path: Path) -> None:
 
 
 async def test_a_text_keyed_source_is_one_page_until_it_outgrows_it(
-    engine: Engine, sitemap_schema: etree.XMLSchema
+    make_app: MakeApp, engine: Engine, sitemap_schema: etree.XMLSchema
 ) -> None:
     tags = Table("tags", MetaData(), Column("name", String, primary_key=True))
     tags.metadata.create_all(engine)
@@ -286,11 +294,11 @@ async def test_a_text_keyed_source_is_one_page_until_it_outgrows_it(
         conn.execute(insert(tags), [{"name": f"tag-{i:03d}"} for i in range(30)])
     source = SQLAlchemySource(select(tags.c.name), engine, name="tags", loc="/tags/{name}")
     assert not source.pageable
-    app = paged_app(engine, sources_extra={"tags": source})
+    app = paged_app(make_app, engine, sources_extra={"tags": source})
     children = [loc for loc, _ in assert_valid_index((await call(app)).body)]
     assert BASE + "sitemap-tags-1.xml" in children
     page = await call(app, path="/sitemap-tags-1.xml")
     assert len(assert_valid_urlset(page.body, sitemap_schema)) == 30
     assert (await call(app, path="/sitemap-tags-2.xml")).status == 404
-    small = paged_app(engine, max_urls=20, sources_extra={"tags": source})
+    small = paged_app(make_app, engine, max_urls=20, sources_extra={"tags": source})
     assert (await call(small)).status == 500  # 30 rows, 20 a page, and no integer key

@@ -21,6 +21,7 @@ from datetime import datetime, tzinfo
 from typing import Any
 
 from ..entry import Batch
+from ..extensions import Shape
 from ..validators import Summary
 
 _NAME = re.compile(r"[a-z0-9](?:[a-z0-9_-]{0,62}[a-z0-9])?")
@@ -71,6 +72,9 @@ class Source(ABC):
     name: str
     pageable: bool = True
     """Whether :meth:`buckets` can split it: its keys are integers ``>= 0``."""
+    shape: Shape = Shape()
+    """The most its entries carry (entries per row, alternates, images, videos, news):
+    pages are sized for it and the ``urlset`` declares its namespaces."""
 
     def fingerprint(self) -> str:
         """Configuration that changes the bytes for the same rows (goes into the ETag)."""

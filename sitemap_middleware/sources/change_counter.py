@@ -170,7 +170,11 @@ class ChangeCounter:
         """Create the revisions table and the triggers, if missing (idempotent)."""
         dialect = connection.dialect
         revisions.create(connection, checkfirst=True)
-        for statement in self._ddl(dialect):
+        schema = None
+        if dialect.name == "postgresql":
+            # Writers may have another search_path: the triggers name the table in full.
+            schema = connection.exec_driver_sql("SELECT current_schema()").scalar()
+        for statement in self._ddl(dialect, schema):
             connection.exec_driver_sql(statement)
 
     def uninstall(self, connection: Connection) -> None:
@@ -185,8 +189,9 @@ class ChangeCounter:
         for table in self.also:
             yield table, None
 
-    def _ddl(self, dialect: Dialect) -> list[str]:
+    def _ddl(self, dialect: Dialect, schema: str | None = None) -> list[str]:
         preparer = dialect.identifier_preparer
+        counts = revisions.name if schema is None else f"{preparer.quote(schema)}.{revisions.name}"
         if dialect.name == "sqlite":
             statements = []
             for table, key in self._targets():
@@ -215,10 +220,11 @@ class ChangeCounter:
                 statements += [
                     f"CREATE OR REPLACE FUNCTION {function}() RETURNS trigger "
                     f"LANGUAGE plpgsql AS $$ BEGIN "
-                    f"IF TG_OP IN ('INSERT', 'UPDATE') THEN {self._bump_pg(preparer, key, 'NEW')} "
+                    f"IF TG_OP IN ('INSERT', 'UPDATE') THEN "
+                    f"{self._bump_pg(preparer, key, 'NEW', counts)} "
                     f"END IF; "
                     f"IF TG_OP = 'DELETE' OR ({self._moved(preparer, key)}) "
-                    f"THEN {self._bump_pg(preparer, key, 'OLD')} "
+                    f"THEN {self._bump_pg(preparer, key, 'OLD', counts)} "
                     f"END IF; RETURN NULL; END $$",
                     f"DROP TRIGGER IF EXISTS {self._trigger(table, 'rows')} ON {target}",
                     f"CREATE TRIGGER {self._trigger(table, 'rows')} "
@@ -226,7 +232,7 @@ class ChangeCounter:
                     f"FOR EACH ROW EXECUTE FUNCTION {function}()",
                     f"CREATE OR REPLACE FUNCTION {self._trigger(table, 'truncate')}() "
                     f"RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-                    f"{self._bump_pg(preparer, None, 'NEW')} RETURN NULL; END $$",
+                    f"{self._bump_pg(preparer, None, 'NEW', counts)} RETURN NULL; END $$",
                     f"DROP TRIGGER IF EXISTS {self._trigger(table, 'emptied')} ON {target}",
                     f"CREATE TRIGGER {self._trigger(table, 'emptied')} AFTER TRUNCATE ON {target} "
                     f"FOR EACH STATEMENT EXECUTE FUNCTION {self._trigger(table, 'truncate')}()",
@@ -291,12 +297,12 @@ class ChangeCounter:
             f"ON CONFLICT (name, bucket) DO UPDATE SET revision = revision + 1; "
         )
 
-    def _bump_pg(self, preparer: Any, key: str | None, row: str) -> str:
+    def _bump_pg(self, preparer: Any, key: str | None, row: str, table: str) -> str:
         return (
-            f"INSERT INTO {revisions.name} (name, bucket, revision) "
+            f"INSERT INTO {table} AS counted (name, bucket, revision) "
             f"VALUES ('{self.name}', {self._group(preparer, key, row)}, 1) "
             f"ON CONFLICT (name, bucket) DO UPDATE "
-            f"SET revision = {revisions.name}.revision + 1;"
+            f"SET revision = counted.revision + 1;"
         )
 
 

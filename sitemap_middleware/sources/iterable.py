@@ -27,9 +27,56 @@ from itertools import islice
 from typing import Any
 
 from ..dates import to_utc
-from ..entry import Batch, RawEntry, coerce_item
+from ..entry import Batch, RawEntry, coerce_extras, coerce_item
+from ..extensions import MAX_IMAGES, Extensions, Shape
 from ..validators import Summary
 from .base import ALL, AsyncSource, Bucket, KeyRange, SyncSource, check_name
+
+Item = tuple[RawEntry, Extensions | None]
+
+
+def _item(key: int, value: Any) -> Item:
+    return coerce_item(key, value), coerce_extras(value)
+
+
+def _batch(items: list[Item]) -> Batch:
+    batch = Batch.of([raw for raw, _ in items])
+    extras = [extras for _, extras in items]
+    if extras.count(None) == len(extras):
+        return batch
+    return Batch(
+        batch.keys,
+        batch.locs,
+        batch.lastmods,
+        batch.changefreqs,
+        batch.priorities,
+        extras=extras,
+    )
+
+
+def _declared(name: str, alternates: int, images: int, videos: int, news: bool) -> Shape:
+    for setting, value, high in (
+        ("alternates", alternates, 1_000),
+        ("images", images, MAX_IMAGES),
+        ("videos", videos, 1_000),
+    ):
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= high:
+            raise ValueError(f"source {name!r}: {setting} must be an integer from 0 to {high}")
+    return Shape(alternates=alternates, images=images, videos=videos, news=bool(news))
+
+
+def _inferred(items: tuple[Item, ...]) -> Shape:
+    """The shape of a fixed list: the most any of its entries carries."""
+    alternates = images = videos = 0
+    news = False
+    for _, extras in items:
+        if extras is None:
+            continue
+        alternates = max(alternates, len(extras.alternates))
+        images = max(images, min(len(extras.images), MAX_IMAGES))
+        videos = max(videos, len(extras.videos))
+        news = news or extras.news is not None
+    return Shape(alternates=alternates, images=images, videos=videos, news=news)
 
 
 def _bounds(keys: KeyRange) -> tuple[int, int | None]:
@@ -47,9 +94,10 @@ class _Digest:
         self.count = 0
         self.newest: datetime | None = None
 
-    def add(self, raw: RawEntry) -> None:
+    def add(self, item: Item) -> None:
+        raw, extras = item
         self.count += 1
-        self.hash.update(repr(raw[1:]).encode("utf-8", "surrogatepass"))
+        self.hash.update(repr((raw[1:], extras)).encode("utf-8", "surrogatepass"))
         moment = to_utc(raw[2], self.naive_timezone)
         if moment is not None and (self.newest is None or moment > self.newest):
             self.newest = moment
@@ -81,7 +129,12 @@ class _Buckets:
 
 
 class IterableSource(SyncSource):
-    """Entries from a list/tuple (read once) or from a function returning an iterable."""
+    """Entries from a list/tuple (read once) or from a function returning an iterable.
+
+    A list's extensions are seen up front. A function declares the most its entries
+    carry (``alternates``, ``images``, ``videos`` per entry, ``news``): pages are sized
+    for it, and anything beyond is left out and reported.
+    """
 
     def __init__(
         self,
@@ -89,6 +142,10 @@ class IterableSource(SyncSource):
         *,
         name: str = "urls",
         version: Callable[[], object] | None = None,
+        alternates: int = 0,
+        images: int = 0,
+        videos: int = 0,
+        news: bool = False,
     ) -> None:
         self.name = check_name(name)
         self._version = version
@@ -98,20 +155,22 @@ class IterableSource(SyncSource):
                 f"source {name!r}: an iterator or generator can be read only once; pass a list "
                 "or the function that makes it"
             )
-        self._items: tuple[RawEntry, ...] | None
+        self._items: tuple[Item, ...] | None
         self._factory: Callable[[], Iterable[Any]] | None
+        self.shape = _declared(name, alternates, images, videos, news)
         if callable(items) and not isinstance(items, Iterable):
             self._items, self._factory = None, items
         elif isinstance(items, Iterable) and not isinstance(items, str | bytes):
-            self._items = tuple(coerce_item(i, item) for i, item in enumerate(items))
+            self._items = tuple(_item(i, item) for i, item in enumerate(items))
             self._factory = None
+            self.shape = _inferred(self._items)
         else:
             raise TypeError(
                 f"source {name!r}: expected a list of entries/URLs or a function returning "
                 f"an iterable, got {type(items).__name__}"
             )
 
-    def _raw(self, keys: KeyRange) -> Iterator[RawEntry]:
+    def _raw(self, keys: KeyRange) -> Iterator[Item]:
         start, stop = _bounds(keys)
         if self._items is not None:
             return iter(self._items[start:stop])
@@ -119,7 +178,7 @@ class IterableSource(SyncSource):
         produced = self._factory()
         if not isinstance(produced, Iterable) or isinstance(produced, str | bytes):
             raise TypeError(f"source {self.name!r}: the function must return an iterable")
-        return islice((coerce_item(i, item) for i, item in enumerate(produced)), start, stop)
+        return islice((_item(i, item) for i, item in enumerate(produced)), start, stop)
 
     def summarize(self, keys: KeyRange, naive_timezone: tzinfo) -> Summary:
         if self._factory is not None and self._version is not None:
@@ -137,14 +196,14 @@ class IterableSource(SyncSource):
 
     def buckets(self, width: int, naive_timezone: tzinfo) -> list[Bucket]:
         counter = _Buckets(width, naive_timezone)
-        for raw in self._raw(ALL):
+        for raw, _ in self._raw(ALL):
             counter.add(raw[2])
         return counter.result()
 
     def batches(self, keys: KeyRange = ALL, size: int = 500) -> Iterator[Batch]:
-        raw = self._raw(keys)
-        while rows := list(islice(raw, size)):
-            yield Batch.of(rows)
+        items = self._raw(keys)
+        while rows := list(islice(items, size)):
+            yield _batch(rows)
 
 
 class AsyncIterableSource(AsyncSource):
@@ -156,14 +215,19 @@ class AsyncIterableSource(AsyncSource):
         *,
         name: str = "urls",
         version: Callable[[], Awaitable[object]] | None = None,
+        alternates: int = 0,
+        images: int = 0,
+        videos: int = 0,
+        news: bool = False,
     ) -> None:
         self.name = check_name(name)
+        self.shape = _declared(name, alternates, images, videos, news)
         if not callable(factory):
             raise TypeError(f"source {name!r}: expected an async generator function")
         self._factory = factory
         self._version = version
 
-    async def _raw(self, keys: KeyRange) -> AsyncIterator[RawEntry]:
+    async def _raw(self, keys: KeyRange) -> AsyncIterator[Item]:
         start, stop = _bounds(keys)
         produced = self._factory()
         if not isinstance(produced, AsyncIterable):
@@ -176,7 +240,7 @@ class AsyncIterableSource(AsyncSource):
                     continue
                 if stop is not None and index >= stop:
                     break
-                yield coerce_item(index, item)
+                yield _item(index, item)
         finally:
             aclose = getattr(produced, "aclose", None)
             if aclose is not None:
@@ -199,7 +263,7 @@ class AsyncIterableSource(AsyncSource):
         raw = self._raw(ALL)
         try:
             async for item in raw:
-                counter.add(item[2])
+                counter.add(item[0][2])
         finally:
             await raw.aclose()  # type: ignore[attr-defined]
         return counter.result()
@@ -207,14 +271,14 @@ class AsyncIterableSource(AsyncSource):
     async def batches(self, keys: KeyRange = ALL, size: int = 500) -> AsyncIterator[Batch]:
         raw = self._raw(keys)
         try:
-            rows: list[RawEntry] = []
+            rows: list[Item] = []
             async for item in raw:
                 rows.append(item)
                 if len(rows) >= size:
-                    yield Batch.of(rows)
+                    yield _batch(rows)
                     rows = []
             if rows:
-                yield Batch.of(rows)
+                yield _batch(rows)
         finally:
             await raw.aclose()  # type: ignore[attr-defined]
 

@@ -24,11 +24,21 @@ from __future__ import annotations
 
 import string
 from collections.abc import Callable, Iterator, Sequence
-from datetime import datetime, tzinfo
+from datetime import UTC, datetime, tzinfo
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Integer, Select, String, bindparam, func, select, tuple_, type_coerce
+from sqlalchemy import (
+    DateTime,
+    Integer,
+    Select,
+    String,
+    bindparam,
+    func,
+    select,
+    tuple_,
+    type_coerce,
+)
 from sqlalchemy.engine import Connection, Dialect, Engine, Row
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -37,6 +47,7 @@ from ..entry import CHANGEFREQS, Affixed, Batch, format_priority
 from ..validators import Summary
 from .base import ALL, Bucket, KeyRange, NotPageable, SyncSource, check_name
 from .change_counter import ChangeCounter
+from .extras import extras_spec
 from .stored_dates import Parser, as_text, converts_nothing, parse_column, parse_one, text_parser
 
 LocSpec = str | Callable[[Row[Any]], str]
@@ -105,6 +116,10 @@ class LocTemplate:
                 text = text.replace("?", "%3F").replace("#", "%23")
             out.append(text)
         return "".join(out)
+
+    def locs(self, rows: Sequence[Sequence[Any]]) -> list[str | None]:
+        """The whole locs of many rows, as a list."""
+        return list(self.column(rows))
 
     def column(self, rows: Sequence[Sequence[Any]]) -> Sequence[str | None]:
         """The locs of many rows; the same result as calling the template on each."""
@@ -218,6 +233,10 @@ class _Mapping:
         self.changefreq = changefreq
         self.priority = priority
         self.lastmod_name = lastmod
+        # A timestamptz keeps no offset: psycopg gives it in the session's TimeZone, asyncpg
+        # in UTC. Written in UTC, the bytes depend on the data alone, not on the connection.
+        lastmod_type = selected[self.lastmod_index].type if self.lastmod_index is not None else None
+        self.lastmod_in_utc = isinstance(lastmod_type, DateTime) and bool(lastmod_type.timezone)
         self.key_names = key_names
         self.stmt = stmt.order_by(None).order_by(*self.key_columns)
         self.version = version
@@ -253,6 +272,8 @@ class _Mapping:
             )
         )
         self._statements: dict[tuple[str, object], AnySelect] = {}
+        # One aggregate over a key range instead of one per column (set on PostgreSQL).
+        self.ranges_in_one_pass = dialect.name == "postgresql"
         self.pageable = len(self.key_columns) == 1 and isinstance(self.key_columns[0].type, Integer)
         # With a version: per key range, the version its summary was read for.
         self._by_range: dict[tuple[KeyRange, tzinfo], tuple[str, Summary]] = {}
@@ -265,6 +286,10 @@ class _Mapping:
                 repr(key_names),
             ]
         )
+
+    def keep_rows(self) -> None:
+        """Read SQLAlchemy's own rows and values: functions of the source's options see them."""
+        self.read_stmt, self.lastmods_as_text, self.driver_rows = self.stmt, False, False
 
     def where(self, stmt: AnySelect, keys: KeyRange) -> AnySelect:
         """``stmt`` limited to the keys in ``keys``.
@@ -338,6 +363,18 @@ class _Mapping:
         lastmod = self.lastmod_name
         newest = alone(self._newest(rows.c[lastmod])) if lastmod is not None else None
         first_key = rows.c[self.key_names[0]]
+        if self.ranges_in_one_pass and keys != ALL:
+            # PostgreSQL answers a lone max(lastmod) of a key range from the lastmod index,
+            # newest first, dropping the rows of every later page on the way (page 1 of
+            # 1,000,000 rows: 120 ms); one aggregate reads the range once (2 ms).
+            columns: list[ColumnElement[Any]] = [
+                func.count(),
+                func.min(first_key),
+                func.max(first_key),
+            ]
+            if lastmod is not None:
+                columns.append(self._newest(rows.c[lastmod]))
+            return select(*columns).select_from(rows)
         aggregates = [alone(func.count()), alone(func.min(first_key)), alone(func.max(first_key))]
         if newest is not None:
             aggregates.append(newest)
@@ -437,6 +474,9 @@ class _Mapping:
         if self.lastmods_as_text:
             assert self.lastmod_parser is not None
             texts, lastmods = lastmods, parse_column(lastmods, self.lastmod_parser)
+        if self.lastmod_in_utc:
+            lastmods = [_in_utc(value) for value in lastmods]
+            texts = None  # the values no longer read as their stored text
         return Batch(
             keys,
             locs,
@@ -459,6 +499,15 @@ class _Mapping:
         if index is None:
             return [constant] * count
         return list(map(itemgetter(index), rows))
+
+
+def _in_utc(value: Any) -> Any:
+    if type(value) is datetime and value.tzinfo is not None and value.tzinfo is not UTC:
+        try:
+            return value.astimezone(UTC)
+        except (OverflowError, ValueError):  # out of range in UTC: the rules judge it as it is
+            return value
+    return value
 
 
 class SQLAlchemySource(SyncSource):
@@ -485,6 +534,7 @@ class SQLAlchemySource(SyncSource):
         priority_column: str | None = None,
         key: str | Sequence[str] | None = None,
         version: VersionSpec = None,
+        **extensions: Any,
     ) -> None:
         if not isinstance(engine, Engine):
             raise TypeError(
@@ -492,10 +542,12 @@ class SQLAlchemySource(SyncSource):
                 "AsyncSQLAlchemySource for an AsyncEngine"
             )
         self.engine = engine
+        columns = [str(c.key) for c in stmt.selected_columns] if isinstance(stmt, Select) else []
+        self.extras = extras_spec(name, columns, loc, extensions)
         self.mapping = _Mapping(
             stmt,
             name=name,
-            loc=loc,
+            loc=self.extras.first_loc or loc,
             lastmod=lastmod,
             changefreq=changefreq,
             changefreq_column=changefreq_column,
@@ -505,11 +557,17 @@ class SQLAlchemySource(SyncSource):
             version=version,
             dialect=engine.dialect,
         )
+        if self.extras.active:
+            self.mapping.keep_rows()
         self.name = self.mapping.name
         self.pageable = self.mapping.pageable
+        self.shape = self.extras.shape
+        self.extras.language_templates = [
+            LocTemplate(template, columns).locs for template in self.extras.templates
+        ]
 
     def fingerprint(self) -> str:
-        return self.mapping._fingerprint
+        return self.mapping._fingerprint + self.extras.fingerprint()
 
     def _version(self, conn: Connection, keys: KeyRange) -> Any:
         mapping = self.mapping
@@ -537,7 +595,7 @@ class SQLAlchemySource(SyncSource):
             return self.mapping.buckets(conn.execute(stmt).all(), naive_timezone)
 
     def batches(self, keys: KeyRange = ALL, size: int = 500) -> Iterator[Batch]:
-        mapping = self.mapping
+        mapping, extras = self.mapping, self.extras
         stmt, bounds = mapping.rows_stmt(keys), mapping.bounds(keys)
         with self.engine.connect() as conn:
             if mapping.driver_rows:
@@ -549,4 +607,5 @@ class SQLAlchemySource(SyncSource):
                 return
             with conn.execution_options(yield_per=size).execute(stmt, bounds) as result:
                 for partition in result.partitions(size):
-                    yield mapping.map_rows(partition)
+                    batch = mapping.map_rows(partition)
+                    yield extras.apply(batch, partition) if extras.active else batch

@@ -11,12 +11,14 @@ from collections.abc import AsyncIterator, Sequence
 from datetime import tzinfo
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy import Select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from ..entry import Batch
 from ..validators import Summary
 from .base import ALL, AsyncSource, Bucket, KeyRange
-from .sqlalchemy import LocSpec, _Mapping
+from .extras import extras_spec
+from .sqlalchemy import LocSpec, LocTemplate, _Mapping
 
 if TYPE_CHECKING:
     from .sqlalchemy import AnySelect, VersionSpec
@@ -39,6 +41,7 @@ class AsyncSQLAlchemySource(AsyncSource):
         priority_column: str | None = None,
         key: str | Sequence[str] | None = None,
         version: VersionSpec = None,
+        **extensions: Any,
     ) -> None:
         if not isinstance(engine, AsyncEngine):
             raise TypeError(
@@ -46,10 +49,12 @@ class AsyncSQLAlchemySource(AsyncSource):
                 "SQLAlchemySource for a sync Engine"
             )
         self.engine = engine
+        columns = [str(c.key) for c in stmt.selected_columns] if isinstance(stmt, Select) else []
+        self.extras = extras_spec(name, columns, loc, extensions)
         self.mapping = _Mapping(
             stmt,
             name=name,
-            loc=loc,
+            loc=self.extras.first_loc or loc,
             lastmod=lastmod,
             changefreq=changefreq,
             changefreq_column=changefreq_column,
@@ -59,11 +64,17 @@ class AsyncSQLAlchemySource(AsyncSource):
             version=version,
             dialect=engine.dialect,
         )
+        if self.extras.active:
+            self.mapping.keep_rows()
         self.name = self.mapping.name
         self.pageable = self.mapping.pageable
+        self.shape = self.extras.shape
+        self.extras.language_templates = [
+            LocTemplate(template, columns).locs for template in self.extras.templates
+        ]
 
     def fingerprint(self) -> str:
-        return self.mapping._fingerprint
+        return self.mapping._fingerprint + self.extras.fingerprint()
 
     async def _version(self, conn: AsyncConnection, keys: KeyRange) -> Any:
         mapping = self.mapping
@@ -103,4 +114,5 @@ class AsyncSQLAlchemySource(AsyncSource):
             conn.stream(stmt, bounds, execution_options=options) as result,
         ):
             async for rows in result.partitions(size):
-                yield self.mapping.map_rows(rows)
+                batch = mapping.map_rows(rows)
+                yield self.extras.apply(batch, rows) if self.extras.active else batch

@@ -1,0 +1,203 @@
+"""Drive an ASGI application in-process: its lifespan, then requests; no server, no socket.
+
+``render`` reads documents through one small seam, :class:`Fetch`:
+``fetch(path, headers, sink) -> Head``: the body goes to ``sink`` chunk by
+chunk as the application sends it (a 50 MB sitemap never sits in memory), the
+status and headers come back, and a response that does not end properly
+(the application raised, or returned before its last body message, as the
+middleware does when a source fails mid-stream) raises :class:`ResponseFailed`.
+A WSGI application can be driven behind the same seam: iterate its iterable
+into ``sink`` and call its ``close()``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+from urllib.parse import unquote, urlsplit
+
+import anyio
+
+Message = MutableMapping[str, Any]
+ASGIApp = Callable[
+    [
+        MutableMapping[str, Any],
+        Callable[[], Awaitable[Message]],
+        Callable[[Message], Awaitable[None]],
+    ],
+    Awaitable[None],
+]
+Sink = Callable[[bytes], object]
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Head:
+    status: int
+    headers: list[tuple[str, str]]
+
+    def header(self, name: str) -> str | None:
+        return next((v for k, v in self.headers if k == name), None)
+
+
+class ResponseFailed(RuntimeError):
+    """The application did not give a complete response."""
+
+
+class StartupFailed(RuntimeError):
+    """The application's lifespan startup failed."""
+
+
+class Fetch(Protocol):
+    async def __call__(self, path: str, headers: Mapping[str, str], sink: Sink) -> Head: ...
+
+
+class ASGIClient:
+    """Requests to one ASGI application, as a server would make them."""
+
+    def __init__(self, app: ASGIApp, base_url: str = "http://localhost/") -> None:
+        self.app = app
+        parts = urlsplit(base_url)
+        self.scheme = parts.scheme or "http"
+        self.host = parts.netloc or "localhost"
+        self.server = (
+            parts.hostname or "localhost",
+            parts.port or (443 if self.scheme == "https" else 80),
+        )
+        self.state: dict[str, Any] = {}
+
+    async def fetch(self, path: str, headers: Mapping[str, str], sink: Sink) -> Head:
+        """GET ``path``; raises :class:`ResponseFailed` unless the response is complete."""
+        route, _, query = path.partition("?")
+        scope: dict[str, Any] = {
+            "type": "http",
+            "asgi": {"version": "3.0", "spec_version": "2.3"},
+            "http_version": "1.1",
+            "method": "GET",
+            "scheme": self.scheme,
+            "path": unquote(route),
+            "raw_path": route.encode("ascii"),
+            "root_path": "",
+            "query_string": query.encode("ascii"),
+            "headers": [(b"host", self.host.encode("ascii"))]
+            + [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()],
+            "client": ("127.0.0.1", 0),
+            "server": self.server,
+            "state": dict(self.state),
+            "extensions": {},
+        }
+        start: Message | None = None
+        complete = False
+        request_sent = False
+        finished = anyio.Event()
+
+        async def receive() -> Message:
+            nonlocal request_sent
+            if not request_sent:
+                request_sent = True
+                return {"type": "http.request", "body": b"", "more_body": False}
+            await finished.wait()
+            return {"type": "http.disconnect"}
+
+        async def send(message: Message) -> None:
+            nonlocal start, complete
+            if complete:
+                raise ResponseFailed(
+                    f"{path}: the application sent {message['type']} after the end"
+                )
+            if message["type"] == "http.response.start":
+                if start is not None:
+                    raise ResponseFailed(f"{path}: the application started two responses")
+                start = message
+            elif message["type"] == "http.response.body":
+                if start is None:
+                    raise ResponseFailed(f"{path}: the application sent a body before its status")
+                body = message.get("body", b"")
+                if body:
+                    sink(body)
+                if not message.get("more_body", False):
+                    complete = True
+                    finished.set()
+
+        try:
+            await self.app(scope, receive, send)
+        except Exception as exc:
+            raise ResponseFailed(
+                f"{path}: the application raised {type(exc).__name__}: {exc}"
+            ) from exc
+        finally:
+            finished.set()
+        if start is None:
+            raise ResponseFailed(f"{path}: the application returned without a response")
+        if not complete:
+            raise ResponseFailed(f"{path}: the response was cut off before its end")
+        return Head(
+            int(start["status"]),
+            [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in start["headers"]],
+        )
+
+
+async def with_lifespan(app: ASGIApp, base_url: str, work: Callable[[Fetch], Awaitable[T]]) -> T:
+    """Run ``work`` with the :class:`Fetch` of an :class:`ASGIClient` for ``app``, between the
+    app's lifespan startup and shutdown.
+
+    As uvicorn's ``lifespan="auto"``: an application that raises on the
+    lifespan scope before starting up does not support it and is used as is;
+    one that reports ``lifespan.startup.failed`` raises :class:`StartupFailed`.
+    Errors of ``work`` propagate as they are (not wrapped in an exception group).
+    """
+    client = ASGIClient(app, base_url)
+    started, stop, stopped = anyio.Event(), anyio.Event(), anyio.Event()
+    startup_sent = False
+    startup_failure: list[str] = []
+    outcome: list[T] = []
+    error: list[Exception] = []
+
+    async def receive() -> Message:
+        nonlocal startup_sent
+        if not startup_sent:
+            startup_sent = True
+            return {"type": "lifespan.startup"}
+        await stop.wait()
+        return {"type": "lifespan.shutdown"}
+
+    async def send(message: Message) -> None:
+        if message["type"] == "lifespan.startup.failed":
+            startup_failure.append(str(message.get("message", "")))
+        if message["type"].startswith("lifespan.startup."):
+            started.set()
+        elif message["type"].startswith("lifespan.shutdown."):
+            stopped.set()
+
+    async def lifespan() -> None:
+        scope = {
+            "type": "lifespan",
+            "asgi": {"version": "3.0", "spec_version": "2.0"},
+            "state": client.state,
+        }
+        try:
+            await app(scope, receive, send)
+        except Exception:
+            pass
+        finally:
+            started.set()
+            stopped.set()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(lifespan)
+        await started.wait()
+        if not startup_failure:
+            try:
+                outcome.append(await work(client.fetch))
+            except Exception as exc:
+                error.append(exc)
+        stop.set()
+        with anyio.move_on_after(30):
+            await stopped.wait()
+        group.cancel_scope.cancel()
+    if startup_failure:
+        raise StartupFailed(f"the application's startup failed: {startup_failure[0]}")
+    if error:
+        raise error[0]
+    return outcome[0]

@@ -1,0 +1,224 @@
+"""``sitemap-middleware check URL``: fetch a live sitemap as a crawler would and report.
+
+The root document first; when it is a ``sitemapindex``, every child in its
+scope (or the ``--max-children`` first, or a ``--sample`` spread over the
+index), one at a time unless ``--concurrency`` says otherwise. Each document
+gets the header rules, the built-in document rules (and the XSDs with
+``--schemas``), and the conditional-request probes. Locs listed by two
+children are reported on the later one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import anyio
+import httpx
+
+from .conditional import probe
+from .document import Document, inspect
+from .fetch import NetworkError, decode, request
+from .findings import Findings
+from .headers import check_headers
+from .schemas import Schemas
+from .scope import scope_problem
+
+MAX_BYTES = 52_428_800
+"""sitemaps.org: at most 50 MB uncompressed (older text: 10,485,760)."""
+ACCEPT_ENCODING = "gzip"
+USER_AGENT = "sitemap-middleware-check/1"
+
+
+@dataclass
+class CheckOptions:
+    url: str
+    schemas: Schemas | None = None
+    max_bytes: int = MAX_BYTES
+    max_children: int | None = None
+    sample: int | None = None
+    timeout: float = 30.0
+    concurrency: int = 1
+    conditional: bool = True
+
+
+@dataclass
+class DocumentReport:
+    url: str
+    role: str
+    findings: Findings = field(default_factory=Findings)
+    status: int | None = None
+    kind: str | None = None
+    entries: int = 0
+    size: int | None = None
+    """Uncompressed bytes."""
+    codings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    url: str
+    documents: list[DocumentReport] = field(default_factory=list)
+    children_listed: int = 0
+    children_checked: int = 0
+    network_errors: list[str] = field(default_factory=list)
+
+    @property
+    def errors(self) -> int:
+        return sum(document.findings.errors for document in self.documents)
+
+    @property
+    def warnings(self) -> int:
+        return sum(document.findings.warnings for document in self.documents)
+
+    @property
+    def exit_status(self) -> int:
+        """0 all good, 1 a check failed, 2 a document could not be fetched at all."""
+        if self.network_errors:
+            return 2
+        return 1 if self.errors else 0
+
+
+def choose(children: list[str], max_children: int | None, sample: int | None) -> list[str]:
+    """The children to fetch: all, the first ``max_children``, or ``sample`` spread evenly
+    (first and last included), so a sample of a huge index sees both ends."""
+    if sample is not None and sample < len(children):
+        if sample <= 1:
+            return children[:sample]
+        step = (len(children) - 1) / (sample - 1)
+        return [children[round(i * step)] for i in range(sample)]
+    if max_children is not None:
+        return children[:max_children]
+    return children
+
+
+async def run_check(options: CheckOptions) -> Report:
+    report = Report(options.url)
+    async with httpx.AsyncClient(
+        timeout=options.timeout,
+        follow_redirects=False,
+        headers={"user-agent": USER_AGENT},
+        limits=httpx.Limits(max_connections=max(1, options.concurrency)),
+    ) as client:
+        checker = _Checker(client, options, report)
+        root = DocumentReport(options.url, "root")
+        report.documents.append(root)
+        document = await checker.document(root)
+        if document is not None and document.kind == "sitemapindex":
+            await checker.children(options.url, document)
+    return report
+
+
+class _Checker:
+    def __init__(self, client: httpx.AsyncClient, options: CheckOptions, report: Report) -> None:
+        self.client = client
+        self.options = options
+        self.report = report
+        self.now = datetime.now(UTC)
+        # Enough to read a document of the protocol's maximum, even slightly inflated by gzip.
+        self.read_limit = max(options.max_bytes, MAX_BYTES)
+        # blake2b of each loc -> the document that listed it first (for duplicates across).
+        self.seen: dict[bytes, int] = {}
+
+    async def document(self, report: DocumentReport) -> Document | None:
+        """Fetch and check one document; the rules' view of it, if it could be read."""
+        findings = report.findings
+        try:
+            first = await request(
+                self.client,
+                "GET",
+                report.url,
+                {"accept-encoding": ACCEPT_ENCODING},
+                self.read_limit + 1_048_576,
+            )
+        except NetworkError as exc:
+            findings.add("fetch.network", "no answer", str(exc))
+            self.report.network_errors.append(str(exc))
+            return None
+        report.status = first.status
+        if first.status != 200:
+            location = first.headers.get("location")
+            findings.add(
+                "http.status",
+                "a sitemap must be served with status 200",
+                f"{first.status}" + (f" to {location}" if location else ""),
+            )
+            return None
+        check_headers(report.url, first.headers, findings)
+        document = None
+        if not first.complete:
+            findings.add(
+                "http.incomplete",
+                "the transfer broke off before the end: crawlers discard such a sitemap",
+                first.failure,
+            )
+        else:
+            body, report.codings = decode(first, self.read_limit, findings)
+            if body is not None:
+                document = self._rules(report, body)
+        if self.options.conditional:
+            try:
+                await probe(self.client, report.url, first, ACCEPT_ENCODING, findings)
+            except NetworkError as exc:
+                findings.add("fetch.network", "no answer", str(exc))
+                self.report.network_errors.append(str(exc))
+        return document
+
+    def _rules(self, report: DocumentReport, body: bytes) -> Document:
+        findings = report.findings
+        report.size = len(body)
+        if len(body) > self.options.max_bytes:
+            findings.add(
+                "limit.bytes",
+                f"more than {self.options.max_bytes:,} bytes uncompressed",
+                f"{len(body):,} bytes",
+            )
+        document = inspect(body, report.url, self.now, findings)
+        report.kind = document.kind
+        report.entries = document.entries
+        schemas = self.options.schemas
+        if schemas is not None and document.kind is not None and document.root is not None:
+            for error in schemas.errors(document.root, document.kind):
+                findings.add("xsd", f"not valid against {schemas.files[document.kind]}", error)
+        document.root = None  # the tree is no longer needed; a 50 MB one is large
+        return document
+
+    async def children(self, index_url: str, index: Document) -> None:
+        listed = list(dict.fromkeys(index.locs))
+        in_scope = [child for child in listed if scope_problem(child, index_url) is None]
+        chosen = choose(in_scope, self.options.max_children, self.options.sample)
+        self.report.children_listed = len(listed)
+        self.report.children_checked = len(chosen)
+        reports = [DocumentReport(url, "child") for url in chosen]
+        self.report.documents.extend(reports)
+        pending = iter(enumerate(reports))
+
+        async def worker() -> None:
+            for position, report in pending:
+                document = await self.document(report)
+                if document is None:
+                    continue
+                if document.kind == "sitemapindex":
+                    report.findings.add(
+                        "index.nested", "a sitemap index may not list another sitemap index"
+                    )
+                self._duplicates_across(reports, position, document)
+
+        async with anyio.create_task_group() as group:
+            for _ in range(max(1, self.options.concurrency)):
+                group.start_soon(worker)
+
+    def _duplicates_across(
+        self, reports: list[DocumentReport], position: int, document: Document
+    ) -> None:
+        for loc in dict.fromkeys(document.locs):
+            key = hashlib.blake2b(loc.encode("utf-8", "surrogatepass"), digest_size=12).digest()
+            first = self.seen.setdefault(key, position)
+            if first != position:
+                reports[position].findings.add(
+                    "duplicate.across",
+                    "loc already listed by another sitemap of the index",
+                    f"{loc} (also in {reports[first].url})",
+                )
+        document.locs = []

@@ -1,0 +1,308 @@
+"""The built-in rules for one sitemap document: XML, schema structure, values, limits,
+scope and duplicates.
+
+The structural rules are those of the official ``sitemap.xsd`` and
+``siteindex.xsd``, written out in Python so ``check`` needs no schema files:
+the root is ``urlset`` or ``sitemapindex`` in the sitemaps.org namespace and
+holds at least one entry; an entry's children come in the order ``loc``,
+``lastmod``, ``changefreq``, ``priority`` (index: ``loc``, ``lastmod``), then
+elements of other namespaces; ``loc`` is required; no text between elements
+and no attributes but ``xsi:*``. With ``--schemas`` the XSDs are applied as
+well (:mod:`.schemas`); extension content (image, video, news) is validated
+only then.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from lxml import etree
+
+from .findings import Findings
+from .scope import scope_problem
+from .values import changefreq_problem, lastmod_problems, loc_problems, priority_problem
+
+NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
+XSI = "http://www.w3.org/2001/XMLSchema-instance"
+KNOWN_EXTENSIONS = frozenset(
+    {
+        "http://www.google.com/schemas/sitemap-image/1.1",
+        "http://www.google.com/schemas/sitemap-video/1.1",
+        "http://www.google.com/schemas/sitemap-news/0.9",
+        "http://www.w3.org/1999/xhtml",
+    }
+)
+MAX_ENTRIES = 50_000
+"""URLs per urlset and children per sitemapindex (sitemaps.org)."""
+
+# Per root element: its entry element and the entry's fields in schema order.
+SHAPES = {
+    "urlset": ("url", ("loc", "lastmod", "changefreq", "priority")),
+    "sitemapindex": ("sitemap", ("loc", "lastmod")),
+}
+
+
+@dataclass
+class Document:
+    """What the rules learnt of a document: its kind and the locs of its entries, in order."""
+
+    kind: str | None = None
+    entries: int = 0
+    locs: list[str] = field(default_factory=list)
+    root: etree._Element | None = None
+
+
+def parse(body: bytes, findings: Findings) -> etree._Element | None:
+    """The root element, or None (with an ``xml.*`` finding) when the bytes are not XML."""
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False)
+    try:
+        root = etree.fromstring(body, parser)
+    except etree.XMLSyntaxError as exc:
+        findings.add("xml.malformed", "not well-formed XML", str(exc))
+        return None
+    info = root.getroottree().docinfo
+    encoding = (info.encoding or "UTF-8").upper().replace("_", "-")
+    if encoding not in ("UTF-8", "UTF8"):
+        findings.add("xml.encoding", "the file must be UTF-8 encoded", info.encoding)
+    doctype = getattr(info, "doctype", "")
+    if doctype:
+        findings.add("xml.doctype", "a sitemap needs no DOCTYPE", doctype)
+    return root
+
+
+def inspect(
+    body: bytes, url: str, now: datetime, findings: Findings, check_scope: bool = True
+) -> Document:
+    """Apply every built-in rule to the document ``body`` served at ``url``."""
+    root = parse(body, findings)
+    if root is None:
+        return Document()
+    namespace, name = _split(root.tag)
+    if name not in SHAPES:
+        findings.add(
+            "schema.root", "the root element must be <urlset> or <sitemapindex>", f"<{name}>"
+        )
+        return Document(root=root)
+    if namespace != NS:
+        findings.add(
+            "schema.namespace",
+            f"<{name}> must be in the namespace {NS}",
+            f"namespace {namespace or '(none)'}",
+        )
+    document = Document(name, root=root)
+    entry_name, fields = SHAPES[name]
+    _attributes(root, namespace, findings)
+    _text(root, findings)
+    entries = 0
+    for child in _elements(root):
+        child_ns, child_name = _split(child.tag)
+        if child_ns == namespace and child_name == entry_name:
+            entries += 1
+            loc = _entry(child, namespace, entries, fields, now, findings)
+            if loc is not None:
+                document.locs.append(loc)
+        elif child_ns and child_ns != namespace:
+            if entries:
+                findings.add(
+                    "schema.order",
+                    f"elements of other namespaces may only precede the <{entry_name}> entries",
+                    f"<{child_name}> ({child_ns})",
+                )
+            _extension(child_ns, child_name, findings)
+        else:
+            findings.add(
+                "schema.unexpected",
+                f"<{name}> may hold only <{entry_name}> entries",
+                f"<{child_name}>",
+            )
+    document.entries = entries
+    if entries == 0:
+        findings.add("schema.empty", f"<{name}> must hold at least one <{entry_name}>")
+    if entries > MAX_ENTRIES:
+        code = "limit.urls" if name == "urlset" else "limit.children"
+        findings.add(code, f"more than {MAX_ENTRIES:,} <{entry_name}> entries", f"{entries:,}")
+    _duplicates(document.locs, findings)
+    if check_scope:
+        code = "scope.loc" if name == "urlset" else "scope.child"
+        for loc in document.locs:
+            problem = scope_problem(loc, url)
+            if problem is not None:
+                findings.add(code, f"loc {problem}", loc)
+    return document
+
+
+def _entry(
+    element: etree._Element,
+    namespace: str,
+    number: int,
+    fields: tuple[str, ...],
+    now: datetime,
+    findings: Findings,
+) -> str | None:
+    """Check one ``url``/``sitemap`` entry; its loc (stripped) when it has one."""
+    values = _plain_entry(element, namespace, fields)
+    if values is None:
+        values = _any_entry(element, namespace, number, fields, findings)
+    loc = values.get("loc")
+    entry_name = _split(element.tag)[1]
+    where = loc.strip() if loc is not None else f"<{entry_name}> #{number}"
+    if loc is None:
+        findings.add("schema.loc-missing", f"<{entry_name}> has no <loc>", where)
+        return None
+    for code, message in loc_problems(loc):
+        findings.add(code, message, loc)
+    if (lastmod := values.get("lastmod")) is not None:
+        for code, message in lastmod_problems(lastmod, now):
+            findings.add(code, message, f"{lastmod} ({where})")
+    changefreq = values.get("changefreq")
+    if changefreq is not None and (problem := changefreq_problem(changefreq)) is not None:
+        findings.add("schema.changefreq", problem, f"{changefreq!r} ({where})")
+    priority = values.get("priority")
+    if priority is not None and (problem := priority_problem(priority)) is not None:
+        findings.add("schema.priority", problem, f"{priority} ({where})")
+    return loc.strip(" \t\n\r")
+
+
+@functools.cache
+def _plain_shapes(namespace: str, fields: tuple[str, ...]) -> frozenset[tuple[str, ...]]:
+    """Every valid sequence of an entry's own children: loc, then any later fields in order."""
+    tags = [f"{{{namespace}}}{name}" for name in fields]
+    return frozenset(
+        (tags[0], *rest)
+        for size in range(len(tags))
+        for rest in itertools.combinations(tags[1:], size)
+    )
+
+
+def _plain_entry(
+    element: etree._Element, namespace: str, fields: tuple[str, ...]
+) -> dict[str, str] | None:
+    """The values of an entry in the common shape (fields in order, nothing else), or None."""
+    children = list(element)
+    if (
+        tuple(child.tag for child in children) not in _plain_shapes(namespace, fields)
+        or element.attrib
+        or (element.text and element.text.strip(" \t\n\r"))
+    ):
+        return None
+    values = {}
+    for child in children:
+        if len(child) or child.attrib or (child.tail and child.tail.strip(" \t\n\r")):
+            return None
+        values[child.tag[len(namespace) + 2 :]] = child.text or ""
+    return values
+
+
+def _any_entry(
+    element: etree._Element,
+    namespace: str,
+    number: int,
+    fields: tuple[str, ...],
+    findings: Findings,
+) -> dict[str, str]:
+    """The values of an entry of any shape, with a finding for every structural problem."""
+    entry_name = _split(element.tag)[1]
+    _attributes(element, namespace, findings)
+    _text(element, findings)
+    values: dict[str, str] = {}
+    order: list[str] = []
+    position = -1
+    extension_seen = False
+    out_of_order = False
+    for child in _elements(element):
+        child_ns, name = _split(child.tag)
+        order.append(name)
+        if child_ns == namespace and name in fields:
+            index = fields.index(name)
+            if name in values:
+                findings.add("schema.order", f"<{entry_name}> repeats <{name}>")
+            elif index < position or extension_seen:
+                out_of_order = True
+            position = max(position, index)
+            _attributes(child, namespace, findings)
+            values.setdefault(name, _simple(child, findings))
+        elif child_ns and child_ns != namespace:
+            extension_seen = True
+            _extension(child_ns, name, findings)
+        else:
+            findings.add(
+                "schema.unexpected",
+                f"<{entry_name}> may hold only {', '.join(fields)} and extension elements",
+                f"<{name}>",
+            )
+    if out_of_order:
+        where = values.get("loc", f"<{entry_name}> #{number}").strip()
+        findings.add(
+            "schema.order",
+            f"the children of <{entry_name}> must come in the order {', '.join(fields)}, "
+            "then extension elements",
+            f"{', '.join(order)} ({where})",
+        )
+    return values
+
+
+def _duplicates(locs: list[str], findings: Findings) -> None:
+    if len(set(locs)) == len(locs):
+        return
+    for loc, count in Counter(locs).items():
+        if count > 1:
+            findings.add("duplicate.loc", "loc listed more than once", f"{loc} ({count} times)")
+
+
+def _extension(namespace: str, name: str, findings: Findings) -> None:
+    if namespace not in KNOWN_EXTENSIONS:
+        findings.add(
+            "schema.extension",
+            "element of an unknown namespace (the XSD demands a declaration for it)",
+            f"<{name}> ({namespace})",
+        )
+
+
+def _attributes(element: etree._Element, namespace: str, findings: Findings) -> None:
+    for attribute in element.attrib:
+        if not str(attribute).startswith("{" + XSI + "}"):
+            findings.add(
+                "schema.attribute",
+                "sitemap elements take no attributes (only xsi:*)",
+                f"<{_split(element.tag)[1]} {_split(str(attribute))[1]}=...>",
+            )
+
+
+def _text(element: etree._Element, findings: Findings) -> None:
+    """Element-only content: no text between the children (comments may carry tails)."""
+    texts = [element.text, *(child.tail for child in element)]
+    if any(text and text.strip(" \t\n\r") for text in texts):
+        name = _split(element.tag)[1]
+        findings.add("schema.text", "text outside the elements", f"<{name}>")
+
+
+def _simple(element: etree._Element, findings: Findings) -> str:
+    """The text of a simple-typed element; comments inside it are skipped, as the XSD does."""
+    parts = [element.text or ""]
+    for child in element:
+        if isinstance(child.tag, str):
+            findings.add(
+                "schema.unexpected",
+                f"<{_split(element.tag)[1]}> holds text only",
+                f"<{_split(child.tag)[1]}>",
+            )
+        parts.append(child.tail or "")
+    return "".join(parts)
+
+
+def _elements(element: etree._Element) -> Iterator[etree._Element]:
+    """Child elements, skipping comments, processing instructions and entity references."""
+    return (child for child in element if isinstance(child.tag, str))
+
+
+def _split(tag: object) -> tuple[str, str]:
+    text = str(tag)
+    if text.startswith("{"):
+        namespace, _, name = text[1:].partition("}")
+        return namespace, name
+    return "", text

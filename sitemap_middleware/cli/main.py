@@ -1,0 +1,309 @@
+"""Argument parsing and exit statuses of ``sitemap-middleware``; the work is in the modules
+each subcommand names."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import TextIO
+from urllib.parse import urlsplit
+
+USAGE_ERROR = 2
+
+DESCRIPTION = """\
+Check a live sitemap the way a crawler reads it, or render the sitemaps an
+application serves through SitemapMiddleware to static files."""
+
+EPILOG = """\
+examples:
+  sitemap-middleware check https://example.com/sitemap.xml
+  sitemap-middleware check --json --sample 20 https://example.com/sitemap.xml
+  sitemap-middleware render --app mysite.main:app --out public/
+
+Run 'sitemap-middleware COMMAND --help' for the options of each command."""
+
+CHECK_DESCRIPTION = """\
+Fetch a sitemap as a crawler would (Accept-Encoding: gzip) and, when it is a
+sitemap index, every sitemap it lists within its scope. For each document:
+
+  XML        well-formed, UTF-8
+  schema     the sitemaps.org structure (built in: namespace, root element,
+             element order, required loc, at least one entry, changefreq
+             values, priority 0.0-1.0, lastmod forms, loc an absolute URI under
+             2,048 characters); with --schemas, the official XSDs as well
+  limits     at most 50,000 URLs (or sitemaps) and --max-bytes uncompressed
+  scope      every loc on the sitemap's scheme, host and port, under its
+             directory (the string prefix crawlers compare)
+  duplicates locs listed twice, in one document or across the index
+  lastmod    W3C Datetime forms the XSD accepts, none in the future
+  headers    status 200; Content-Type XML (application/gzip without
+             Content-Encoding for .xml.gz); ETag; Last-Modified in IMF-fixdate
+             and not later than Date; Vary: Accept-Encoding when the body
+             depends on it
+  requests   If-None-Match with the ETag gets 304 with the same validators;
+             If-Modified-Since with the Last-Modified gets 304; If-None-Match
+             takes precedence over If-Modified-Since; HEAD sends GET's headers
+
+Exit status: 0 when every check passes, 1 when one fails, 2 on a usage error
+or when a document could not be fetched at all (connection refused,
+timeout). Warnings do not change the exit status."""
+
+CHECK_EPILOG = """\
+examples:
+  sitemap-middleware check https://example.com/sitemap.xml
+  sitemap-middleware check --schemas ./schemas https://example.com/sitemap.xml
+  sitemap-middleware check --json https://example.com/sitemap.xml | jq '.documents[].findings'
+  sitemap-middleware check --sample 25 --timeout 10 https://example.com/sitemap.xml
+  sitemap-middleware check --max-bytes 10485760 https://example.com/sitemap-1.xml.gz"""
+
+RENDER_DESCRIPTION = """\
+Write every document the application's sitemap middleware serves (the root,
+and every sitemap its index lists, each as .xml and .xml.gz) to DIR, byte for
+byte what the middleware sends: the application is run in-process (its
+lifespan too) and asked for each document. Files are laid out by their path
+in the application (/sitemap.xml -> DIR/sitemap.xml); upload DIR to where
+the middleware's base_url points.
+
+--app MODULE:ATTR names (dotted for nested attributes):
+  - a Starlette or FastAPI application with SitemapMiddleware added,
+  - a SitemapMiddleware or SitemapApp instance (or any ASGI application),
+  - or a function with no required arguments returning one of those (sync
+    or async; use --factory when it is not a plain function).
+Every sitemap configured in the application is rendered, unless --path names
+the ones to render.
+
+Nothing is written unless every document succeeds: files are staged beside
+their targets and moved into place together, the root sitemaps last. A
+document that fails (an error status such as 503, or a transfer the middleware
+aborts because a source failed mid-stream) exits 1 and leaves no file;
+an application that cannot be loaded exits 2."""
+
+RENDER_EPILOG = """\
+examples:
+  sitemap-middleware render --app mysite.main:app --out public/
+  sitemap-middleware render --app mysite.main:create_app --factory --out public/
+  sitemap-middleware render --app mysite.main:app --path /blog/sitemap.xml --out public/
+  sitemap-middleware render --app mysite.main:app --out public/ --quiet && aws s3 sync public/ s3://bucket/"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    formatter = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(
+        prog="sitemap-middleware",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=formatter,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    check = commands.add_parser(
+        "check",
+        help="check a live sitemap (and its children) as a crawler would",
+        description=CHECK_DESCRIPTION,
+        epilog=CHECK_EPILOG,
+        formatter_class=formatter,
+    )
+    check.add_argument("url", metavar="URL", help="the sitemap (or sitemap index) to check")
+    check.add_argument("--json", action="store_true", help="print one JSON object, not text")
+    check.add_argument(
+        "--schemas",
+        metavar="DIR",
+        default=os.environ.get("SITEMAP_SCHEMAS") or None,
+        help="also validate with the official XSDs in DIR (sitemap.xsd or "
+        "urlset-with-extensions.xsd, and siteindex.xsd); default: $SITEMAP_SCHEMAS",
+    )
+    check.add_argument(
+        "--max-bytes",
+        type=_positive,
+        default=52_428_800,
+        metavar="N",
+        help="uncompressed size limit per document (default 52428800; the older limit was "
+        "10485760)",
+    )
+    bound = check.add_mutually_exclusive_group()
+    bound.add_argument(
+        "--max-children", type=_not_negative, metavar="N", help="fetch only the first N children"
+    )
+    bound.add_argument(
+        "--sample",
+        type=_not_negative,
+        metavar="N",
+        help="fetch N children spread evenly over the index (first and last included)",
+    )
+    check.add_argument(
+        "--timeout", type=float, default=30.0, metavar="SECONDS", help="per request (default 30)"
+    )
+    check.add_argument(
+        "--concurrency",
+        type=_positive,
+        default=1,
+        metavar="N",
+        help="documents fetched at once (default 1: one request at a time, to be polite)",
+    )
+    check.add_argument(
+        "--no-conditional",
+        dest="conditional",
+        action="store_false",
+        help="skip the conditional-request, HEAD and Vary probes (5 requests per document)",
+    )
+
+    render = commands.add_parser(
+        "render",
+        help="write the sitemaps an application serves to static files",
+        description=RENDER_DESCRIPTION,
+        epilog=RENDER_EPILOG,
+        formatter_class=formatter,
+    )
+    render.add_argument("--app", required=True, metavar="MODULE:ATTR", help="the application")
+    render.add_argument("--out", required=True, type=Path, metavar="DIR", help="output folder")
+    render.add_argument(
+        "--path",
+        type=_app_path,
+        dest="paths",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a root sitemap's path in the application (repeatable; default: every sitemap "
+        "found, else /sitemap.xml)",
+    )
+    render.add_argument(
+        "--factory", action="store_true", default=None, help="call ATTR to get the application"
+    )
+    render.add_argument(
+        "--app-dir",
+        default=".",
+        metavar="DIR",
+        help="folder to import MODULE from (default: the current folder)",
+    )
+    render.add_argument(
+        "--no-gz",
+        dest="gz",
+        action="store_false",
+        help="skip the .xml.gz files (except those an index lists as its children)",
+    )
+    render.add_argument(
+        "--quiet", action="store_true", help="no progress indicator and no summary line"
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; the exit status."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, or a usage error (already printed)
+        return exc.code if isinstance(exc.code, int) else USAGE_ERROR
+    if args.command == "check":
+        return _check(args, sys.stdout, sys.stderr)
+    return _render(args, sys.stdout, sys.stderr)
+
+
+def _check(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    try:
+        import anyio
+
+        from .check import CheckOptions, run_check
+        from .report import as_json, as_text
+        from .schemas import SchemaError, Schemas
+    except ImportError as exc:
+        stderr.write(
+            f"sitemap-middleware check needs the 'cli' extra ({exc.name} is missing): "
+            "pip install 'sitemap_middleware[cli]'\n"
+        )
+        return USAGE_ERROR
+    parts = urlsplit(args.url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        stderr.write(f"sitemap-middleware check: URL must be an http(s) URL, got {args.url!r}\n")
+        return USAGE_ERROR
+    schemas = None
+    if args.schemas:
+        try:
+            schemas = Schemas(Path(args.schemas))
+        except SchemaError as exc:
+            stderr.write(f"sitemap-middleware check: {exc}\n")
+            return USAGE_ERROR
+    options = CheckOptions(
+        url=args.url,
+        schemas=schemas,
+        max_bytes=args.max_bytes,
+        max_children=args.max_children,
+        sample=args.sample,
+        timeout=args.timeout,
+        concurrency=args.concurrency,
+        conditional=args.conditional,
+    )
+    report = anyio.run(run_check, options)
+    stdout.write((as_json(report) if args.json else as_text(report)) + "\n")
+    return report.exit_status
+
+
+def _render(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    import anyio
+
+    from .asgi_client import StartupFailed
+    from .loader import LoadError
+    from .render import RenderError, RenderOptions, run_render
+
+    options = RenderOptions(
+        app=args.app,
+        out=args.out,
+        paths=args.paths,
+        factory=args.factory,
+        app_dir=args.app_dir,
+        gz=args.gz,
+        quiet=args.quiet,
+    )
+    # The middleware reports bad rows and failures on its logger: show them, unless the
+    # process already routes logging somewhere.
+    logger = logging.getLogger("sitemap_middleware")
+    handler = logging.StreamHandler(stderr)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    quiet_logging = bool(logger.handlers or logging.getLogger().handlers)
+    if not quiet_logging:
+        logger.addHandler(handler)
+    try:
+        return anyio.run(run_render, options, stdout, stderr)
+    except (LoadError, StartupFailed) as exc:
+        stderr.write(f"sitemap-middleware render: {exc}\n")
+        return USAGE_ERROR
+    except (RenderError, OSError) as exc:
+        stderr.write(f"sitemap-middleware render: {exc}; nothing was written\n")
+        return 1
+    finally:
+        logger.removeHandler(handler)
+
+
+def _app_path(text: str) -> str:
+    if not text.startswith("/") or "?" in text or not text.isascii():
+        raise argparse.ArgumentTypeError(
+            f"must be an ASCII path such as /sitemap.xml, got {text!r}"
+        )
+    return text
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _not_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def _version() -> str:
+    try:
+        return version("sitemap_middleware")
+    except PackageNotFoundError:  # pragma: no cover - running from an uninstalled checkout
+        return "unknown"

@@ -1,0 +1,188 @@
+"""``sitemap-middleware render``: write every document the middleware serves to static files.
+
+The application is driven in-process (:mod:`.asgi_client`), so every file holds
+exactly the bytes the middleware sends for the same request: the root, then
+each child the index lists, each as ``.xml`` (no ``Accept-Encoding``) and as
+``.xml.gz`` (the gzip file the middleware serves beside it). Files are laid
+out by their path in the application (``/sitemap.xml`` -> ``DIR/sitemap.xml``);
+upload the folder to where ``base_url`` points.
+
+Everything is staged (:mod:`.staging`): a document that fails (a non-200 such
+as a 503, or a transfer the middleware aborts) leaves no file behind, and no
+file of the run is moved into place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+from urllib.parse import urlsplit
+from xml.etree import ElementTree
+
+from ..urls import Site
+from .asgi_client import Fetch, ResponseFailed, with_lifespan
+from .loader import Mounted, find_sitemaps, import_attribute, resolve_app
+from .progress import Progress
+from .staging import Staging, UnsafePath
+
+NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
+
+
+class RenderError(RuntimeError):
+    """A document could not be rendered; nothing was written."""
+
+
+@dataclass
+class RenderOptions:
+    app: str
+    out: Path
+    paths: list[str] = field(default_factory=list)
+    factory: bool | None = None
+    app_dir: str = "."
+    gz: bool = True
+    quiet: bool = False
+
+
+@dataclass(frozen=True)
+class Root:
+    """A root sitemap to render: its path in the application and, when known, its site."""
+
+    path: str
+    site: Site | None = None
+    prefix: str = ""
+
+    @classmethod
+    def of(cls, mounted: Mounted) -> Root:
+        return cls(mounted.path, mounted.settings.site, mounted.prefix)
+
+    def child_path(self, loc: str) -> str:
+        """The application path of a child the index lists by its public URL."""
+        if self.site is None:
+            # Not a middleware we know: take the URL's path as the application's.
+            return urlsplit(loc).path
+        if not loc.startswith(self.site.base_url):
+            raise RenderError(f"the index lists {loc}, which is not below {self.site.base_url}")
+        return f"{self.prefix}/{loc[len(self.site.base_url) :]}"
+
+
+def plan(app: object, paths: list[str]) -> list[Root]:
+    """The roots to render: the ``--path`` ones, or every sitemap found in the app."""
+    found = {mounted.path: mounted for mounted in find_sitemaps(app)}
+    if not paths:
+        return [Root.of(m) for m in found.values()] or [Root("/sitemap.xml")]
+    return [Root.of(found[p]) if p in found else Root(p) for p in paths]
+
+
+async def run_render(options: RenderOptions, stdout: TextIO, stderr: TextIO) -> int:
+    """0 when every file was written; raises RenderError (nothing written) otherwise."""
+    target = import_attribute(options.app, options.app_dir)
+    app = await resolve_app(target, options.factory)
+
+    async def work(fetch: Fetch) -> list[Path]:
+        roots = plan(app, options.paths)  # after startup: Starlette builds its stack then
+        staging = Staging(options.out)
+        progress = Progress(stderr, enabled=not options.quiet)
+        renderer = _Renderer(fetch, staging, progress, options.gz)
+        try:
+            last = set()
+            for root in roots:
+                last |= await renderer.tree(root)
+            return staging.commit(last)
+        except BaseException:
+            staging.discard()
+            raise
+        finally:
+            progress.close()
+
+    # A WSGI application would be driven here the same way: its own Fetch, no lifespan.
+    base_url = next((m.settings.site.base_url for m in find_sitemaps(app)), "http://localhost/")
+    written = await with_lifespan(app, base_url, work)
+    if not options.quiet:
+        size = sum(path.stat().st_size for path in written)
+        stdout.write(f"wrote {len(written)} files ({size:,} bytes) to {options.out}\n")
+    return 0
+
+
+class _Renderer:
+    def __init__(self, fetch: Fetch, staging: Staging, progress: Progress, gz: bool) -> None:
+        self.fetch = fetch
+        self.staging = staging
+        self.progress = progress
+        self.gz = gz
+        self.done = 0
+        self.total = 0
+        self.size = 0
+
+    async def tree(self, root: Root) -> set[Path]:
+        """Stage the root and every child; the root's own files (to be moved last)."""
+        self.total += 2 if self.gz else 1
+        root_file = await self.document(root.path)
+        roots = {root_file}
+        if self.gz:
+            roots.add(await self.document(root.path + ".gz"))
+        locs = _index_locs(self.staging, root_file)
+        children = list(dict.fromkeys(root.child_path(loc) for loc in locs))
+        self.total += len(children) * (2 if self.gz else 1)
+        self._show()
+        for path in children:
+            # The form the index lists (.xml, or .xml.gz with index_gz), then the other one.
+            await self.document(path)
+            if self.gz:
+                await self.document(
+                    path.removesuffix(".gz") if path.endswith(".gz") else path + ".gz"
+                )
+        return roots
+
+    async def document(self, path: str) -> Path:
+        """Stage the document at ``path``; its target file."""
+        try:
+            target = self.staging.target(path)
+        except UnsafePath as exc:
+            raise RenderError(str(exc)) from None
+        handle = self.staging.open(target)
+        written = 0
+
+        def write(chunk: bytes) -> None:
+            nonlocal written
+            handle.write(chunk)
+            written += len(chunk)
+
+        try:
+            with handle:
+                head = await self.fetch(path, {}, write)
+        except ResponseFailed as exc:
+            raise RenderError(str(exc)) from exc
+        if head.status != 200:
+            reason = ""
+            if (head.header("content-type") or "").startswith("text/plain"):
+                with self.staging.temporary(target).open("rb") as staged:
+                    reason = ": " + staged.read(200).decode("utf-8", "replace").strip()
+            raise RenderError(f"{path}: status {head.status}{reason}")
+        if head.header("content-encoding"):
+            raise RenderError(f"{path}: coded as {head.header('content-encoding')}, not plain")
+        self.done += 1
+        self.size += written
+        self._show()
+        return target
+
+    def _show(self) -> None:
+        self.progress.update(self.done, self.total, self.size)
+
+
+def _index_locs(staging: Staging, target: Path) -> list[str]:
+    """The child locs of a staged ``sitemapindex``; none for a ``urlset``."""
+    locs: list[str] = []
+    try:
+        events = ElementTree.iterparse(staging.temporary(target), ("start", "end"))
+        _, root = next(events)
+        if root.tag == f"{NS}urlset":
+            return []
+        if root.tag != f"{NS}sitemapindex":
+            raise RenderError(f"{target.name} is neither a urlset nor a sitemapindex")
+        for event, element in events:
+            if event == "end" and element.tag == f"{NS}loc":
+                locs.append((element.text or "").strip())
+    except ElementTree.ParseError as exc:
+        raise RenderError(f"{target.name} is not well-formed XML: {exc}") from None
+    return locs

@@ -1,0 +1,72 @@
+"""``check`` output: a readable report, or one JSON object (``--json``)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .check import DocumentReport, Report
+from .findings import ERROR
+
+
+def as_json(report: Report) -> str:
+    document: dict[str, Any] = {
+        "url": report.url,
+        "exit_status": report.exit_status,
+        "ok": report.exit_status == 0,
+        "errors": report.errors,
+        "warnings": report.warnings,
+        "children": {"listed": report.children_listed, "checked": report.children_checked},
+        "documents": [_document_json(d) for d in report.documents],
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False)
+
+
+def _document_json(document: DocumentReport) -> dict[str, Any]:
+    return {
+        "url": document.url,
+        "role": document.role,
+        "status": document.status,
+        "kind": document.kind,
+        "entries": document.entries,
+        "bytes": document.size,
+        "codings": document.codings,
+        "ok": document.findings.errors == 0,
+        "findings": [finding.as_json() for finding in document.findings],
+    }
+
+
+def as_text(report: Report) -> str:
+    lines = [f"sitemap-middleware check {report.url}"]
+    if report.children_listed:
+        lines.append(
+            f"index lists {report.children_listed} sitemaps; {report.children_checked} checked"
+        )
+    lines.append("")
+    for document in report.documents:
+        verdict = "FAIL" if document.findings.errors else "ok  "
+        lines.append(f"{verdict} {document.url}{_summary(document)}")
+        for finding in document.findings:
+            times = f" ({finding.count}x)" if finding.count > 1 else ""
+            severity = "error  " if finding.severity == ERROR else "warning"
+            lines.append(f"     {severity} {finding.code}: {finding.message}{times}")
+            for example in finding.examples:
+                lines.append(f"               {example}")
+    failed = sum(1 for d in report.documents if d.findings.errors)
+    lines += [
+        "",
+        f"{len(report.documents)} documents checked, {failed} failed: "
+        f"{report.errors} errors, {report.warnings} warnings (exit status {report.exit_status})",
+    ]
+    return "\n".join(lines)
+
+
+def _summary(document: DocumentReport) -> str:
+    parts = []
+    if document.kind is not None:
+        noun = "URLs" if document.kind == "urlset" else "sitemaps"
+        parts.append(f"{document.kind}, {document.entries:,} {noun}")
+    if document.size is not None:
+        parts.append(f"{document.size:,} bytes")
+    parts += document.codings
+    return f"  ({'; '.join(parts)})" if parts else ""

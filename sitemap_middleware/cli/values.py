@@ -1,0 +1,213 @@
+"""The value rules of the sitemap schema and protocol: ``loc``, ``lastmod``, ``changefreq``,
+``priority``.
+
+Pure functions, no I/O. The ``xsd_*`` predicates mirror what the official
+XSDs accept (``xsd:anyURI`` length, ``xsd:date | xsd:dateTime``, the
+``changefreq`` enumeration, ``xsd:decimal`` in 0.0-1.0), as libxml2 checks
+them; the other rules are the protocol's own, which no schema can express
+(absolute, percent-encoded locs under 2,048 characters; W3C Datetime).
+"""
+
+from __future__ import annotations
+
+import calendar
+import functools
+import re
+from datetime import UTC, date, datetime, timedelta, timezone
+from decimal import Decimal, InvalidOperation
+from urllib.parse import urlsplit
+
+CHANGEFREQS = ("always", "hourly", "daily", "weekly", "monthly", "yearly", "never")
+MIN_LOC = 12
+"""The XSD's ``minLength`` of ``loc``."""
+MAX_LOC = 2047
+"""sitemaps.org: a loc "must be less than 2,048 characters"."""
+
+# XSD whitespace "collapse" applies to anyURI, date, dateTime and decimal.
+_XSD_SPACE = re.compile(r"[ \t\n\r]+")
+_XSD_YEAR = r"-?(?:[1-9][0-9]{4,}|[0-9]{4})"
+_XSD_TZ = r"(?:Z|[+-](\d\d):(\d\d))?"
+# re.ASCII: \d would also match other scripts' digits, which int() accepts and XML does not.
+_XSD_DATE = re.compile(rf"({_XSD_YEAR})-(\d\d)-(\d\d){_XSD_TZ}", re.ASCII)
+_XSD_DATETIME = re.compile(
+    rf"({_XSD_YEAR})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.\d+)?{_XSD_TZ}", re.ASCII
+)
+_W3C = re.compile(
+    r"(\d{4})(?:-(\d\d)(?:-(\d\d)(?:T(\d\d):(\d\d)(?::(\d\d)(\.\d+)?)?(Z|[+-]\d\d:\d\d))?)?)?",
+    re.ASCII,
+)
+_CANONICAL_LASTMOD = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}(?:T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:Z|[+-][01][0-9]:[0-5][0-9]))?"
+)
+_DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)", re.ASCII)
+# RFC 3986 characters; anything else in a loc must be percent-encoded.
+_URI_CHARS = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]*")
+_BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+# The common case, checked in one match: a lowercase http(s) origin and RFC 3986 characters.
+_PLAIN_LOC = re.compile(
+    r"https?://[a-z0-9.\-]+(?::[0-9]{1,5})?/[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]*"
+    r"(?:%[0-9A-Fa-f]{2}[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]*)*"
+)
+_DAYS_IN_MONTH = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def collapse(value: str) -> str:
+    """XSD whitespace collapse: trim, and runs of space/tab/newline become one space."""
+    return _XSD_SPACE.sub(" ", value).strip(" ")
+
+
+def _valid_day(year: int, month: int, day: int) -> bool:
+    if year == 0 or not 1 <= month <= 12 or day < 1:
+        return False
+    # libxml2 applies the Gregorian leap rule to the absolute year (-0004 is leap).
+    leap = calendar.isleap(abs(year))
+    return day <= (29 if month == 2 and leap else _DAYS_IN_MONTH[month - 1])
+
+
+def _valid_tz(hours: str | None, minutes: str | None) -> bool:
+    if hours is None or minutes is None:
+        return True
+    h, m = int(hours), int(minutes)
+    return m <= 59 and (h < 14 or (h == 14 and m == 0))
+
+
+def xsd_lastmod(value: str) -> bool:
+    """Whether the XSD's ``xsd:date | xsd:dateTime`` union accepts ``value``."""
+    text = collapse(value)
+    if m := _XSD_DATE.fullmatch(text):
+        year, month, day, tzh, tzm = m.groups()
+        return _valid_day(int(year), int(month), int(day)) and _valid_tz(tzh, tzm)
+    if m := _XSD_DATETIME.fullmatch(text):
+        year, month, day, hh, mm, ss, tzh, tzm = m.groups()
+        h, mi, s = int(hh), int(mm), int(ss)
+        time_ok = (h <= 23 and mi <= 59 and s <= 59) or (h, mi, s) == (24, 0, 0)
+        return time_ok and _valid_day(int(year), int(month), int(day)) and _valid_tz(tzh, tzm)
+    return False
+
+
+def w3c_datetime(value: str) -> datetime | date | None:
+    """The moment a W3C Datetime (https://www.w3.org/TR/NOTE-datetime) names, or None.
+
+    Year-only and year-month forms give the first day; the value is None when
+    ``value`` is not one of the six W3C forms or names no real date or time.
+    """
+    m = _W3C.fullmatch(value.strip(" \t\n\r"))
+    if m is None:
+        return None
+    year, month, day, hh, mm, ss, _, tzd = m.groups()
+    try:
+        if hh is None:
+            return date(int(year), int(month or 1), int(day or 1))
+        if tzd == "Z":
+            tz = UTC
+        else:
+            assert tzd is not None
+            offset = timedelta(hours=int(tzd[1:3]), minutes=int(tzd[4:6]))
+            if int(tzd[4:6]) > 59 or offset > timedelta(hours=14):
+                return None
+            tz = timezone(-offset if tzd[0] == "-" else offset)
+        return datetime(int(year), int(month), int(day), int(hh), int(mm), int(ss or 0), tzinfo=tz)
+    except ValueError:
+        return None
+
+
+@functools.lru_cache(maxsize=65_536)
+def _lastmod(value: str) -> tuple[bool, datetime | date | None]:
+    """Whether the XSD accepts it, and the W3C moment (sitemaps repeat their dates a lot)."""
+    if _CANONICAL_LASTMOD.fullmatch(value):
+        # The forms both definitions share; the C parser checks the ranges.
+        try:
+            moment = datetime.fromisoformat(value) if "T" in value else date.fromisoformat(value)
+        except ValueError:
+            pass
+        else:
+            offset = moment.utcoffset() if isinstance(moment, datetime) else None
+            if offset is None or abs(offset) <= timedelta(hours=14):
+                return True, moment
+    return xsd_lastmod(value), w3c_datetime(value)
+
+
+def lastmod_problems(value: str, now: datetime) -> list[tuple[str, str]]:
+    """(code, message) for a lastmod: XSD-invalid, not W3C Datetime, or in the future."""
+    xsd_ok, moment = _lastmod(value)
+    if not xsd_ok:
+        if moment is not None:
+            return [
+                (
+                    "schema.lastmod",
+                    "lastmod is W3C Datetime but not an xsd:date/xsd:dateTime (the XSD rejects "
+                    "year-only, year-month and minute-precision forms); write YYYY-MM-DD or "
+                    "YYYY-MM-DDThh:mm:ss+hh:mm",
+                )
+            ]
+        return [("schema.lastmod", "lastmod is not a date or date-time the XSD accepts")]
+    if moment is None:
+        return [
+            (
+                "lastmod.w3c",
+                "lastmod is accepted by the XSD but is not W3C Datetime (a time needs a "
+                "timezone, a date takes none; years have four digits; hours end at 23)",
+            )
+        ]
+    if _is_future(moment, now):
+        return [("lastmod.future", "lastmod is in the future")]
+    return []
+
+
+def _is_future(moment: datetime | date, now: datetime) -> bool:
+    if isinstance(moment, datetime):
+        # A minute of tolerance for clock skew between the site and this machine.
+        return moment > now + timedelta(minutes=1)
+    # A date is "today" somewhere until UTC-12 ends it: future only once no zone has reached it.
+    return datetime(moment.year, moment.month, moment.day, tzinfo=UTC) > now + timedelta(hours=14)
+
+
+def changefreq_problem(value: str) -> str | None:
+    if value in CHANGEFREQS:
+        return None
+    return f"changefreq must be exactly one of {', '.join(CHANGEFREQS)} (lowercase, no spaces)"
+
+
+def priority_problem(value: str) -> str | None:
+    text = collapse(value)
+    if not _DECIMAL.fullmatch(text):
+        return "priority must be a plain decimal such as 0.5 (no exponent)"
+    try:
+        number = Decimal(text)
+    except InvalidOperation:  # pragma: no cover - the pattern admits only decimals
+        return "priority must be a plain decimal such as 0.5"
+    if not Decimal(0) <= number <= Decimal(1):
+        return "priority must lie between 0.0 and 1.0"
+    return None
+
+
+def loc_problems(value: str) -> list[tuple[str, str]]:
+    """(code, message) for a loc: length (XSD and protocol), absolute http(s), encoded."""
+    if MIN_LOC <= len(value) <= MAX_LOC and _PLAIN_LOC.fullmatch(value):
+        return []
+    problems = []
+    text = value.strip(" \t\n\r")
+    if text != value:
+        problems.append(("loc.whitespace", "loc has whitespace around the URL"))
+    length = len(collapse(value))  # what the XSD measures
+    if length < MIN_LOC:
+        problems.append(("schema.loc", f"loc is shorter than the XSD's {MIN_LOC} characters"))
+    elif length > MAX_LOC:
+        code = "schema.loc" if length > 2048 else "loc.length"
+        problems.append((code, "loc is 2,048 characters or longer; it must be shorter"))
+    try:
+        parts = urlsplit(text)
+        absolute = parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        absolute = False
+    if not absolute:
+        problems.append(("loc.absolute", "loc is not an absolute http(s) URL"))
+    if not _URI_CHARS.fullmatch(text) or _BAD_PERCENT.search(text):
+        problems.append(
+            (
+                "loc.encoding",
+                "loc is not a percent-encoded URI (whitespace, characters outside RFC 3986 "
+                "or a % without two hex digits)",
+            )
+        )
+    return problems

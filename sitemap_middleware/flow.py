@@ -1,0 +1,232 @@
+"""The steps of answering one sitemap request, written once for every adapter.
+
+:func:`answer` is a generator. It yields what it needs read from the sources
+(:class:`Summarize`, :class:`ReadPages`) and gets the result, or the exception,
+sent back; so the order of the steps and every failure rule live here and
+nowhere else. What it returns is either a complete :class:`Response` (405,
+404, 304, a bodiless HEAD, 503, a whole ``sitemapindex``) or a
+:class:`Transfer`: a ``urlset`` for the adapter to stream.
+
+An adapter runs the generator with :func:`run` (sync) or :func:`arun`
+(async), and drives a :class:`Transfer` by feeding it batches and
+asking it, at each point, what may be sent.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Generator, Iterator
+from dataclasses import dataclass, replace
+from datetime import datetime, tzinfo
+from tempfile import SpooledTemporaryFile
+from typing import IO, Any
+
+from .core import Body, Part, Request, Response, Sitemap, Slot
+from .entry import Batch
+from .routing import Target
+from .sources.base import ALL, AnySource, NotPageable
+from .validators import Summary
+from .xml import LimitExceeded
+
+logger = logging.getLogger("sitemap_middleware")
+
+
+class SitemapAborted(RuntimeError):
+    """A source failed after the response had started; the transfer was cut short."""
+
+
+@dataclass(frozen=True, slots=True)
+class Summarize:
+    """Read the summary of every part (aggregates only), in order."""
+
+    parts: tuple[Part, ...]
+    naive_timezone: tzinfo
+
+
+@dataclass(frozen=True, slots=True)
+class ReadPages:
+    """Read the pages (count and newest lastmod per key range) of one source."""
+
+    source: AnySource
+    width: int
+    naive_timezone: tzinfo
+
+
+Need = Summarize | ReadPages
+Flow = Generator[Need, Any, "Response | Transfer"]
+
+
+def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) -> Flow:
+    """Everything between "this path is the sitemap's" and the first byte of the body."""
+    refusal = sitemap.method_not_allowed(request)
+    if refusal is not None:
+        return refusal
+    view = sitemap.view_for(request)
+    if view is None:
+        return sitemap.bad_host()
+    parts = sitemap.parts(target)
+    if parts is None:
+        return sitemap.not_found()
+    try:
+        summaries: list[Summary] = yield Summarize(parts, sitemap.settings.naive_timezone)
+    except Exception:
+        logger.exception("sitemap %s: a source failed before the response", target)
+        return sitemap.unavailable()
+    plan = sitemap.respond(request, target, parts, summaries, now, view)
+    if not plan.stream:
+        return plan
+    slot = sitemap.generations.acquire()
+    if slot is None:
+        return sitemap.busy()
+    if not plan.index:
+        if plan.html and target.source is not None:
+            # The HTML page links to its neighbours: the source's pages must be known.
+            source = sitemap.by_name[target.source]
+            try:
+                (whole,) = yield Summarize(((source, ALL),), sitemap.settings.naive_timezone)
+                if sitemap.needs_pages(source, whole):
+                    pages = yield ReadPages(
+                        source, sitemap.width(source), sitemap.settings.naive_timezone
+                    )
+                    sitemap.remember(source, whole, pages)
+            except Exception:
+                slot.release()
+                logger.exception("sitemap %s: a source failed before the response", target)
+                return sitemap.unavailable()
+        return Transfer(sitemap, plan, slot, spool=request.http_version == "1.0")
+    try:
+        for source, summary in sitemap.index_needs(plan, summaries):
+            pages = yield ReadPages(source, sitemap.width(source), sitemap.settings.naive_timezone)
+            sitemap.remember(source, summary, pages)
+        document = sitemap.index(plan)
+    except (LimitExceeded, NotPageable) as exc:
+        return sitemap.too_large(exc)
+    except Exception:
+        logger.exception("sitemap %s: a source failed before the index", sitemap.url)
+        return sitemap.unavailable()
+    finally:
+        slot.release()
+    return replace(plan, body=document, stream=False)
+
+
+def run(flow: Flow, perform: Callable[[Need], Any]) -> Response | Transfer:
+    """Run a flow to its end, performing each need with ``perform(need)`` in this thread."""
+    result: Any = None
+    error: Exception | None = None
+    while True:
+        try:
+            need = flow.send(result) if error is None else flow.throw(error)
+        except StopIteration as stop:
+            outcome: Response | Transfer = stop.value
+            return outcome
+        try:
+            result, error = perform(need), None
+        except Exception as exc:
+            result, error = None, exc
+
+
+async def arun(flow: Flow, perform: Callable[[Need], Awaitable[Any]]) -> Response | Transfer:
+    """:func:`run` for adapters that await their reads."""
+    result: Any = None
+    error: Exception | None = None
+    while True:
+        try:
+            need = flow.send(result) if error is None else flow.throw(error)
+        except StopIteration as stop:
+            outcome: Response | Transfer = stop.value
+            return outcome
+        try:
+            result, error = await perform(need), None
+        except Exception as exc:
+            result, error = None, exc
+
+
+class Transfer:
+    """One ``urlset`` on its way out.
+
+    The status line goes out only with the first chunk: until then a failure is
+    still a clean 503 (or a 500 for a document past the protocol's limits);
+    after it, the transfer must be cut short so that no client takes a
+    truncated sitemap for a whole one. The generation slot is held until
+    :meth:`close`.
+    """
+
+    def __init__(self, sitemap: Sitemap, plan: Response, slot: Slot, spool: bool = False) -> None:
+        self.sitemap = sitemap
+        self.plan = plan
+        self.body: Body = sitemap.body(plan)
+        self.started = False
+        self._slot = slot
+        # Kept in memory up to a few chunks, on disk beyond: memory stays flat. It lives as
+        # long as the transfer, so close() closes it rather than a with block.
+        self._spool: IO[bytes] | None = (
+            SpooledTemporaryFile(max_size=4 * sitemap.settings.chunk_bytes)  # noqa: SIM115
+            if spool
+            else None
+        )
+
+    @property
+    def parts(self) -> tuple[Part, ...]:
+        return self.plan.parts
+
+    @property
+    def batch_size(self) -> int:
+        return self.sitemap.settings.batch_size
+
+    def feed(self, source: str, batch: Batch) -> bytes:
+        """A chunk once enough is gathered, else ``b""`` (see :class:`~.core.Body`).
+
+        For an HTTP/1.0 client every chunk is spooled instead: without chunked
+        transfer coding the end of a body is the end of the connection, so a cut
+        transfer would look complete. It gets the whole document with a
+        ``Content-Length`` once it is generated, or a 503.
+        """
+        chunk = self.body.feed(source, batch)
+        if self._spool is not None and chunk:
+            self._spool.write(chunk)
+            return b""
+        return chunk
+
+    def start(self) -> Response | None:
+        """The status line and headers, the first time a chunk is about to go."""
+        if self.started:
+            return None
+        self.started = True
+        if self._spool is not None:
+            length = ("content-length", str(self._spool.tell()))
+            return replace(self.plan, headers=[*self.plan.headers, length])
+        return self.plan
+
+    def finish(self) -> Iterator[bytes] | Response:
+        """The last chunks (for a spooled document: all of it), or a 404 when every row was
+        rejected (an empty urlset is invalid)."""
+        if self.body.urls == 0 and not self.started:
+            return self.sitemap.not_found()
+        last = self.body.close()
+        if self._spool is None:
+            return iter((last,))
+        self._spool.write(last)
+        return self._read_spool()
+
+    def _read_spool(self) -> Iterator[bytes]:
+        assert self._spool is not None
+        self._spool.seek(0)
+        while chunk := self._spool.read(self.sitemap.settings.chunk_bytes):
+            yield chunk
+
+    def failed(self, error: Exception) -> Response:
+        """What a failure means: a response while nothing is sent; re-raised after that."""
+        if self.started:
+            logger.error("sitemap %s: aborting the transfer", self.sitemap.url, exc_info=error)
+            raise error
+        if isinstance(error, LimitExceeded):
+            return self.sitemap.too_large(error)
+        logger.error(
+            "sitemap %s: a source failed before the first byte", self.sitemap.url, exc_info=error
+        )
+        return self.sitemap.unavailable()
+
+    def close(self) -> None:
+        self._slot.release()
+        if self._spool is not None:
+            self._spool.close()

@@ -1,0 +1,216 @@
+"""Extension data for SQLAlchemy sources: alternates, languages, images, videos, news.
+
+Options of :class:`~sitemap_middleware.SQLAlchemySource` (and the async one):
+
+* ``languages=["en", "de"]`` with a loc template holding ``{lang}``
+  (``"/{lang}/articles/{slug}"``): every row is listed once per language, each
+  URL with the alternates of all languages (itself included), and
+  ``x_default="en"`` adds ``hreflang="x-default"`` pointing at that language's URL
+  (Django's ``i18n``/``alternates``/``x_default``);
+* ``alternates=callable(row)`` returning ``{hreflang: url}`` (at most
+  ``max_alternates``) when the versions are not one template;
+* ``images="column"`` (one image URL, or NULL) or ``images=callable(row)``
+  returning URLs or :class:`~sitemap_middleware.Image` (at most ``max_images``);
+* ``videos=callable(row)`` returning :class:`~sitemap_middleware.Video` (at most
+  ``max_videos``);
+* ``news=callable(row)`` returning a :class:`~sitemap_middleware.News` or None.
+
+The maxima size the pages (the worst case must fit the byte limit) and name
+the namespaces the ``urlset`` declares.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ..entry import Batch
+from ..extensions import MAX_IMAGES, Extensions, Failed, Shape
+
+RowFunction = Callable[[Any], Any]
+
+
+OPTIONS = (
+    "languages",
+    "x_default",
+    "alternates",
+    "max_alternates",
+    "images",
+    "max_images",
+    "videos",
+    "max_videos",
+    "news",
+)
+
+
+def extras_spec(
+    name: str, columns: Sequence[str], loc: object, options: dict[str, Any]
+) -> ExtrasSpec:
+    """The extension options a source was given (an unknown option is named)."""
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise TypeError(
+            f"source {name!r}: unknown option {unknown[0]!r}; extension options are "
+            f"{', '.join(OPTIONS)}"
+        )
+    return ExtrasSpec(name, columns, loc, **{option: options.get(option) for option in OPTIONS})
+
+
+class ExtrasSpec:
+    """The extension options of one source, checked at construction."""
+
+    def __init__(
+        self,
+        name: str,
+        columns: Sequence[str],
+        loc: object,
+        *,
+        languages: Sequence[str] | None,
+        x_default: str | None,
+        alternates: RowFunction | None,
+        max_alternates: int | None,
+        images: str | RowFunction | None,
+        max_images: int | None,
+        videos: RowFunction | None,
+        max_videos: int | None,
+        news: RowFunction | None,
+    ) -> None:
+        def fail(problem: str) -> ValueError:
+            return ValueError(f"source {name!r}: {problem}")
+
+        self.languages = tuple(languages or ())
+        self.templates: list[str] = []
+        if languages is not None:
+            if isinstance(languages, str) or not self.languages:
+                raise fail("languages must be a non-empty list such as ['en', 'de']")
+            if len(set(self.languages)) != len(self.languages):
+                raise fail("languages must not repeat")
+            if alternates is not None:
+                raise fail("give languages or alternates, not both")
+            if not isinstance(loc, str) or "lang" not in {
+                field for _, field, _, _ in string.Formatter().parse(loc) if field
+            }:
+                raise fail("with languages, loc must be a template holding {lang}")
+            self.templates = [loc.replace("{lang}", lang) for lang in self.languages]
+        if x_default is not None and x_default not in self.languages:
+            raise fail(f"x_default={x_default!r} must be one of languages")
+        self.x_default = x_default
+        self.alternates = alternates
+        if isinstance(images, str):
+            if images not in columns:
+                raise fail(f"images={images!r} is not a selected column")
+            self.image_column: int | None = list(columns).index(images)
+            self.images: RowFunction | None = None
+        else:
+            self.image_column, self.images = None, images
+        self.videos, self.news = videos, news
+
+        def limit(setting: str, value: int | None, default: int, high: int) -> int:
+            if value is None:
+                return default
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
+                raise fail(f"{setting} must be an integer from 1 to {high}")
+            return value
+
+        if self.languages:
+            alternates_count = len(self.languages) + (x_default is not None)
+        elif alternates is not None:
+            alternates_count = limit("max_alternates", max_alternates, 10, 1_000)
+        else:
+            alternates_count = 0
+        image_count = 0
+        if self.image_column is not None:
+            image_count = 1
+        elif images is not None:
+            image_count = limit("max_images", max_images, 10, MAX_IMAGES)
+        video_count = limit("max_videos", max_videos, 1, 1_000) if videos is not None else 0
+        self.shape = Shape(
+            urls_per_row=max(1, len(self.languages)),
+            alternates=alternates_count,
+            images=image_count,
+            videos=video_count,
+            news=news is not None,
+        )
+        self.active = self.shape != Shape()
+        self.language_templates: list[Callable[[Sequence[Any]], list[Any]]] = []
+        """Set by the source: each language's loc template, column-wise over rows."""
+
+    @property
+    def first_loc(self) -> str | None:
+        """The loc template of the first language (for the source's own row mapping)."""
+        return self.templates[0] if self.templates else None
+
+    def fingerprint(self) -> str:
+        functions = [
+            f"{f.__module__}.{getattr(f, '__qualname__', repr(f))}"
+            for f in (self.alternates, self.images, self.videos, self.news)
+            if f is not None
+        ]
+        return repr((self.languages, self.x_default, self.image_column, functions, self.shape))
+
+    def apply(self, batch: Batch, rows: Sequence[Any]) -> Batch:
+        """``batch`` with each row's extension data; with languages, one entry per language."""
+        extras = [self._extras(row) for row in rows]
+        per_language = [column(rows) for column in self.language_templates]
+        if not self.languages:
+            return _with(batch, list(batch.locs), extras, list(batch.keys), 1)
+        count = len(self.languages)
+        locs: list[Any] = []
+        keys: list[Any] = []
+        all_extras: list[Extensions | None] = []
+        for i, key in enumerate(batch.keys):
+            versions = {lang: per_language[j][i] for j, lang in enumerate(self.languages)}
+            alternates: dict[str, Any] = dict(versions)
+            if self.x_default is not None:
+                alternates["x-default"] = versions[self.x_default]
+            base = extras[i] or Extensions()
+            for lang in self.languages:
+                locs.append(versions[lang])
+                keys.append((key, lang))
+                all_extras.append(Extensions(alternates, base.images, base.videos, base.news))
+        return _with(batch, locs, all_extras, keys, count)
+
+    def _extras(self, row: Any) -> Extensions | None:
+        alternates: Mapping[str, str] = {}
+        images: Sequence[Any] = ()
+        videos: Sequence[Any] = ()
+        news = None
+        if self.alternates is not None:
+            alternates = _call(self.alternates, row) or {}
+        if self.image_column is not None:
+            value = row[self.image_column]
+            images = () if value is None else (value,)
+        elif self.images is not None:
+            images = _call(self.images, row) or ()
+        if self.videos is not None:
+            videos = _call(self.videos, row) or ()
+        if self.news is not None:
+            news = _call(self.news, row)
+        if not (alternates or images or videos or news is not None):
+            return None
+        return Extensions(alternates, images, videos, news)
+
+
+def _call(function: RowFunction, row: Any) -> Any:
+    # A function failing on one row is a bad value of that row, not a failed sitemap.
+    try:
+        return function(row)
+    except Exception as exc:
+        return Failed(exc)
+
+
+def _with(
+    batch: Batch, locs: list[Any], extras: list[Extensions | None], keys: list[Any], times: int
+) -> Batch:
+    def repeat(column: Sequence[Any]) -> list[Any]:
+        return [value for value in column for _ in range(times)]
+
+    return Batch(
+        keys,
+        locs,
+        repeat(batch.lastmods),
+        repeat(batch.changefreqs),
+        repeat(batch.priorities),
+        extras=extras,
+    )

@@ -1,0 +1,394 @@
+"""WSGI adapter (PEP 3333): the same sitemap, options and answers for Flask, Django and friends.
+
+It decides nothing itself: :func:`~sitemap_middleware.flow.answer` plans every
+response, and a :class:`~sitemap_middleware.flow.Transfer` says what may be
+sent while a ``urlset`` streams. The body is a lazy iterable: rows are read as
+the server iterates it, ``start_response`` is called only once the first chunk
+is ready (so a source failing before that is still a 503), a failure after it
+raises out of the iterable so the server cuts the transfer short, and
+``close()`` releases the rows and the database connection however the
+iteration ends (client gone included).
+
+Async sources (``AsyncSQLAlchemySource``, async generators) run on one event
+loop in a background thread, started on first use and stopped by :meth:`close`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Generator, Iterable, Iterator
+from contextlib import AbstractContextManager
+from datetime import UTC, datetime
+from http import HTTPStatus
+from types import TracebackType
+from typing import Any
+
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+
+from . import robots
+from .core import Request, Response, Sitemap
+from .entry import BadRowStats, Batch
+from .flow import Need, SitemapAborted, Summarize, Transfer, answer, run
+from .robots import NOT_FORWARDED
+from .routing import Target
+from .settings import make_settings
+from .sources.base import AnySource, AsyncSource, KeyRange
+
+Environ = dict[str, Any]
+ExcInfo = tuple[type[BaseException], BaseException, TracebackType | None] | tuple[None, None, None]
+StartResponse = Callable[..., Callable[[bytes], object]]
+WSGIApp = Callable[[Environ, StartResponse], Iterable[bytes]]
+
+
+def request_from(environ: Environ) -> Request:
+    """The core's request: the method and the header lines (a server joins repeated lines)."""
+    headers: dict[str, list[str]] = {}
+    for key, value in environ.items():
+        if key.startswith("HTTP_") and isinstance(value, str):
+            headers[key[5:].replace("_", "-").lower()] = [value]
+    protocol = str(environ.get("SERVER_PROTOCOL", "HTTP/1.1"))
+    version = "1.0" if protocol.upper() == "HTTP/1.0" else "1.1"
+    return Request(str(environ.get("REQUEST_METHOD", "GET")), headers, version)
+
+
+def status_line(status: int) -> str:
+    return f"{status} {HTTPStatus(status).phrase}"
+
+
+def _respond(start_response: StartResponse, response: Response, method: str) -> list[bytes]:
+    start_response(status_line(response.status), list(response.headers))
+    return [] if method == "HEAD" or not response.body else [response.body]
+
+
+def _not_found_app(environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
+    start_response(status_line(404), [("content-type", "text/plain"), ("content-length", "0")])
+    return []
+
+
+class _Loop:
+    """One event loop in a background thread, for async sources under a sync server."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._context: AbstractContextManager[BlockingPortal] | None = None
+        self._portal: BlockingPortal | None = None
+
+    @property
+    def portal(self) -> BlockingPortal:
+        with self._lock:
+            if self._portal is None:
+                self._context = start_blocking_portal()
+                self._portal = self._context.__enter__()
+            return self._portal
+
+    def close(self) -> None:
+        with self._lock:
+            if self._context is not None:
+                self._context.__exit__(None, None, None)
+            self._context = self._portal = None
+
+
+_END = object()
+
+
+async def _anext(iterator: Any) -> Any:
+    try:
+        return await iterator.__anext__()
+    except StopAsyncIteration:
+        return _END
+
+
+async def _aclose(iterator: Any) -> None:
+    aclose = getattr(iterator, "aclose", None)
+    if aclose is not None:
+        await aclose()
+
+
+class SitemapWSGIMiddleware:
+    """Serves the sitemap in front of any WSGI application.
+
+    The same keyword settings as :class:`~sitemap_middleware.SitemapMiddleware`.
+    ``mode="intercept"`` (default): requests for the sitemap never reach the
+    app. ``mode="fallback"``: the app answers first; only its 404 is replaced
+    by the sitemap (its 404 body is dropped), so a real ``sitemap.xml`` wins.
+    """
+
+    def __init__(self, app: WSGIApp | None, /, *, sources: object, **settings: Any) -> None:
+        self.app: WSGIApp = app if app is not None else _not_found_app
+        self.sitemap = Sitemap(sources, make_settings(settings))
+        self._loop = _Loop()
+
+    @property
+    def stats(self) -> dict[str, BadRowStats]:
+        """Bad rows per source, counted since start."""
+        return self.sitemap.stats
+
+    def close(self) -> None:
+        """Stop the background event loop of async sources, if one was started."""
+        self._loop.close()
+
+    def __call__(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
+        path = str(environ.get("PATH_INFO", ""))
+        target = self.sitemap.route(path)
+        if target is None:
+            if self.sitemap.wants_robots(path, str(environ.get("REQUEST_METHOD", ""))):
+                return self._robots(environ, start_response)
+            return self.app(environ, start_response)
+        if self.sitemap.settings.mode == "fallback":
+            return _Fallback(self, target, environ, start_response)
+        return self.serve(target, environ, start_response)
+
+    def _robots(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
+        """The app's robots.txt with the sitemap line (or a minimal one when it has none)."""
+        request = request_from(environ)
+        inner = {
+            key: value
+            for key, value in environ.items()
+            if not (key.startswith("HTTP_") and key[5:].replace("_", "-").lower() in NOT_FORWARDED)
+        }
+        inner["REQUEST_METHOD"] = "GET"
+        captured: list[Any] = []
+        written: list[bytes] = []
+
+        def capture(
+            status: str, headers: list[tuple[str, str]], exc_info: ExcInfo | None = None
+        ) -> Callable[[bytes], object]:
+            captured[:] = [status, headers, exc_info]
+            return written.append
+
+        result = self.app(inner, capture)
+        chunks: list[bytes] = []
+        size = 0
+        iterator = iter(result)
+        try:
+            for chunk in iterator:
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > robots.MAX_BYTES:  # too large to rewrite: passed on as it is
+                    start_response(*captured)
+                    return _Passed(written + chunks, iterator, result, request.method == "HEAD")
+        except BaseException:
+            _close(result)
+            raise
+        _close(result)
+        status = int(str(captured[0]).split()[0]) if captured else 500
+        body = b"".join(written + chunks)
+        outcome = self.sitemap.robots(request, status, list(captured[1]), body)
+        if outcome is None:
+            start_response(*captured)
+            return [] if request.method == "HEAD" else [body]
+        return _respond(start_response, outcome, request.method)
+
+    def serve(
+        self, target: Target, environ: Environ, start_response: StartResponse
+    ) -> Iterable[bytes]:
+        """Answer a request for one of the sitemap's documents."""
+        request = request_from(environ)
+        outcome = run(answer(self.sitemap, request, target, datetime.now(UTC)), self._perform)
+        if isinstance(outcome, Response):
+            return _respond(start_response, outcome, request.method)
+        return _Body(self, target, outcome, start_response)
+
+    def _perform(self, need: Need) -> Any:
+        if isinstance(need, Summarize):
+            return [
+                self._call(source, "summarize", keys, need.naive_timezone)
+                for source, keys in need.parts
+            ]
+        return self._call(need.source, "buckets", need.width, need.naive_timezone)
+
+    def _call(self, source: AnySource, method: str, *args: Any) -> Any:
+        if isinstance(source, AsyncSource):
+            return self._loop.portal.call(getattr(source, method), *args)
+        return getattr(source, method)(*args)
+
+    def batches(self, source: AnySource, keys: KeyRange, size: int) -> Generator[Batch, None, None]:
+        """A source's batches as a plain iterator; closing it releases the rows."""
+        if not isinstance(source, AsyncSource):
+            yield from source.batches(keys, size)
+            return
+        portal = self._loop.portal
+        iterator = source.batches(keys, size)
+        try:
+            while (batch := portal.call(_anext, iterator)) is not _END:
+                yield batch
+        finally:
+            portal.call(_aclose, iterator)
+
+
+def _close(iterable: object) -> None:
+    close = getattr(iterable, "close", None)
+    if close is not None:
+        close()
+
+
+class _Passed:
+    """An app's answer passed on after its first chunks were read (``close()`` forwarded)."""
+
+    def __init__(
+        self, first: list[bytes], rest: Iterator[bytes], result: object, head: bool
+    ) -> None:
+        self._first, self._rest, self._result, self._head = first, rest, result, head
+
+    def __iter__(self) -> Iterator[bytes]:
+        for chunk in self._first:
+            yield b"" if self._head else chunk
+        for chunk in self._rest:
+            yield b"" if self._head else chunk
+
+    def close(self) -> None:
+        _close(self._result)
+
+
+class _Body:
+    """The lazy body of a ``urlset``; the status line goes out with its first chunk."""
+
+    def __init__(
+        self,
+        middleware: SitemapWSGIMiddleware,
+        target: Target,
+        transfer: Transfer,
+        start_response: StartResponse,
+    ) -> None:
+        self._middleware = middleware
+        self._target = target
+        self._transfer = transfer
+        self._start_response = start_response
+        self._chunks = self._generate()
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self._chunks
+
+    def _start(self) -> None:
+        if start := self._transfer.start():
+            self._start_response(status_line(start.status), list(start.headers))
+
+    def _generate(self) -> Generator[bytes, None, None]:
+        transfer = self._transfer
+        try:
+            for source, keys in transfer.parts:
+                batches = self._middleware.batches(source, keys, transfer.batch_size)
+                try:
+                    for batch in batches:
+                        chunk = transfer.feed(source.name, batch)
+                        if chunk:
+                            self._start()
+                            yield chunk
+                finally:
+                    batches.close()
+            last = transfer.finish()
+        except Exception as exc:
+            try:
+                refusal = transfer.failed(exc)
+            except Exception as error:
+                raise SitemapAborted(
+                    f"sitemap {self._target}: transfer aborted after the response started"
+                ) from error
+            yield from _respond(self._start_response, refusal, "GET")
+            return
+        if isinstance(last, Response):
+            yield from _respond(self._start_response, last, "GET")
+            return
+        self._start()
+        yield from last
+
+    def close(self) -> None:
+        """Release the rows (the server calls this however the iteration ended)."""
+        try:
+            self._chunks.close()
+        finally:
+            self._transfer.close()
+
+
+class _Fallback:
+    """``mode="fallback"``: the app's answer, unless it is a 404, then the sitemap's.
+
+    The app may call ``start_response`` only while its iterable is first
+    iterated (PEP 3333), so the decision waits for the app's first chunk; the
+    wrapper is returned at once and forwards ``close()`` to whatever it wraps.
+    """
+
+    def __init__(
+        self,
+        middleware: SitemapWSGIMiddleware,
+        target: Target,
+        environ: Environ,
+        start_response: StartResponse,
+    ) -> None:
+        self._middleware = middleware
+        self._target = target
+        self._environ = environ
+        self._start_response = start_response
+        self._captured: tuple[str, list[tuple[str, str]], ExcInfo | None] | None = None
+        self._committed = False
+        self._write: Callable[[bytes], object] | None = None
+        self._inner: Iterable[bytes] | None = None
+        self._chunks = self._generate()
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self._chunks
+
+    def _capture(
+        self, status: str, headers: list[tuple[str, str]], exc_info: ExcInfo | None = None
+    ) -> Callable[[bytes], object]:
+        if self._committed and exc_info is not None:
+            raise exc_info[1].with_traceback(exc_info[2])  # type: ignore[union-attr]
+        self._captured = (status, headers, exc_info)
+        return self._write_through
+
+    def _is_404(self) -> bool:
+        return self._captured is not None and self._captured[0].startswith("404")
+
+    def _commit(self) -> None:
+        if not self._committed and self._captured is not None:
+            self._committed = True
+            self._write = self._start_response(*self._captured)
+
+    def _write_through(self, data: bytes) -> None:
+        # The legacy write() callable: the app's 404 body is dropped, anything else passes.
+        if self._is_404():
+            return
+        self._commit()
+        if self._write is not None:
+            self._write(data)
+
+    def _generate(self) -> Generator[bytes, None, None]:
+        self._inner = self._middleware.app(self._environ, self._capture)
+        inner = iter(self._inner)
+        first = b""
+        for chunk in inner:  # until the app has chosen its status (or sent a byte)
+            if chunk or self._captured is not None:
+                first = chunk
+                break
+        if self._is_404():
+            self._close_inner()
+            yield from self._serve()
+            return
+        self._commit()
+        if first:
+            yield first
+        yield from inner
+
+    def _serve(self) -> Generator[bytes, None, None]:
+        body = self._middleware.serve(self._target, self._environ, self._start_response)
+        self._inner = body
+        yield from body
+
+    def _close_inner(self) -> None:
+        inner, self._inner = self._inner, None
+        close = getattr(inner, "close", None)
+        if close is not None:
+            close()
+
+    def close(self) -> None:
+        try:
+            self._chunks.close()
+        finally:
+            self._close_inner()
+
+
+class SitemapWSGIApp(SitemapWSGIMiddleware):
+    """The sitemap as a standalone WSGI app (404 for every other path)."""
+
+    def __init__(self, **settings: Any) -> None:
+        super().__init__(None, **settings)

@@ -1,0 +1,179 @@
+"""Hand-written sitemap servers for the ``check`` tests: one ASGI app, a scenario per folder.
+
+``/good/sitemap.xml`` does everything right; every other scenario breaks one
+thing, so the tests can assert that ``check`` reports exactly that. Locs are
+built from the ``Host`` the client used, so they are in scope unless the
+scenario says otherwise.
+"""
+
+from __future__ import annotations
+
+import gzip
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
+from typing import Any
+
+Message = MutableMapping[str, Any]
+NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
+ETAG = 'W/"v1"'
+LAST_MODIFIED = "Mon, 06 May 2024 12:00:00 GMT"
+IMS_EXACT = {LAST_MODIFIED}  # good enough for these servers: compare the exact string
+
+
+DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
+
+
+def urlset(*entries: str) -> str:
+    return f'{DECLARATION}<urlset xmlns="{NS}">{"".join(entries)}</urlset>\n'
+
+
+def url(loc: str, lastmod: str | None = "2024-05-01", extra: str = "") -> str:
+    lastmod_element = f"<lastmod>{lastmod}</lastmod>" if lastmod else ""
+    return f"<url><loc>{loc}</loc>{lastmod_element}{extra}</url>"
+
+
+def sitemapindex(*locs: str) -> str:
+    children = "".join(f"<sitemap><loc>{loc}</loc></sitemap>" for loc in locs)
+    return f'{DECLARATION}<sitemapindex xmlns="{NS}">{children}</sitemapindex>\n'
+
+
+@dataclass(frozen=True)
+class Scenario:
+    document: Callable[[str], str]
+    """The XML, given the site's origin (``http://127.0.0.1:PORT``)."""
+    content_type: str = "application/xml; charset=utf-8"
+    gzip_file: bool = False
+    coding: str = "negotiate"  # "negotiate" | "never" | "always"
+    vary: bool = True
+    conditional: str = "rfc"  # "rfc" | "ignore" | "ims-first"
+    abort: bool = False
+    head_etag: str | None = None
+
+
+def _good(o: str) -> str:
+    return urlset(url(f"{o}/good/"), url(f"{o}/good/about", "2024-05-02T10:00:00+02:00"))
+
+
+SCENARIOS: dict[str, Scenario] = {
+    "/good/sitemap.xml": Scenario(_good),
+    "/good/sitemap.xml.gz": Scenario(_good, "application/gzip", gzip_file=True, coding="never"),
+    "/scope/sitemap.xml": Scenario(
+        lambda o: urlset(
+            url(f"{o}/scope/fine"),
+            url(f"{o}/other/page"),  # outside the directory
+            url("http://example.org/scope/x"),  # another host
+        )
+    ),
+    "/dup/sitemap.xml": Scenario(
+        lambda o: urlset(url(f"{o}/dup/a"), url(f"{o}/dup/b"), url(f"{o}/dup/a"))
+    ),
+    "/lastmod/sitemap.xml": Scenario(
+        lambda o: urlset(
+            url(f"{o}/lastmod/minutes", "2024-01-02T03:04+00:00"),  # W3C, not XSD
+            url(f"{o}/lastmod/no-zone", "2024-01-02T03:04:05"),  # XSD, not W3C
+            url(f"{o}/lastmod/future", "2999-01-01"),
+        )
+    ),
+    "/schema/sitemap.xml": Scenario(
+        lambda o: urlset(
+            url(f"{o}/schema/a", None, "<changefreq>Daily</changefreq>"),
+            url(f"{o}/schema/b", None, "<priority>1.5</priority>"),
+            f"<url><loc>{o}/schema/c</loc><priority>0.5</priority><lastmod>2024-01-01</lastmod>"
+            "</url>",
+        )
+    ),
+    "/ctype/sitemap.xml": Scenario(
+        lambda o: urlset(url(f"{o}/ctype/")), content_type="text/html; charset=utf-8"
+    ),
+    "/no304/sitemap.xml": Scenario(lambda o: urlset(url(f"{o}/no304/")), conditional="ignore"),
+    "/ims-wins/sitemap.xml": Scenario(
+        lambda o: urlset(url(f"{o}/ims-wins/")), conditional="ims-first"
+    ),
+    "/novary/sitemap.xml": Scenario(lambda o: urlset(url(f"{o}/novary/")), vary=False),
+    "/coded-gz/sitemap.xml.gz": Scenario(
+        # A .gz file handed out as gzip-coded XML: clients store it inflated under a .gz name.
+        lambda o: urlset(url(f"{o}/coded-gz/")),
+        coding="always",
+    ),
+    "/truncated/sitemap.xml": Scenario(
+        lambda o: urlset(*(url(f"{o}/truncated/{i}") for i in range(200))), abort=True
+    ),
+    "/head/sitemap.xml": Scenario(lambda o: urlset(url(f"{o}/head/")), head_etag='W/"other"'),
+    "/index/sitemap.xml": Scenario(
+        lambda o: sitemapindex(f"{o}/index/a.xml", f"{o}/index/b.xml.gz", f"{o}/elsewhere/c.xml")
+    ),
+    "/index/a.xml": Scenario(lambda o: urlset(url(f"{o}/index/one"), url(f"{o}/index/shared"))),
+    "/index/b.xml.gz": Scenario(
+        lambda o: urlset(url(f"{o}/index/two"), url(f"{o}/index/shared")),
+        "application/gzip",
+        gzip_file=True,
+        coding="never",
+    ),
+    "/elsewhere/c.xml": Scenario(lambda o: urlset(url(f"{o}/elsewhere/c"))),
+    "/nested/sitemap.xml": Scenario(lambda o: sitemapindex(f"{o}/nested/inner.xml")),
+    "/nested/inner.xml": Scenario(lambda o: sitemapindex(f"{o}/nested/leaf.xml")),
+}
+
+
+def _status(scenario: Scenario, headers: dict[str, str], etag: str) -> int:
+    inm, ims = headers.get("if-none-match"), headers.get("if-modified-since")
+    inm_match = inm is not None and inm.removeprefix("W/") == etag.removeprefix("W/")
+    ims_match = ims in IMS_EXACT
+    if scenario.conditional == "ignore":
+        return 200
+    if scenario.conditional == "ims-first":
+        return 304 if ims_match or inm_match else 200
+    if inm is not None:
+        return 304 if inm_match else 200
+    return 304 if ims_match else 200
+
+
+async def app(
+    scope: MutableMapping[str, Any],
+    receive: Callable[[], Awaitable[Message]],
+    send: Callable[[Message], Awaitable[None]],
+) -> None:
+    if scope["type"] != "http":
+        return
+    headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+    scenario = SCENARIOS.get(scope["path"])
+    if scenario is None:
+        await send({"type": "http.response.start", "status": 404, "headers": []})
+        await send({"type": "http.response.body", "body": b"not found"})
+        return
+    body = scenario.document(f"http://{headers['host']}").encode()
+    etag = ETAG
+    if scenario.gzip_file:
+        body = gzip.compress(body, mtime=0)
+    coded = scenario.coding == "always" or (
+        scenario.coding == "negotiate" and "gzip" in headers.get("accept-encoding", "")
+    )
+    response = [("etag", etag), ("last-modified", LAST_MODIFIED)]
+    if scenario.vary and scenario.coding == "negotiate":
+        response.append(("vary", "Accept-Encoding"))
+    if coded:
+        body = gzip.compress(body, mtime=0)
+        response[0] = ("etag", 'W/"v1-gzip"')
+    if scope["method"] == "HEAD" and scenario.head_etag:
+        response[0] = ("etag", scenario.head_etag)
+    status = _status(scenario, headers, response[0][1])
+    if status == 304:
+        await send({"type": "http.response.start", "status": 304, "headers": _encode(response)})
+        await send({"type": "http.response.body", "body": b""})
+        return
+    response.insert(0, ("content-type", scenario.content_type))
+    if coded:
+        response.append(("content-encoding", "gzip"))
+    if scenario.abort:
+        await send({"type": "http.response.start", "status": 200, "headers": _encode(response)})
+        await send(
+            {"type": "http.response.body", "body": body[: len(body) // 2], "more_body": True}
+        )
+        return  # never the final message: uvicorn closes the connection mid-body
+    response.append(("content-length", str(len(body))))
+    await send({"type": "http.response.start", "status": 200, "headers": _encode(response)})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _encode(headers: list[tuple[str, str]]) -> list[tuple[bytes, bytes]]:
+    return [(k.encode(), v.encode()) for k, v in headers]

@@ -1,0 +1,176 @@
+"""``sitemap-middleware check`` against a real uvicorn server serving hand-written broken sitemaps.
+
+Each scenario of :mod:`tests.cli_broken` breaks one thing; the report must
+name exactly that (error codes), with the offending value, and exit 1.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sitemap_middleware.cli import main
+
+from .conftest import SCHEMAS
+from .uvicorn_process import free_port, serving, uvicorn
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    port = free_port()
+    log = tmp_path_factory.mktemp("broken") / "uvicorn.log"
+    with serving(uvicorn("tests.cli_broken:app", port), port, log, {}) as url:
+        yield url
+
+
+@pytest.fixture(autouse=True)
+def no_schema_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The built-in rules alone unless a test passes --schemas.
+    monkeypatch.delenv("SITEMAP_SCHEMAS", raising=False)
+
+
+def check(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any]]:
+    status = main(["check", "--json", *args])
+    report = json.loads(capsys.readouterr().out)
+    assert report["exit_status"] == status
+    return status, report
+
+
+def codes(document: dict[str, Any]) -> set[str]:
+    return {finding["code"] for finding in document["findings"] if finding["severity"] == "error"}
+
+
+def examples(document: dict[str, Any], code: str) -> list[str]:
+    return [e for f in document["findings"] if f["code"] == code for e in f["examples"]]
+
+
+def test_a_correct_server_passes(site: str, capsys: pytest.CaptureFixture[str]) -> None:
+    for path in ("/good/sitemap.xml", "/good/sitemap.xml.gz"):
+        status, report = check(capsys, "--schemas", str(SCHEMAS), site + path)
+        assert status == 0, report
+        (document,) = report["documents"]
+        assert document["findings"] == []
+        assert (document["kind"], document["entries"], document["status"]) == ("urlset", 2, 200)
+    assert document["codings"] == ["gzip file"]
+
+
+BROKEN = [
+    ("/scope/sitemap.xml", {"scope.loc"}, ["/other/page", "http://example.org/scope/x"]),
+    ("/dup/sitemap.xml", {"duplicate.loc"}, ["/dup/a (2 times)"]),
+    (
+        "/lastmod/sitemap.xml",
+        {"schema.lastmod", "lastmod.w3c", "lastmod.future"},
+        ["2024-01-02T03:04+00:00", "2024-01-02T03:04:05 (", "2999-01-01"],
+    ),
+    (
+        "/schema/sitemap.xml",
+        {"schema.changefreq", "schema.priority", "schema.order"},
+        ["'Daily'", "1.5", "loc, priority, lastmod"],
+    ),
+    ("/ctype/sitemap.xml", {"http.content-type"}, ["text/html; charset=utf-8"]),
+    (
+        "/no304/sitemap.xml",
+        {"conditional.if-none-match", "conditional.if-modified-since"},
+        ["got 200"],
+    ),
+    ("/ims-wins/sitemap.xml", {"conditional.precedence"}, ["got 304"]),
+    ("/novary/sitemap.xml", {"http.vary"}, ["Accept-Encoding: identity"]),
+    ("/coded-gz/sitemap.xml.gz", {"http.content-type", "http.content-encoding"}, ["gzip"]),
+    ("/truncated/sitemap.xml", {"http.incomplete"}, ["incomplete chunked read"]),
+    ("/head/sitemap.xml", {"conditional.head"}, ["etag: 'W/\"other\"'"]),
+]
+
+
+@pytest.mark.parametrize(("path", "expected", "shown"), BROKEN, ids=[b[0] for b in BROKEN])
+def test_each_broken_server_is_reported_exactly(
+    site: str,
+    capsys: pytest.CaptureFixture[str],
+    path: str,
+    expected: set[str],
+    shown: list[str],
+) -> None:
+    status, report = check(capsys, site + path)
+    assert status == 1
+    (document,) = report["documents"]
+    assert codes(document) == expected
+    found = [e for f in document["findings"] for e in f["examples"]]
+    for text in shown:
+        assert any(text in example for example in found), (text, found)
+    assert report["ok"] is False
+    assert report["errors"] == sum(f["severity"] == "error" for f in document["findings"])
+
+
+def test_the_xsds_confirm_the_built_in_rules(site: str, capsys: pytest.CaptureFixture[str]) -> None:
+    _, plain = check(capsys, site + "/schema/sitemap.xml")
+    _, validated = check(capsys, "--schemas", str(SCHEMAS), site + "/schema/sitemap.xml")
+    assert "xsd" not in codes(plain["documents"][0])
+    document = validated["documents"][0]
+    assert codes(document) == codes(plain["documents"][0]) | {"xsd"}
+    xsd = examples(document, "xsd")
+    assert any("'Daily'" in e for e in xsd) and any("'1.5'" in e for e in xsd)
+    assert any("lastmod': This element is not expected" in e for e in xsd)
+
+
+def test_an_index_and_its_children(site: str, capsys: pytest.CaptureFixture[str]) -> None:
+    status, report = check(capsys, site + "/index/sitemap.xml")
+    assert status == 1
+    assert report["children"] == {"listed": 3, "checked": 2}
+    root, a, b = report["documents"]
+    assert [d["url"] for d in (a, b)] == [site + "/index/a.xml", site + "/index/b.xml.gz"]
+    # The child outside the index's folder is reported, and not fetched.
+    assert codes(root) == {"scope.child"}
+    assert examples(root, "scope.child") == [site + "/elsewhere/c.xml"]
+    assert codes(a) == set()
+    assert b["codings"] == ["gzip file"] and codes(b) == {"duplicate.across"}
+    assert examples(b, "duplicate.across") == [f"{site}/index/shared (also in {site}/index/a.xml)"]
+
+
+def test_an_index_listing_an_index(site: str, capsys: pytest.CaptureFixture[str]) -> None:
+    status, report = check(capsys, site + "/nested/sitemap.xml")
+    assert status == 1
+    root, inner = report["documents"]
+    assert codes(root) == set() and codes(inner) == {"index.nested"}
+    assert report["children"] == {"listed": 1, "checked": 1}  # the inner index is not followed
+
+
+def test_readable_output(site: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", site + "/scope/sitemap.xml"]) == 1
+    out = capsys.readouterr().out
+    assert f"FAIL {site}/scope/sitemap.xml  (urlset, 3 URLs;" in out
+    assert "error   scope.loc: loc on another host (example.org)" in out
+    assert "http://example.org/scope/x" in out
+    assert out.rstrip().endswith("(exit status 1)")
+    assert main(["check", site + "/good/sitemap.xml"]) == 0
+    assert "0 failed: 0 errors, 0 warnings (exit status 0)" in capsys.readouterr().out
+
+
+def test_no_conditional_skips_the_probes(site: str, capsys: pytest.CaptureFixture[str]) -> None:
+    status, report = check(capsys, "--no-conditional", site + "/no304/sitemap.xml")
+    assert status == 0 and codes(report["documents"][0]) == set()
+
+
+def test_unreachable_server_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    status, report = check(capsys, "--timeout", "5", f"http://127.0.0.1:{free_port()}/sitemap.xml")
+    assert status == 2
+    assert codes(report["documents"][0]) == {"fetch.network"}
+
+
+def test_a_missing_page_is_a_failure(site: str, capsys: pytest.CaptureFixture[str]) -> None:
+    status, report = check(capsys, site + "/nothing/sitemap.xml")
+    assert status == 1
+    assert examples(report["documents"][0], "http.status") == ["404"]
+
+
+def test_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "ftp://example.com/sitemap.xml"]) == 2
+    assert "must be an http(s) URL" in capsys.readouterr().err
+    assert main(["check", "--schemas", str(tmp_path), "http://127.0.0.1:1/sitemap.xml"]) == 2
+    assert "must hold sitemap.xsd" in capsys.readouterr().err
+    assert main(["check", "--sample", "2", "--max-children", "2", "http://x.test/"]) == 2
+    assert "not allowed with argument" in capsys.readouterr().err
