@@ -15,15 +15,13 @@ loop in a background thread, started on first use and stopped by :meth:`close`.
 
 from __future__ import annotations
 
+import asyncio
 import threading
-from collections.abc import Callable, Generator, Iterable, Iterator
-from contextlib import AbstractContextManager
+from collections.abc import Awaitable, Callable, Generator, Iterable, Iterator
 from datetime import UTC, datetime
 from http import HTTPStatus
 from types import TracebackType
-from typing import Any
-
-from anyio.from_thread import BlockingPortal, start_blocking_portal
+from typing import Any, TypeVar
 
 from . import robots
 from .core import Request, Response, Sitemap
@@ -34,6 +32,7 @@ from .routing import Target
 from .settings import make_settings
 from .sources.base import AnySource, AsyncSource, KeyRange
 
+T = TypeVar("T")
 Environ = dict[str, Any]
 ExcInfo = tuple[type[BaseException], BaseException, TracebackType | None] | tuple[None, None, None]
 StartResponse = Callable[..., Callable[[bytes], object]]
@@ -66,26 +65,45 @@ def _not_found_app(environ: Environ, start_response: StartResponse) -> Iterable[
 
 
 class _Loop:
-    """One event loop in a background thread, for async sources under a sync server."""
+    """One event loop in a background thread, for async sources under a sync server.
+
+    The thread is a daemon: servers never call :meth:`close`, and a process must
+    still be able to exit (Python joins non-daemon threads before ``atexit``).
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._context: AbstractContextManager[BlockingPortal] | None = None
-        self._portal: BlockingPortal | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+
+    def call(self, function: Callable[..., Awaitable[T]], *args: Any) -> T:
+        """Run ``function(*args)`` on the loop and wait for its result in this thread."""
+        with self._lock:
+            if self._loop is None:
+                self._loop = asyncio.new_event_loop()
+                self._thread = threading.Thread(
+                    target=self._loop.run_forever, name="sitemap-async-sources", daemon=True
+                )
+                self._thread.start()
+            loop = self._loop
+        return asyncio.run_coroutine_threadsafe(_awaited(function, args), loop).result()
 
     @property
-    def portal(self) -> BlockingPortal:
-        with self._lock:
-            if self._portal is None:
-                self._context = start_blocking_portal()
-                self._portal = self._context.__enter__()
-            return self._portal
+    def running(self) -> bool:
+        return self._loop is not None
 
     def close(self) -> None:
         with self._lock:
-            if self._context is not None:
-                self._context.__exit__(None, None, None)
-            self._context = self._portal = None
+            loop, thread = self._loop, self._thread
+            self._loop = self._thread = None
+        if loop is not None and thread is not None:
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(10)
+            loop.close()
+
+
+async def _awaited(function: Callable[..., Awaitable[T]], args: tuple[Any, ...]) -> T:
+    return await function(*args)
 
 
 _END = object()
@@ -199,7 +217,7 @@ class SitemapWSGIMiddleware:
 
     def _call(self, source: AnySource, method: str, *args: Any) -> Any:
         if isinstance(source, AsyncSource):
-            return self._loop.portal.call(getattr(source, method), *args)
+            return self._loop.call(getattr(source, method), *args)
         return getattr(source, method)(*args)
 
     def batches(self, source: AnySource, keys: KeyRange, size: int) -> Generator[Batch, None, None]:
@@ -207,13 +225,12 @@ class SitemapWSGIMiddleware:
         if not isinstance(source, AsyncSource):
             yield from source.batches(keys, size)
             return
-        portal = self._loop.portal
         iterator = source.batches(keys, size)
         try:
-            while (batch := portal.call(_anext, iterator)) is not _END:
+            while (batch := self._loop.call(_anext, iterator)) is not _END:
                 yield batch
         finally:
-            portal.call(_aclose, iterator)
+            self._loop.call(_aclose, iterator)
 
 
 def _close(iterable: object) -> None:

@@ -3,7 +3,9 @@
 ``/good/sitemap.xml`` does everything right; every other scenario breaks one
 thing, so the tests can assert that ``check`` reports exactly that. Locs are
 built from the ``Host`` the client used, so they are in scope unless the
-scenario says otherwise.
+scenario says otherwise. ``/ext-bad/`` scenarios break one rule of the
+extensions each; ``/ext/`` is the middleware serving every extension right
+(:mod:`tests.cli_extension_site`).
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import gzip
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any
+
+from sitemap_middleware import SitemapApp
 
 Message = MutableMapping[str, Any]
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
@@ -23,8 +27,36 @@ IMS_EXACT = {LAST_MODIFIED}  # good enough for these servers: compare the exact 
 DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
 
 
-def urlset(*entries: str) -> str:
-    return f'{DECLARATION}<urlset xmlns="{NS}">{"".join(entries)}</urlset>\n'
+EXTENSIONS = {
+    "xhtml": "http://www.w3.org/1999/xhtml",
+    "image": "http://www.google.com/schemas/sitemap-image/1.1",
+    "video": "http://www.google.com/schemas/sitemap-video/1.1",
+    "news": "http://www.google.com/schemas/sitemap-news/0.9",
+}
+
+
+def urlset(*entries: str, declare: dict[str, str] | None = None) -> str:
+    namespaces = "".join(f' xmlns:{p}="{ns}"' for p, ns in (declare or {}).items())
+    return f'{DECLARATION}<urlset xmlns="{NS}"{namespaces}>{"".join(entries)}</urlset>\n'
+
+
+def alternates(*pairs: tuple[str, str]) -> str:
+    return "".join(
+        f'<xhtml:link rel="alternate" hreflang="{lang}" href="{href}"/>' for lang, href in pairs
+    )
+
+
+def image(loc: str) -> str:
+    return f"<image:image><image:loc>{loc}</image:loc></image:image>"
+
+
+def news(language: str, title: str = "T") -> str:
+    return (
+        "<news:news><news:publication><news:name>Paper</news:name>"
+        f"<news:language>{language}</news:language></news:publication>"
+        f"<news:publication_date>2024-05-01</news:publication_date><news:title>{title}"
+        "</news:title></news:news>"
+    )
 
 
 def url(loc: str, lastmod: str | None = "2024-05-01", extra: str = "") -> str:
@@ -112,6 +144,60 @@ SCENARIOS: dict[str, Scenario] = {
     "/elsewhere/c.xml": Scenario(lambda o: urlset(url(f"{o}/elsewhere/c"))),
     "/nested/sitemap.xml": Scenario(lambda o: sitemapindex(f"{o}/nested/inner.xml")),
     "/nested/inner.xml": Scenario(lambda o: sitemapindex(f"{o}/nested/leaf.xml")),
+    # Extensions, one broken rule each.
+    "/ext-bad/alternates.xml": Scenario(
+        lambda o: urlset(
+            # en lists de, de does not list en back; fr does not list itself.
+            url(
+                f"{o}/ext-bad/en",
+                extra=alternates(("en", f"{o}/ext-bad/en"), ("de", f"{o}/ext-bad/de")),
+            ),
+            url(f"{o}/ext-bad/de", extra=alternates(("de", f"{o}/ext-bad/de"))),
+            url(f"{o}/ext-bad/fr", extra=alternates(("en", f"{o}/ext-bad/en"))),
+            declare=EXTENSIONS,
+        )
+    ),
+    "/ext-bad/images.xml": Scenario(
+        lambda o: urlset(
+            url(
+                f"{o}/ext-bad/gallery", extra="".join(image(f"{o}/i/{n}.jpg") for n in range(1001))
+            ),
+            declare=EXTENSIONS,
+        )
+    ),
+    "/ext-bad/news.xml": Scenario(
+        lambda o: urlset(
+            *(url(f"{o}/ext-bad/n/{n}", extra=news("en")) for n in range(1000)),
+            url(f"{o}/ext-bad/n/british", extra=news("en-GB")),
+            declare=EXTENSIONS,
+        )
+    ),
+    "/ext-bad/video.xml": Scenario(
+        lambda o: urlset(
+            url(
+                f"{o}/ext-bad/video",
+                extra="<video:video><video:thumbnail_loc>https://cdn.example.net/t.jpg"
+                "</video:thumbnail_loc><video:title>Tour</video:title></video:video>",
+            ),
+            declare=EXTENSIONS,
+        )
+    ),
+    "/ext-bad/order.xml": Scenario(
+        lambda o: urlset(
+            f"<url><loc>{o}/ext-bad/a</loc>{image(o + '/a.jpg')}"
+            "<lastmod>2024-05-01</lastmod></url>",
+            declare=EXTENSIONS,
+        )
+    ),
+    "/ext-bad/undeclared.xml": Scenario(
+        lambda o: urlset(url(f"{o}/ext-bad/u", extra=image(o + "/u.jpg")))
+    ),
+    "/ext-bad/namespace.xml": Scenario(
+        lambda o: urlset(
+            url(f"{o}/ext-bad/ns", extra=image(o + "/ns.jpg")),
+            declare={"image": "http://www.google.com/schemas/sitemap-image/1.0"},
+        )
+    ),
 }
 
 
@@ -136,6 +222,8 @@ async def app(
     if scope["type"] != "http":
         return
     headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+    if scope["path"].startswith("/ext/"):
+        return await _extension_app(f"http://{headers['host']}")(scope, receive, send)
     scenario = SCENARIOS.get(scope["path"])
     if scenario is None:
         await send({"type": "http.response.start", "status": 404, "headers": []})
@@ -173,6 +261,17 @@ async def app(
     response.append(("content-length", str(len(body))))
     await send({"type": "http.response.start", "status": 200, "headers": _encode(response)})
     await send({"type": "http.response.body", "body": body})
+
+
+_extension_apps: dict[str, SitemapApp] = {}
+
+
+def _extension_app(origin: str) -> SitemapApp:
+    from .cli_extension_site import build
+
+    if origin not in _extension_apps:
+        _extension_apps[origin] = build(origin)
+    return _extension_apps[origin]
 
 
 def _encode(headers: list[tuple[str, str]]) -> list[tuple[bytes, bytes]]:

@@ -153,7 +153,7 @@ def test_loading_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str
         ("tests.cli_site", "must be MODULE:ATTRIBUTE"),
         ("tests.no_such_module:app", "cannot import module 'tests.no_such_module'"),
         ("tests.cli_site:nothing", "has no attribute 'nothing'"),
-        ("tests.cli_site:BASE", "names a str, not an ASGI application"),
+        ("tests.cli_site:BASE", "names a str, not an ASGI or WSGI application"),
     ]:
         status, _, err = render(capsys, "--app", spec, "--out", str(tmp_path))
         assert status == 2, spec

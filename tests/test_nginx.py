@@ -198,9 +198,18 @@ class Site:
     tmp: Path
 
     def steps(self, step: str) -> list[str]:
-        """nginx's log lines of the requests sent with ``X-Step: step``."""
-        lines = (self.tmp / "access.log").read_text().splitlines()
-        return [line for line in lines if line.split(" ", 1)[0] == step]
+        """nginx's log lines of the requests sent with ``X-Step: step``.
+
+        nginx writes a request's line once the response is sent, which may be just after
+        the client has read it: wait a moment for it.
+        """
+        deadline = time.monotonic() + 5
+        while True:
+            lines = (self.tmp / "access.log").read_text().splitlines()
+            found = [line for line in lines if line.split(" ", 1)[0] == step]
+            if found or time.monotonic() > deadline:
+                return found
+            time.sleep(0.02)
 
     def replica_log(self) -> str:
         return "".join((self.tmp / f"replica-{p}.log").read_text() for p in self.replicas)

@@ -3,7 +3,10 @@ close(), and real Flask and Django applications around it."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -162,5 +165,23 @@ def test_async_source_under_wsgi_runs_on_one_background_loop(
         assert not half.complete
         assert async_engine.pool.checkedout() == 0  # type: ignore[attr-defined]
     finally:
-        app._loop.portal.call(async_engine.dispose)
+        app._loop.call(async_engine.dispose)
         app.close()
+
+
+def test_a_process_serving_async_sources_under_wsgi_can_exit() -> None:
+    """Servers never call close(): the background loop must not keep the process alive."""
+    script = """
+from sitemap_middleware import AsyncIterableSource, SitemapWSGIApp
+from tests.driver import call_wsgi
+async def entries():
+    yield "/a"
+app = SitemapWSGIApp(base_url="https://example.com/", sources=[AsyncIterableSource(entries)])
+assert call_wsgi(app).status == 200
+print("served")
+"""
+    root = Path(__file__).resolve().parents[1]
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=20, cwd=root
+    )
+    assert result.returncode == 0 and result.stdout == "served\n", result.stderr

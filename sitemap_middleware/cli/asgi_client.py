@@ -1,23 +1,20 @@
 """Drive an ASGI application in-process: its lifespan, then requests; no server, no socket.
 
-``render`` reads documents through one small seam, :class:`Fetch`:
-``fetch(path, headers, sink) -> Head``: the body goes to ``sink`` chunk by
-chunk as the application sends it (a 50 MB sitemap never sits in memory), the
-status and headers come back, and a response that does not end properly
-(the application raised, or returned before its last body message, as the
-middleware does when a source fails mid-stream) raises :class:`ResponseFailed`.
-A WSGI application can be driven behind the same seam: iterate its iterable
-into ``sink`` and call its ``close()``.
+:class:`ASGIClient` is the ASGI :class:`~.inprocess.Fetch`: a response whose
+final body message never comes (the application raised, or returned before
+it, as the middleware does when a source fails mid-stream) is a
+:class:`~.inprocess.ResponseFailed`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
-from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
 import anyio
+
+from .inprocess import Fetch, Head, ResponseFailed, Sink, StartupFailed
 
 Message = MutableMapping[str, Any]
 ASGIApp = Callable[
@@ -28,29 +25,7 @@ ASGIApp = Callable[
     ],
     Awaitable[None],
 ]
-Sink = Callable[[bytes], object]
 T = TypeVar("T")
-
-
-@dataclass(frozen=True, slots=True)
-class Head:
-    status: int
-    headers: list[tuple[str, str]]
-
-    def header(self, name: str) -> str | None:
-        return next((v for k, v in self.headers if k == name), None)
-
-
-class ResponseFailed(RuntimeError):
-    """The application did not give a complete response."""
-
-
-class StartupFailed(RuntimeError):
-    """The application's lifespan startup failed."""
-
-
-class Fetch(Protocol):
-    async def __call__(self, path: str, headers: Mapping[str, str], sink: Sink) -> Head: ...
 
 
 class ASGIClient:

@@ -21,7 +21,7 @@ from .conditional import probe
 from .document import Document, inspect
 from .fetch import NetworkError, decode, request
 from .findings import Findings
-from .headers import check_headers
+from .headers import check_headers, media_type
 from .schemas import Schemas
 from .scope import scope_problem
 
@@ -145,6 +145,21 @@ class _Checker:
                 f"{first.status}" + (f" to {location}" if location else ""),
             )
             return None
+        body = None
+        if first.complete:
+            body, report.codings = decode(first, self.read_limit, findings)
+            if body is not None and _is_html_page(first.headers.get("content-type"), body):
+                # A human view (sitemap.html beside sitemap.xml) or any web page: not a
+                # sitemap, so no sitemap rule applies to it.
+                beside = ""
+                if report.url.endswith(".html"):
+                    beside = f"; the sitemap beside it is {report.url.removesuffix('.html')}.xml"
+                findings.add(
+                    "document.html",
+                    "an HTML page, not a sitemap; check the XML document",
+                    f"{first.headers.get('content-type')}{beside}",
+                )
+                return None
         check_headers(report.url, first.headers, findings)
         document = None
         if not first.complete:
@@ -153,10 +168,8 @@ class _Checker:
                 "the transfer broke off before the end: crawlers discard such a sitemap",
                 first.failure,
             )
-        else:
-            body, report.codings = decode(first, self.read_limit, findings)
-            if body is not None:
-                document = self._rules(report, body)
+        elif body is not None:
+            document = self._rules(report, body)
         if self.options.conditional:
             try:
                 await probe(self.client, report.url, first, ACCEPT_ENCODING, findings)
@@ -222,3 +235,11 @@ class _Checker:
                     f"{loc} (also in {reports[first].url})",
                 )
         document.locs = []
+
+
+def _is_html_page(content_type: str | None, body: bytes) -> bool:
+    """Served as HTML and reading as HTML (an XML sitemap mislabelled text/html is not)."""
+    if media_type(content_type)[0] not in ("text/html", "application/xhtml+xml"):
+        return False
+    start = body[:512].lstrip().lower()
+    return start.startswith((b"<!doctype html", b"<html"))

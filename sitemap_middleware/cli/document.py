@@ -1,5 +1,5 @@
 """The built-in rules for one sitemap document: XML, schema structure, values, limits,
-scope and duplicates.
+scope and duplicates; extension elements through :mod:`.extension_rules`.
 
 The structural rules are those of the official ``sitemap.xsd`` and
 ``siteindex.xsd``, written out in Python so ``check`` needs no schema files:
@@ -7,15 +7,19 @@ the root is ``urlset`` or ``sitemapindex`` in the sitemaps.org namespace and
 holds at least one entry; an entry's children come in the order ``loc``,
 ``lastmod``, ``changefreq``, ``priority`` (index: ``loc``, ``lastmod``), then
 elements of other namespaces; ``loc`` is required; no text between elements
-and no attributes but ``xsi:*``. With ``--schemas`` the XSDs are applied as
-well (:mod:`.schemas`); extension content (image, video, news) is validated
-only then.
+and no attributes but ``xsi:*``. Every namespace prefix must be declared (or
+the document is not namespace-well-formed XML); an element of a namespace
+no crawler knows is a warning, one whose namespace is a misspelling of a
+known one (``https://``, another version, a trailing slash) an error. With
+``--schemas`` the XSDs are applied as well (:mod:`.schemas`), to the
+extensions' every field too.
 """
 
 from __future__ import annotations
 
 import functools
 import itertools
+import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -23,6 +27,7 @@ from datetime import datetime
 
 from lxml import etree
 
+from .extension_rules import ExtensionRules
 from .findings import Findings
 from .scope import scope_problem
 from .values import changefreq_problem, lastmod_problems, loc_problems, priority_problem
@@ -39,6 +44,17 @@ KNOWN_EXTENSIONS = frozenset(
 )
 MAX_ENTRIES = 50_000
 """URLs per urlset and children per sitemapindex (sitemaps.org)."""
+
+# Namespaces crawlers match exactly, by what a misspelling of one keeps (see _near_miss).
+_NEAR_MISS_KEYS = {
+    "google.com/schemas/sitemap-image": "http://www.google.com/schemas/sitemap-image/1.1",
+    "google.com/schemas/sitemap-video": "http://www.google.com/schemas/sitemap-video/1.1",
+    "google.com/schemas/sitemap-news": "http://www.google.com/schemas/sitemap-news/0.9",
+    "w3.org/1999/xhtml": "http://www.w3.org/1999/xhtml",
+    "sitemaps.org/schemas/sitemap": NS,
+}
+_VERSION = re.compile(r"/\d+(?:\.\d+)*$")
+_UNDECLARED = re.compile(r"Namespace prefix (\S+) (?:on|for) .* is not defined")
 
 # Per root element: its entry element and the entry's fields in schema order.
 SHAPES = {
@@ -63,7 +79,16 @@ def parse(body: bytes, findings: Findings) -> etree._Element | None:
     try:
         root = etree.fromstring(body, parser)
     except etree.XMLSyntaxError as exc:
-        findings.add("xml.malformed", "not well-formed XML", str(exc))
+        undeclared = _UNDECLARED.search(str(exc))
+        if undeclared is not None:
+            findings.add(
+                "xml.namespace",
+                "a namespace prefix is used without its xmlns declaration (declare it on "
+                '<urlset>, e.g. xmlns:image="http://www.google.com/schemas/sitemap-image/1.1")',
+                str(exc),
+            )
+        else:
+            findings.add("xml.malformed", "not well-formed XML", str(exc))
         return None
     info = root.getroottree().docinfo
     encoding = (info.encoding or "UTF-8").upper().replace("_", "-")
@@ -98,12 +123,13 @@ def inspect(
     entry_name, fields = SHAPES[name]
     _attributes(root, namespace, findings)
     _text(root, findings)
+    rules = ExtensionRules(findings, now) if name == "urlset" else None
     entries = 0
     for child in _elements(root):
         child_ns, child_name = _split(child.tag)
         if child_ns == namespace and child_name == entry_name:
             entries += 1
-            loc = _entry(child, namespace, entries, fields, now, findings)
+            loc = _entry(child, namespace, entries, fields, now, findings, rules)
             if loc is not None:
                 document.locs.append(loc)
         elif child_ns and child_ns != namespace:
@@ -126,6 +152,8 @@ def inspect(
     if entries > MAX_ENTRIES:
         code = "limit.urls" if name == "urlset" else "limit.children"
         findings.add(code, f"more than {MAX_ENTRIES:,} <{entry_name}> entries", f"{entries:,}")
+    if rules is not None:
+        rules.finish(document.locs)
     _duplicates(document.locs, findings)
     if check_scope:
         code = "scope.loc" if name == "urlset" else "scope.child"
@@ -143,11 +171,13 @@ def _entry(
     fields: tuple[str, ...],
     now: datetime,
     findings: Findings,
+    rules: ExtensionRules | None = None,
 ) -> str | None:
     """Check one ``url``/``sitemap`` entry; its loc (stripped) when it has one."""
-    values = _plain_entry(element, namespace, fields)
-    if values is None:
-        values = _any_entry(element, namespace, number, fields, findings)
+    plain = _plain_entry(element, namespace, fields)
+    if plain is None:
+        plain = _any_entry(element, namespace, number, fields, findings)
+    values, extensions = plain
     loc = values.get("loc")
     entry_name = _split(element.tag)[1]
     where = loc.strip() if loc is not None else f"<{entry_name}> #{number}"
@@ -165,7 +195,10 @@ def _entry(
     priority = values.get("priority")
     if priority is not None and (problem := priority_problem(priority)) is not None:
         findings.add("schema.priority", problem, f"{priority} ({where})")
-    return loc.strip(" \t\n\r")
+    loc = loc.strip(" \t\n\r")
+    if rules is not None and extensions:
+        rules.url(loc, extensions)
+    return loc
 
 
 @functools.cache
@@ -181,21 +214,35 @@ def _plain_shapes(namespace: str, fields: tuple[str, ...]) -> frozenset[tuple[st
 
 def _plain_entry(
     element: etree._Element, namespace: str, fields: tuple[str, ...]
-) -> dict[str, str] | None:
-    """The values of an entry in the common shape (fields in order, nothing else), or None."""
+) -> tuple[dict[str, str], list[etree._Element]] | None:
+    """The values and extension elements of an entry in the common shape (its fields in
+    order, then elements of known extension namespaces, nothing else), or None."""
+    if element.attrib or (element.text and element.text.strip(" \t\n\r")):
+        return None
     children = list(element)
-    if (
-        tuple(child.tag for child in children) not in _plain_shapes(namespace, fields)
-        or element.attrib
-        or (element.text and element.text.strip(" \t\n\r"))
-    ):
+    own = f"{{{namespace}}}"
+    split = len(children)
+    for position, child in enumerate(children):
+        if not (isinstance(child.tag, str) and child.tag.startswith(own)):
+            split = position
+            break
+    if tuple(child.tag for child in children[:split]) not in _plain_shapes(namespace, fields):
         return None
     values = {}
-    for child in children:
+    for child in children[:split]:
         if len(child) or child.attrib or (child.tail and child.tail.strip(" \t\n\r")):
             return None
-        values[child.tag[len(namespace) + 2 :]] = child.text or ""
-    return values
+        values[child.tag[len(own) :]] = child.text or ""
+    extensions = children[split:]
+    for child in extensions:
+        tag = child.tag
+        if (
+            not isinstance(tag, str)
+            or tag[1 : tag.find("}")] not in KNOWN_EXTENSIONS
+            or (child.tail and child.tail.strip(" \t\n\r"))
+        ):
+            return None
+    return values, extensions
 
 
 def _any_entry(
@@ -204,12 +251,14 @@ def _any_entry(
     number: int,
     fields: tuple[str, ...],
     findings: Findings,
-) -> dict[str, str]:
-    """The values of an entry of any shape, with a finding for every structural problem."""
+) -> tuple[dict[str, str], list[etree._Element]]:
+    """The values of an entry of any shape, with a finding for every structural problem, and
+    its elements of other namespaces."""
     entry_name = _split(element.tag)[1]
     _attributes(element, namespace, findings)
     _text(element, findings)
     values: dict[str, str] = {}
+    extensions: list[etree._Element] = []
     order: list[str] = []
     position = -1
     extension_seen = False
@@ -228,6 +277,7 @@ def _any_entry(
             values.setdefault(name, _simple(child, findings))
         elif child_ns and child_ns != namespace:
             extension_seen = True
+            extensions.append(child)
             _extension(child_ns, name, findings)
         else:
             findings.add(
@@ -243,7 +293,7 @@ def _any_entry(
             "then extension elements",
             f"{', '.join(order)} ({where})",
         )
-    return values
+    return values, extensions
 
 
 def _duplicates(locs: list[str], findings: Findings) -> None:
@@ -255,12 +305,31 @@ def _duplicates(locs: list[str], findings: Findings) -> None:
 
 
 def _extension(namespace: str, name: str, findings: Findings) -> None:
-    if namespace not in KNOWN_EXTENSIONS:
+    if namespace in KNOWN_EXTENSIONS:
+        return
+    meant = _near_miss(namespace)
+    if meant is not None:
         findings.add(
-            "schema.extension",
-            "element of an unknown namespace (the XSD demands a declaration for it)",
-            f"<{name}> ({namespace})",
+            "schema.extension-namespace",
+            "the namespace is a misspelling of a known one; crawlers match namespaces exactly, "
+            "so they ignore these elements",
+            f"<{name}> in {namespace}, not {meant}",
         )
+        return
+    findings.add(
+        "schema.extension",
+        "element of an unknown namespace (the XSD demands a declaration for it)",
+        f"<{name}> ({namespace})",
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _near_miss(namespace: str) -> str | None:
+    """The known namespace ``namespace`` misspells (scheme, ``www.``, case, version, a trailing
+    slash), or None."""
+    key = namespace.strip().lower().rstrip("/")
+    key = key.removeprefix("https://").removeprefix("http://").removeprefix("www.")
+    return _NEAR_MISS_KEYS.get(_VERSION.sub("", key))
 
 
 def _attributes(element: etree._Element, namespace: str, findings: Findings) -> None:

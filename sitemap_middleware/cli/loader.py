@@ -1,15 +1,28 @@
-"""``--app MODULE:ATTR``: find the application, and the sitemaps configured in it.
+"""``--app MODULE:ATTR``: find the application, tell ASGI from WSGI, and find the sitemaps
+configured in it.
 
 ``ATTR`` (dotted for nested attributes) may name:
 
 * an ASGI application: a Starlette or FastAPI app with ``SitemapMiddleware``
   added, a ``SitemapMiddleware`` or ``SitemapApp`` instance, any ASGI callable;
+* a WSGI application: a Flask app whose ``wsgi_app`` is wrapped in
+  ``SitemapWSGIMiddleware``, a ``SitemapWSGIMiddleware`` (around Django's
+  ``get_wsgi_application()``, say) or ``SitemapWSGIApp`` instance, any WSGI
+  callable;
 * a function taking no arguments that returns one of those (a factory, sync or
   async); it is recognised by its signature, or forced with ``--factory``.
 
+The interface is told by the object (:func:`interface`): our own middleware
+classes by their type, others by their call signature: a coroutine function
+or three parameters ``(scope, receive, send)`` is ASGI, two parameters
+``(environ, start_response)`` is WSGI; anything else needs ``--asgi`` or
+``--wsgi``.
+
 The sitemaps are found by walking the application: its built middleware stack
 (``.middleware_stack`` / ``.app``), Starlette's ``user_middleware`` entries
-and ``Mount`` routes, so ``render`` knows each sitemap's path and base URL.
+and ``Mount`` routes, Flask's ``wsgi_app`` and werkzeug's
+``DispatcherMiddleware`` mounts, so ``render`` knows each sitemap's path and
+base URL.
 """
 
 from __future__ import annotations
@@ -17,12 +30,15 @@ from __future__ import annotations
 import importlib
 import inspect
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from ..asgi import SitemapMiddleware
 from ..settings import ConfigurationError, Settings, make_settings
-from .asgi_client import ASGIApp
+from ..wsgi import SitemapWSGIMiddleware
+
+Interface = Literal["asgi", "wsgi"]
 
 
 class LoadError(ValueError):
@@ -63,19 +79,31 @@ def import_attribute(spec: str, app_dir: str) -> object:
 
 
 def is_factory(target: object) -> bool:
-    """A plain function callable with no arguments (an ASGI application takes three)."""
+    """A plain function callable with no arguments (an ASGI application takes three, a WSGI
+    application two)."""
     if not (inspect.isfunction(target) or inspect.ismethod(target)):
         return False
     parameters = inspect.signature(target).parameters.values()
+    # (*args, **kwargs) is how wrappers around an application look: not a factory unless
+    # --factory says so.
     return all(
-        p.default is not inspect.Parameter.empty
-        or p.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+        p.default is not inspect.Parameter.empty or p.kind == inspect.Parameter.VAR_KEYWORD
         for p in parameters
     )
 
 
-async def resolve_app(target: object, factory: bool | None = None) -> ASGIApp:
-    """The ASGI application ``target`` is, or makes when it is a factory."""
+@dataclass(frozen=True)
+class Loaded:
+    """The application to drive, and how."""
+
+    app: Any
+    interface: Interface
+
+
+async def resolve_app(
+    target: object, factory: bool | None = None, forced: Interface | None = None
+) -> Loaded:
+    """The application ``target`` is (or makes, when it is a factory), and its interface."""
     if factory or (factory is None and is_factory(target)):
         if not callable(target):
             raise LoadError("--factory: the attribute is not callable")
@@ -85,22 +113,45 @@ async def resolve_app(target: object, factory: bool | None = None) -> ASGIApp:
                 target = await target
         except ConfigurationError as exc:
             raise LoadError(f"--app: the factory's sitemap configuration is wrong: {exc}") from exc
+        except Exception as exc:
+            raise LoadError(f"--app: the factory raised {type(exc).__name__}: {exc}") from exc
     if not callable(target):
-        raise LoadError(f"--app names a {type(target).__name__}, not an ASGI application")
-    app: ASGIApp = target
-    return app
+        raise LoadError(f"--app names a {type(target).__name__}, not an ASGI or WSGI application")
+    kind = forced or interface(target)
+    if kind is None:
+        raise LoadError(
+            f"--app: cannot tell whether the {type(target).__name__} is an ASGI application "
+            "(scope, receive, send) or a WSGI one (environ, start_response); pass --asgi or "
+            "--wsgi"
+        )
+    return Loaded(target, kind)
+
+
+def interface(app: object) -> Interface | None:
+    """``asgi`` or ``wsgi`` from the object itself; None when it does not say."""
+    if isinstance(app, SitemapWSGIMiddleware):
+        return "wsgi"
+    if isinstance(app, SitemapMiddleware):
+        return "asgi"
+    call = getattr(app, "__call__", None)  # noqa: B004 - the method itself is wanted
+    if inspect.iscoroutinefunction(app) or inspect.iscoroutinefunction(call):
+        return "asgi"
+    try:
+        parameters = list(inspect.signature(app).parameters.values())  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if any(p.kind == inspect.Parameter.VAR_POSITIONAL for p in parameters):
+        return None  # (*args): a wrapper that does not say
+    required = [p for p in parameters if p.kind in positional and p.default is p.empty]
+    return {2: "wsgi", 3: "asgi"}.get(len(required))  # type: ignore[return-value]
 
 
 def find_sitemaps(app: object) -> list[Mounted]:
-    """Every ``SitemapMiddleware`` configured in ``app``, in the order found, one per path."""
+    """Every sitemap middleware configured in ``app``, in the order found, one per path."""
     found: dict[str, Mounted] = {}
-    seen: set[int] = set()
-
-    def walk(node: object, prefix: str, depth: int) -> None:
-        if node is None or id(node) in seen or depth > 100:
-            return
-        seen.add(id(node))
-        if isinstance(node, SitemapMiddleware):
+    for node, prefix in _walk(app):
+        if isinstance(node, SitemapMiddleware | SitemapWSGIMiddleware):
             mounted = Mounted(prefix, node.sitemap.settings)
             found.setdefault(mounted.path, mounted)
         for entry in getattr(node, "user_middleware", None) or ():
@@ -108,15 +159,40 @@ def find_sitemaps(app: object) -> list[Mounted]:
             if settings is not None:
                 mounted = Mounted(prefix, settings)
                 found.setdefault(mounted.path, mounted)
-        walk(getattr(node, "middleware_stack", None), prefix, depth + 1)
-        walk(getattr(node, "app", None), prefix, depth + 1)
+    return list(found.values())
+
+
+def wsgi_middlewares(app: object) -> list[SitemapWSGIMiddleware]:
+    """Every ``SitemapWSGIMiddleware`` in ``app`` (each may run a loop for async sources)."""
+    return [node for node, _ in _walk(app) if isinstance(node, SitemapWSGIMiddleware)]
+
+
+def _walk(app: object) -> Iterator[tuple[object, str]]:
+    """Every object of the application's stack, with the mount path in front of it."""
+    # Held, not just their ids: a bound method made by getattr is gone once dropped, and
+    # another object could then take its id.
+    seen: dict[int, object] = {}
+    pending: list[tuple[object, str, int]] = [(app, "", 0)]
+    while pending:
+        node, prefix, depth = pending.pop()
+        if node is None or id(node) in seen or depth > 100:
+            continue
+        seen[id(node)] = node
+        yield node, prefix
+        inner: list[tuple[object, str]] = [
+            (getattr(node, "middleware_stack", None), prefix),
+            (getattr(node, "app", None), prefix),
+            (getattr(node, "wsgi_app", None), prefix),  # Flask
+        ]
         for route in _list(getattr(node, "routes", None)):
             path = getattr(route, "path", None)
             if type(route).__name__ == "Mount" and isinstance(path, str):
-                walk(getattr(route, "app", None), prefix + path, depth + 1)
-
-    walk(app, "", 0)
-    return list(found.values())
+                inner.append((getattr(route, "app", None), prefix + path))
+        mounts = getattr(node, "mounts", None)  # werkzeug's DispatcherMiddleware
+        if isinstance(mounts, dict):
+            inner += [(mounted, prefix + path) for path, mounted in mounts.items()]
+        # Depth first, in the order listed.
+        pending += [(child, path, depth + 1) for child, path in reversed(inner)]
 
 
 def _declared(entry: object) -> Settings | None:

@@ -17,7 +17,8 @@ USAGE_ERROR = 2
 
 DESCRIPTION = """\
 Check a live sitemap the way a crawler reads it, or render the sitemaps an
-application serves through SitemapMiddleware to static files."""
+application serves through SitemapMiddleware (ASGI) or SitemapWSGIMiddleware
+(WSGI) to static files."""
 
 EPILOG = """\
 examples:
@@ -41,6 +42,15 @@ sitemap index, every sitemap it lists within its scope. For each document:
              directory (the string prefix crawlers compare)
   duplicates locs listed twice, in one document or across the index
   lastmod    W3C Datetime forms the XSD accepts, none in the future
+  extensions elements after loc, lastmod, changefreq and priority; every
+             prefix declared; namespaces spelled exactly (an unknown one is a
+             warning); hreflang alternates (xhtml:link) valid, listing the URL
+             itself, and listed back by the alternates in the same document;
+             image:image with one absolute image:loc, at most 1,000 per URL;
+             video:video with thumbnail_loc, title, description and
+             content_loc or player_loc; news:news complete, its language
+             ISO 639 (or zh-cn/zh-tw), at most 1,000 per sitemap (older than
+             two days: a warning); the rest with --schemas
   headers    status 200; Content-Type XML (application/gzip without
              Content-Encoding for .xml.gz); ETag; Last-Modified in IMF-fixdate
              and not later than Date; Vary: Accept-Encoding when the body
@@ -48,6 +58,9 @@ sitemap index, every sitemap it lists within its scope. For each document:
   requests   If-None-Match with the ETag gets 304 with the same validators;
              If-Modified-Since with the Last-Modified gets 304; If-None-Match
              takes precedence over If-Modified-Since; HEAD sends GET's headers
+
+An HTML page (such as the middleware's human view, sitemap.html) is not a
+sitemap: it is reported as such (document.html) and gets no other check.
 
 Exit status: 0 when every check passes, 1 when one fails, 2 on a usage error
 or when a document could not be fetched at all (connection refused,
@@ -64,29 +77,45 @@ examples:
 RENDER_DESCRIPTION = """\
 Write every document the application's sitemap middleware serves (the root,
 and every sitemap its index lists, each as .xml and .xml.gz) to DIR, byte for
-byte what the middleware sends: the application is run in-process (its
-lifespan too) and asked for each document. Files are laid out by their path
-in the application (/sitemap.xml -> DIR/sitemap.xml); upload DIR to where
-the middleware's base_url points.
+byte what the middleware sends: the application is run in-process (an ASGI
+app with its lifespan, a WSGI app as a WSGI server calls it) and asked for
+each document. Files are laid out by their path in the application
+(/sitemap.xml -> DIR/sitemap.xml); upload DIR to where the middleware's
+base_url points.
 
 --app MODULE:ATTR names (dotted for nested attributes):
-  - a Starlette or FastAPI application with SitemapMiddleware added,
-  - a SitemapMiddleware or SitemapApp instance (or any ASGI application),
-  - or a function with no required arguments returning one of those (sync
-    or async; use --factory when it is not a plain function).
+  ASGI  - a Starlette or FastAPI application with SitemapMiddleware added,
+        - a SitemapMiddleware or SitemapApp instance (or any ASGI application);
+  WSGI  - a Flask application whose wsgi_app is wrapped in SitemapWSGIMiddleware
+          (app.wsgi_app = SitemapWSGIMiddleware(app.wsgi_app, ...)),
+        - a SitemapWSGIMiddleware instance, e.g. around Django's
+          get_wsgi_application(), or a SitemapWSGIApp (or any WSGI application);
+  or a function with no required arguments returning one of those (sync or
+  async; use --factory when it is not a plain function).
+ASGI or WSGI is told from the object: the middleware classes by their type,
+others by their call signature: async, or three parameters (scope, receive,
+send), is ASGI; two (environ, start_response) is WSGI. When the signature
+says neither (a wrapper taking *args), render stops and asks for --asgi or
+--wsgi.
 Every sitemap configured in the application is rendered, unless --path names
 the ones to render.
+
+The HTML pages of the human view (html=True: sitemap.html beside
+sitemap.xml) are not sitemaps and are left out; --html writes them too.
 
 Nothing is written unless every document succeeds: files are staged beside
 their targets and moved into place together, the root sitemaps last. A
 document that fails (an error status such as 503, or a transfer the middleware
 aborts because a source failed mid-stream) exits 1 and leaves no file;
-an application that cannot be loaded exits 2."""
+an application that cannot be loaded, or --html for a sitemap without the
+human view, exits 2."""
 
 RENDER_EPILOG = """\
 examples:
   sitemap-middleware render --app mysite.main:app --out public/
   sitemap-middleware render --app mysite.main:create_app --factory --out public/
+  sitemap-middleware render --app mysite.flask_app:app --out public/
+  sitemap-middleware render --app mysite.wsgi:application --out public/ --html
   sitemap-middleware render --app mysite.main:app --path /blog/sitemap.xml --out public/
   sitemap-middleware render --app mysite.main:app --out public/ --quiet && aws s3 sync public/ s3://bucket/"""
 
@@ -175,6 +204,21 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument(
         "--factory", action="store_true", default=None, help="call ATTR to get the application"
     )
+    interface = render.add_mutually_exclusive_group()
+    interface.add_argument(
+        "--asgi",
+        dest="interface",
+        action="store_const",
+        const="asgi",
+        help="drive the application as ASGI (default: told from the application)",
+    )
+    interface.add_argument(
+        "--wsgi",
+        dest="interface",
+        action="store_const",
+        const="wsgi",
+        help="drive the application as WSGI (default: told from the application)",
+    )
     render.add_argument(
         "--app-dir",
         default=".",
@@ -186,6 +230,11 @@ def build_parser() -> argparse.ArgumentParser:
         dest="gz",
         action="store_false",
         help="skip the .xml.gz files (except those an index lists as its children)",
+    )
+    render.add_argument(
+        "--html",
+        action="store_true",
+        help="also write the human view's .html pages (the middleware needs html=True)",
     )
     render.add_argument(
         "--quiet", action="store_true", help="no progress indicator and no summary line"
@@ -247,9 +296,9 @@ def _check(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 def _render(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     import anyio
 
-    from .asgi_client import StartupFailed
+    from .inprocess import StartupFailed
     from .loader import LoadError
-    from .render import RenderError, RenderOptions, run_render
+    from .render import OptionError, RenderError, RenderOptions, run_render
 
     options = RenderOptions(
         app=args.app,
@@ -258,7 +307,9 @@ def _render(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         factory=args.factory,
         app_dir=args.app_dir,
         gz=args.gz,
+        html=args.html,
         quiet=args.quiet,
+        interface=args.interface,
     )
     # The middleware reports bad rows and failures on its logger: show them, unless the
     # process already routes logging somewhere.
@@ -270,7 +321,7 @@ def _render(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         logger.addHandler(handler)
     try:
         return anyio.run(run_render, options, stdout, stderr)
-    except (LoadError, StartupFailed) as exc:
+    except (LoadError, StartupFailed, OptionError) as exc:
         stderr.write(f"sitemap-middleware render: {exc}\n")
         return USAGE_ERROR
     except (RenderError, OSError) as exc:

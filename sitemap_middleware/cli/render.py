@@ -1,11 +1,13 @@
 """``sitemap-middleware render``: write every document the middleware serves to static files.
 
-The application is driven in-process (:mod:`.asgi_client`), so every file holds
-exactly the bytes the middleware sends for the same request: the root, then
-each child the index lists, each as ``.xml`` (no ``Accept-Encoding``) and as
-``.xml.gz`` (the gzip file the middleware serves beside it). Files are laid
-out by their path in the application (``/sitemap.xml`` -> ``DIR/sitemap.xml``);
-upload the folder to where ``base_url`` points.
+The application is driven in-process (:mod:`.asgi_client` for ASGI,
+:mod:`.wsgi_client` for WSGI), so every file holds exactly the bytes the
+middleware sends for the same request: the root, then each child the index
+lists, each as ``.xml`` (no ``Accept-Encoding``) and as ``.xml.gz`` (the gzip
+file the middleware serves beside it); with ``html`` also the human view's
+``.html`` sibling of each (not sitemaps: left out unless asked). Files are
+laid out by their path in the application (``/sitemap.xml`` ->
+``DIR/sitemap.xml``); upload the folder to where ``base_url`` points.
 
 Everything is staged (:mod:`.staging`): a document that fails (a non-200 such
 as a 503, or a transfer the middleware aborts) leaves no file behind, and no
@@ -21,16 +23,29 @@ from urllib.parse import urlsplit
 from xml.etree import ElementTree
 
 from ..urls import Site
-from .asgi_client import Fetch, ResponseFailed, with_lifespan
-from .loader import Mounted, find_sitemaps, import_attribute, resolve_app
+from .asgi_client import with_lifespan
+from .inprocess import Fetch, ResponseFailed
+from .loader import (
+    Interface,
+    Mounted,
+    find_sitemaps,
+    import_attribute,
+    resolve_app,
+    wsgi_middlewares,
+)
 from .progress import Progress
 from .staging import Staging, UnsafePath
+from .wsgi_client import WSGIClient
 
 NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
 
 
 class RenderError(RuntimeError):
     """A document could not be rendered; nothing was written."""
+
+
+class OptionError(ValueError):
+    """The options do not fit the application (nothing was fetched)."""
 
 
 @dataclass
@@ -41,7 +56,10 @@ class RenderOptions:
     factory: bool | None = None
     app_dir: str = "."
     gz: bool = True
+    html: bool = False
     quiet: bool = False
+    interface: Interface | None = None
+    """Forced with --asgi / --wsgi; told from the application otherwise."""
 
 
 @dataclass(frozen=True)
@@ -51,10 +69,13 @@ class Root:
     path: str
     site: Site | None = None
     prefix: str = ""
+    html: bool | None = None
+    """Whether the middleware serves the human view; None when not known."""
 
     @classmethod
     def of(cls, mounted: Mounted) -> Root:
-        return cls(mounted.path, mounted.settings.site, mounted.prefix)
+        settings = mounted.settings
+        return cls(mounted.path, settings.site, mounted.prefix, settings.html)
 
     def child_path(self, loc: str) -> str:
         """The application path of a child the index lists by its public URL."""
@@ -77,13 +98,21 @@ def plan(app: object, paths: list[str]) -> list[Root]:
 async def run_render(options: RenderOptions, stdout: TextIO, stderr: TextIO) -> int:
     """0 when every file was written; raises RenderError (nothing written) otherwise."""
     target = import_attribute(options.app, options.app_dir)
-    app = await resolve_app(target, options.factory)
+    loaded = await resolve_app(target, options.factory, options.interface)
+    app = loaded.app
 
     async def work(fetch: Fetch) -> list[Path]:
         roots = plan(app, options.paths)  # after startup: Starlette builds its stack then
+        if options.html:
+            for root in roots:
+                if root.html is False:
+                    raise OptionError(
+                        f"--html: the sitemap at {root.path} has no human view (the middleware "
+                        "is configured without html=True)"
+                    )
         staging = Staging(options.out)
         progress = Progress(stderr, enabled=not options.quiet)
-        renderer = _Renderer(fetch, staging, progress, options.gz)
+        renderer = _Renderer(fetch, staging, progress, options.gz, options.html)
         try:
             last = set()
             for root in roots:
@@ -95,9 +124,17 @@ async def run_render(options: RenderOptions, stdout: TextIO, stderr: TextIO) -> 
         finally:
             progress.close()
 
-    # A WSGI application would be driven here the same way: its own Fetch, no lifespan.
     base_url = next((m.settings.site.base_url for m in find_sitemaps(app)), "http://localhost/")
-    written = await with_lifespan(app, base_url, work)
+    try:
+        if loaded.interface == "wsgi":
+            written = await work(WSGIClient(app, base_url).fetch)
+        else:
+            written = await with_lifespan(app, base_url, work)
+    finally:
+        # A WSGI middleware may run an event loop thread for async sources: stop it, or the
+        # process would wait for it at exit.
+        for middleware in wsgi_middlewares(app):
+            middleware.close()
     if not options.quiet:
         size = sum(path.stat().st_size for path in written)
         stdout.write(f"wrote {len(written)} files ({size:,} bytes) to {options.out}\n")
@@ -105,37 +142,46 @@ async def run_render(options: RenderOptions, stdout: TextIO, stderr: TextIO) -> 
 
 
 class _Renderer:
-    def __init__(self, fetch: Fetch, staging: Staging, progress: Progress, gz: bool) -> None:
+    def __init__(
+        self, fetch: Fetch, staging: Staging, progress: Progress, gz: bool, html: bool
+    ) -> None:
         self.fetch = fetch
         self.staging = staging
         self.progress = progress
         self.gz = gz
+        self.html = html
+        self.per_document = 1 + gz + html
         self.done = 0
         self.total = 0
         self.size = 0
 
     async def tree(self, root: Root) -> set[Path]:
         """Stage the root and every child; the root's own files (to be moved last)."""
-        self.total += 2 if self.gz else 1
+        self.total += self.per_document
         root_file = await self.document(root.path)
-        roots = {root_file}
-        if self.gz:
-            roots.add(await self.document(root.path + ".gz"))
+        roots = {root_file, *await self.siblings(root.path)}
         locs = _index_locs(self.staging, root_file)
         children = list(dict.fromkeys(root.child_path(loc) for loc in locs))
-        self.total += len(children) * (2 if self.gz else 1)
+        self.total += len(children) * self.per_document
         self._show()
         for path in children:
-            # The form the index lists (.xml, or .xml.gz with index_gz), then the other one.
+            # The form the index lists (.xml, or .xml.gz with index_gz), then the others.
             await self.document(path)
-            if self.gz:
-                await self.document(
-                    path.removesuffix(".gz") if path.endswith(".gz") else path + ".gz"
-                )
+            await self.siblings(path)
         return roots
 
-    async def document(self, path: str) -> Path:
-        """Stage the document at ``path``; its target file."""
+    async def siblings(self, path: str) -> list[Path]:
+        """Stage the other forms of the document at ``path``: gzip file, HTML page."""
+        xml = path.removesuffix(".gz")
+        staged = []
+        if self.gz:
+            staged.append(await self.document(xml if path.endswith(".gz") else xml + ".gz"))
+        if self.html:
+            staged.append(await self.document(xml.removesuffix(".xml") + ".html", "text/html"))
+        return staged
+
+    async def document(self, path: str, media_type: str | None = None) -> Path:
+        """Stage the document at ``path`` (of ``media_type`` when given); its target file."""
         try:
             target = self.staging.target(path)
         except UnsafePath as exc:
@@ -161,6 +207,9 @@ class _Renderer:
             raise RenderError(f"{path}: status {head.status}{reason}")
         if head.header("content-encoding"):
             raise RenderError(f"{path}: coded as {head.header('content-encoding')}, not plain")
+        content_type = head.header("content-type") or ""
+        if media_type is not None and not content_type.startswith(media_type):
+            raise RenderError(f"{path}: served as {content_type or 'nothing'}, not {media_type}")
         self.done += 1
         self.size += written
         self._show()

@@ -1,0 +1,168 @@
+"""Drive a WSGI application in-process (PEP 3333), as a server would; no socket.
+
+:class:`WSGIClient` is the WSGI :class:`~.inprocess.Fetch`. Each request runs
+in a worker thread (Django refuses database work on a thread with a running
+event loop; async sources of the middleware run on its own loop anyway): the
+application's iterable is iterated into the sink, and its ``close()`` is
+called however the iteration ends. The status and headers given to
+``start_response`` count once the first non-empty chunk comes (before it the
+application may replace them with ``exc_info``). An exception out of the
+iterable (the middleware's ``SitemapAborted`` when a source fails
+mid-stream), out of ``close()``, a body shorter or longer than its
+``Content-Length``, or no ``start_response`` at all is a
+:class:`~.inprocess.ResponseFailed`.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+from urllib.parse import unquote_to_bytes, urlsplit
+
+import anyio.to_thread
+
+from .inprocess import Head, ResponseFailed, Sink
+
+WSGIApp = Callable[[dict[str, Any], Callable[..., Callable[[bytes], object]]], Iterable[bytes]]
+
+
+class WSGIClient:
+    """GET requests to one WSGI application."""
+
+    def __init__(self, app: WSGIApp, base_url: str = "http://localhost/") -> None:
+        self.app = app
+        parts = urlsplit(base_url)
+        self.scheme = parts.scheme or "http"
+        self.host = parts.netloc or "localhost"
+        self.server_name = parts.hostname or "localhost"
+        self.server_port = str(parts.port or (443 if self.scheme == "https" else 80))
+
+    async def fetch(self, path: str, headers: Mapping[str, str], sink: Sink) -> Head:
+        """GET ``path``; raises :class:`ResponseFailed` unless the response is complete."""
+        return await anyio.to_thread.run_sync(self.request, path, headers, sink)
+
+    def environ(self, path: str, headers: Mapping[str, str]) -> dict[str, Any]:
+        route, _, query = path.partition("?")
+        environ: dict[str, Any] = {
+            "REQUEST_METHOD": "GET",
+            "SCRIPT_NAME": "",
+            # PEP 3333: the URL-decoded path's bytes, as a latin-1 native string.
+            "PATH_INFO": unquote_to_bytes(route).decode("latin-1"),
+            "QUERY_STRING": query,
+            "SERVER_NAME": self.server_name,
+            "SERVER_PORT": self.server_port,
+            "SERVER_PROTOCOL": "HTTP/1.1",
+            "REMOTE_ADDR": "127.0.0.1",
+            "HTTP_HOST": self.host,
+            "wsgi.version": (1, 0),
+            "wsgi.url_scheme": self.scheme,
+            "wsgi.input": io.BytesIO(b""),
+            "wsgi.errors": sys.stderr,
+            "wsgi.multithread": False,
+            "wsgi.multiprocess": False,
+            "wsgi.run_once": False,
+        }
+        for name, value in headers.items():
+            key = name.upper().replace("-", "_")
+            environ[key if key in ("CONTENT_TYPE", "CONTENT_LENGTH") else f"HTTP_{key}"] = value
+        return environ
+
+    def request(self, path: str, headers: Mapping[str, str], sink: Sink) -> Head:
+        """The request itself, synchronously (in the calling thread)."""
+        response = _Response(path, sink)
+        try:
+            result = self.app(self.environ(path, headers), response.start_response)
+        except ResponseFailed:
+            raise
+        except Exception as exc:
+            raise ResponseFailed(
+                f"{path}: the application raised {type(exc).__name__}: {exc}"
+            ) from exc
+        try:
+            response.read(result)
+        finally:
+            close = getattr(result, "close", None)
+            if close is not None:
+                try:
+                    close()
+                except Exception as exc:
+                    raise ResponseFailed(
+                        f"{path}: the application's close() raised {type(exc).__name__}: {exc}"
+                    ) from exc
+        return response.head()
+
+
+class _Response:
+    """What one request's ``start_response``, ``write()`` and iterable gave."""
+
+    def __init__(self, path: str, sink: Sink) -> None:
+        self.path = path
+        self.sink = sink
+        self.status: str | None = None
+        self.headers: list[tuple[str, str]] = []
+        self.sent = 0
+        """Body bytes passed on: once there are any, the status is final."""
+        self.started = False
+
+    def start_response(
+        self, status: str, headers: list[tuple[str, str]], exc_info: Any = None
+    ) -> Callable[[bytes], object]:
+        if exc_info is not None:
+            try:
+                if self.started:  # PEP 3333: too late to replace what was sent
+                    raise exc_info[1].with_traceback(exc_info[2])
+            finally:
+                exc_info = None
+        elif self.status is not None:
+            raise ResponseFailed(f"{self.path}: start_response called twice without exc_info")
+        self.status, self.headers = status, list(headers)
+        return self.write
+
+    def write(self, data: bytes) -> None:
+        """The legacy ``write()`` callable."""
+        if self.status is None:
+            raise ResponseFailed(f"{self.path}: write() before start_response")
+        self._pass(data)
+
+    def _pass(self, data: bytes) -> None:
+        if data:
+            self.started = True
+            self.sent += len(data)
+            self.sink(data)
+
+    def read(self, result: Iterable[bytes]) -> None:
+        try:
+            chunks = iter(result)
+        except Exception as exc:
+            raise self._raised(exc) from exc
+        while True:
+            try:
+                chunk = next(chunks)
+            except StopIteration:
+                return
+            except ResponseFailed:
+                raise
+            except Exception as exc:
+                raise self._raised(exc) from exc
+            if chunk and self.status is None:
+                raise ResponseFailed(f"{self.path}: the application sent a body before its status")
+            self._pass(chunk)  # the sink's own errors (a full disk) pass as they are
+
+    def _raised(self, exc: Exception) -> ResponseFailed:
+        return ResponseFailed(f"{self.path}: the application raised {type(exc).__name__}: {exc}")
+
+    def head(self) -> Head:
+        if self.status is None:
+            raise ResponseFailed(f"{self.path}: the application returned without a response")
+        code = self.status.split(" ", 1)[0]
+        if len(code) != 3 or not code.isdigit():
+            raise ResponseFailed(f"{self.path}: the status {self.status!r} is not valid")
+        head = Head(int(code), [(name.lower(), value) for name, value in self.headers])
+        length = head.header("content-length")
+        if length is not None and length.strip().isdigit() and int(length) != self.sent:
+            raise ResponseFailed(
+                f"{self.path}: the body has {self.sent:,} bytes, its Content-Length says {length}"
+            )
+        return head
