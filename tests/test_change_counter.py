@@ -245,3 +245,18 @@ def test_other_dialects_are_refused_with_the_alternative(tmp_path: Path) -> None
     with pytest.raises(NotImplementedError, match="version= select"):
         counter._ddl(mysql.dialect())
     assert "CREATE TRIGGER" in text(";".join(counter._ddl(create_engine("sqlite://").dialect))).text
+
+
+async def test_writers_with_another_search_path_still_count(engine: Engine) -> None:
+    """PostgreSQL: the triggers name the revisions table with its schema."""
+    if engine.dialect.name != "postgresql":
+        pytest.skip("search_path is PostgreSQL's")
+    counter = counted(engine)
+    app = app_for(engine, counter)
+    before = await page_tags(app)
+    with engine.begin() as conn:
+        own = conn.exec_driver_sql("SELECT current_schema()").scalar()
+        conn.exec_driver_sql("SET LOCAL search_path TO public")
+        conn.exec_driver_sql(f"UPDATE \"{own}\".posts SET slug = 'elsewhere' WHERE id = 120")
+    after = await page_tags(app)
+    assert after[1] != before[1] and after[0] == before[0] and after[2:] == before[2:]

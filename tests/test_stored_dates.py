@@ -294,6 +294,9 @@ async def test_sqlite_text_gives_the_bytes_of_sqlalchemys_values(
     slugs = ["a", "b c", "é", "x&y", None, "it's", "d\x01", "q?x", "/"]
     seed_posts(path, READABLE * 40, slugs)
     engine = create_engine(f"sqlite:///{path}")
+    with engine.begin() as conn:  # odd stored types: a blob and a number in the text column
+        conn.execute(text("UPDATE posts SET slug = X'2F61' WHERE id = 3"))
+        conn.execute(text("UPDATE posts SET slug = 42 WHERE id = 4"))
     async_engine = create_async_engine(f"sqlite+aiosqlite:///{path}")
     options = {"base_url": BASE, "batch_size": 37, "chunk_bytes": 2048}
     try:
@@ -401,3 +404,24 @@ def test_timezones_other_than_utc_use_the_values() -> None:
     aware: list[Any] = ["2024-01-01 00:00:00.000000+05:30"] * 3
     fast, rules = render(aware, datetime.fromisoformat)
     assert fast == rules and "<lastmod>2024-01-01T00:00:00+05:30</lastmod>" in fast[0]
+
+
+@pytest.mark.anyio
+async def test_extension_functions_see_sqlalchemys_rows(tmp_path: Path) -> None:
+    """With extension options the rows go to functions: they keep SQLAlchemy's values."""
+    path = tmp_path / "posts.sqlite3"
+    seed_posts(path, ["2024-05-01 12:00:00.000000"] * 5)
+    engine = create_engine(f"sqlite:///{path}")
+
+    def images(row: Any) -> list[str]:
+        return [f"/img/{row.updated_at:%Y-%m}/{row.id}.png"]  # a datetime, not stored text
+
+    try:
+        source = post_source(engine, images=images)
+        assert not source.mapping.lastmods_as_text and not source.mapping.driver_rows
+        exchange = await call(SitemapApp(sources=[source], base_url=BASE))
+        assert exchange.status == 200, exchange.error
+        assert b"<image:loc>https://example.com/img/2024-05/3.png</image:loc>" in exchange.body
+        assert b"<lastmod>2024-05-01T12:00:00+00:00</lastmod>" in exchange.body
+    finally:
+        engine.dispose()
