@@ -29,6 +29,8 @@ from sqlalchemy import (
     String,
     Table,
     create_engine,
+    event,
+    func,
     insert,
     select,
     text,
@@ -423,5 +425,29 @@ async def test_extension_functions_see_sqlalchemys_rows(tmp_path: Path) -> None:
         assert exchange.status == 200, exchange.error
         assert b"<image:loc>https://example.com/img/2024-05/3.png</image:loc>" in exchange.body
         assert b"<lastmod>2024-05-01T12:00:00+00:00</lastmod>" in exchange.body
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.anyio
+async def test_driver_rows_stop_and_return_the_connection_on_disconnect(tmp_path: Path) -> None:
+    path = tmp_path / "posts.sqlite3"
+    seed_posts(path, ["2024-05-01 12:00:00.000000"] * 1200)
+    engine = create_engine(f"sqlite:///{path}")
+    stepped: list[int] = []
+
+    @event.listens_for(engine, "connect")
+    def register(dbapi_connection: Any, _: Any) -> None:
+        dbapi_connection.create_function("step", 1, lambda key: stepped.append(key) or key)
+
+    stmt = select(posts.c.id, posts.c.slug, posts.c.updated_at, func.step(posts.c.id).label("s"))
+    source = SQLAlchemySource(stmt, engine, name="posts", loc="/posts/{slug}", lastmod="updated_at")
+    assert source.mapping.driver_rows
+    app = SitemapApp(sources=[source], base_url=BASE, batch_size=50, chunk_bytes=4096)
+    try:
+        response = await call(app, disconnect_after=2)
+        assert response.error is None and not response.complete
+        assert 0 < len(stepped) < 400  # far from the 1,200 rows
+        assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
     finally:
         engine.dispose()
