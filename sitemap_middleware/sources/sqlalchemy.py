@@ -290,6 +290,7 @@ class _Mapping:
     def keep_rows(self) -> None:
         """Read SQLAlchemy's own rows and values: functions of the source's options see them."""
         self.read_stmt, self.lastmods_as_text, self.driver_rows = self.stmt, False, False
+        self._statements.clear()
 
     def where(self, stmt: AnySelect, keys: KeyRange) -> AnySelect:
         """``stmt`` limited to the keys in ``keys``.
