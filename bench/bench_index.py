@@ -7,8 +7,10 @@ In one run it prints
   writing the same bytes (and gzipping them with the same zlib settings);
   peak RSS of a fresh process serving every page, against the same for 50,000;
 * for a table of ``--deep`` rows (default 2,000,000): the time of the last page
-  over the first, and of a 304 on the last page over its 200 (by the default
-  range aggregate, and with a ``version=`` token).
+  over the first, and of a 304 on the last page over its 200: by the default
+  range aggregate, with a :class:`ChangeCounter` (triggers) and with an
+  application's ``version=`` token; the aggregate statement alone; and what the
+  counter's triggers add to writes.
 
 Usage: ``python bench/bench_index.py [--rows 500000] [--deep 2000000] [--repeat 3]``
 """
@@ -27,10 +29,20 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from bench_urlset import BASE, article_source, baseline_chunks, get, high_water_mb, seed
-from sqlalchemy import create_engine
+from bench_urlset import (
+    BASE,
+    article_source,
+    articles,
+    baseline_chunks,
+    get,
+    high_water_mb,
+    seed,
+    timed,
+)
+from sqlalchemy import create_engine, event, update
 
 from sitemap_middleware import SitemapApp
+from sitemap_middleware.sources.change_counter import ChangeCounter
 from sitemap_middleware.xml import MAX_BYTES, MAX_URLS, page_rows
 
 WIDTH = page_rows(MAX_URLS, MAX_BYTES, 2047)
@@ -114,6 +126,86 @@ def rss_of(path: Path) -> float:
     return float(result.stdout.strip().splitlines()[-1])
 
 
+async def deep_figures(
+    app: SitemapApp, first: int, last: int, repeat: int
+) -> tuple[float, float, float, tuple[str, Any] | None]:
+    """Median seconds of page ``first`` and page ``last`` (interleaved), of a 304 on
+    ``last``, and the statement that 304 runs (None when it runs none).
+
+    All in one root task, as under a server: anyio keeps its worker threads for the
+    life of the root task (a new event loop task per request would start threads).
+    """
+
+    async def fetch(n: int, headers: dict[str, str] | None = None) -> Any:
+        return await get(app, headers, keep=False, path=f"/sitemap-articles-{n}.xml")
+
+    await fetch(first)  # warm-up: statements compiled, summaries read
+    await fetch(last)
+    firsts, lasts = [], []
+    for _ in range(repeat):
+        firsts.append(await timed(lambda: fetch(first)))
+        lasts.append(await timed(lambda: fetch(last)))
+    conditional = {"if-none-match": (await fetch(last)).headers["etag"]}
+    assert (await fetch(last, conditional)).status == 304
+    samples = []
+    for _ in range(41):
+        start = time.perf_counter()
+        await fetch(last, conditional)
+        samples.append(time.perf_counter() - start)
+    engine = app.sitemap.sources[0].engine  # type: ignore[union-attr]
+    seen: list[tuple[str, Any]] = []
+
+    def record(*args: Any) -> None:
+        seen.append((args[2], args[3]))
+
+    event.listen(engine, "before_cursor_execute", record)
+    await fetch(last, conditional)
+    event.remove(engine, "before_cursor_execute", record)
+    return (
+        statistics.median(firsts),
+        statistics.median(lasts),
+        statistics.median(samples),
+        seen[-1] if seen else None,
+    )
+
+
+def statement_ms(path: Path, sql: str, parameters: Any) -> float:
+    connection = sqlite3.connect(path)
+    connection.execute(sql, parameters).fetchall()
+    times = []
+    for _ in range(21):
+        start = time.perf_counter()
+        connection.execute(sql, parameters).fetchall()
+        times.append(time.perf_counter() - start)
+    connection.close()
+    return statistics.median(times) * 1000
+
+
+def write_cost(path: Path, counter: ChangeCounter) -> tuple[float, float]:
+    """One UPDATE of 10,000 rows (in its own transaction), without and with the triggers."""
+    engine = create_engine(f"sqlite:///{path}")
+    # Each run really changes the rows (SQLite skips nothing, but be sure).
+    statement = update(articles).where(articles.c.id <= 10_000).values(slug=articles.c.slug + "-")
+
+    def timed() -> float:
+        times = []
+        for _ in range(5):
+            start = time.perf_counter()
+            with engine.begin() as conn:
+                conn.execute(statement)
+            times.append(time.perf_counter() - start)
+        return statistics.median(times) * 1000
+
+    without = timed()
+    with engine.begin() as conn:
+        counter.install(conn)
+    with_triggers = timed()
+    with engine.begin() as conn:
+        counter.uninstall(conn)
+    engine.dispose()
+    return without, with_triggers
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=500_000)
@@ -164,25 +256,19 @@ def main() -> None:
         deep_pages = pages(deep, DEEP_WIDTH)
         # The last page holds only the remainder (keys are 1..N): compare the deepest full one.
         first, last = deep_pages[0], deep_pages[-2]
+        counter = ChangeCounter(articles)  # groups of 1,000 keys: 50 per page
+        installer = create_engine(f"sqlite:///{deep}")
+        with installer.begin() as conn:
+            counter.install(conn)
+        installer.dispose()
         for label, options in (
-            ("range aggregate", {}),
-            ("version token", {"version": lambda: "v1"}),
+            ("range aggregate (default)", {}),
+            ("ChangeCounter triggers", {"version": counter}),
+            ("application version token", {"version": lambda: "v1"}),
         ):
             app = app_for(deep, DEEP, **options)
-            loop = asyncio.new_event_loop()
-
-            def fetch(
-                n: int, headers: dict[str, str] | None = None, app: Any = app, loop: Any = loop
-            ) -> Any:
-                page = f"/sitemap-articles-{n}.xml"
-                return loop.run_until_complete(get(app, headers, keep=False, path=page))
-
-            t_first = median(lambda: fetch(first), max(args.repeat, 5))
-            t_last = median(lambda: fetch(last), max(args.repeat, 5))
-            etag = fetch(last)[1]["etag"]
-            assert fetch(last, {"if-none-match": etag})[0] == 304
-            conditional = {"if-none-match": etag}
-            t_304 = median(lambda h=conditional: fetch(last, h), 21)
+            figures = asyncio.run(deep_figures(app, first, last, max(args.repeat, 5)))
+            t_first, t_last, t_304, sql = figures
             if not options:
                 ratio = t_last / t_first
                 row(
@@ -198,7 +284,15 @@ def main() -> None:
                 "<= 1%",
                 f"{share:.2%} {'met' if share <= 0.01 else 'MISSED'}",
             )
-            loop.close()
+            if sql is not None:
+                row(
+                    "  the 304's statement alone in sqlite3 (ms)", f"{statement_ms(deep, *sql):.3f}"
+                )
+        without, with_triggers = write_cost(small, counter)
+        row(
+            "UPDATE of 10,000 rows, without / with triggers (ms)",
+            f"{without:.1f} / {with_triggers:.1f}",
+        )
 
     print(f"\n{'measure':52s} {'value':>22s}  {'target':>16s}  verdict")
     print("-" * 104)

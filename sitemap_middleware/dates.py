@@ -11,6 +11,7 @@ second are dropped.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
 
 _W3C = re.compile(
@@ -21,6 +22,20 @@ _W3C = re.compile(
 
 class LastmodError(ValueError):
     """A lastmod value that cannot be written; the message says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class Unreadable:
+    """A stored lastmod that the column type's own conversion rejects.
+
+    SQLite keeps dates as text, and any text can be stored: ``'2024-02-30'``,
+    ``'soon'``, a number. A source that reads the text itself passes such a
+    value on as ``Unreadable`` so that the bad-row rule drops the field (and
+    reports it) instead of the whole response failing.
+    """
+
+    value: object
+    reason: str
 
 
 def parse_w3c(text: str, naive_timezone: tzinfo) -> date | datetime:
@@ -69,6 +84,8 @@ def format_lastmod(value: object, naive_timezone: tzinfo) -> str:
         return value.isoformat()
     if isinstance(value, str):
         return format_lastmod(parse_w3c(value, naive_timezone), naive_timezone)
+    if isinstance(value, Unreadable):
+        raise LastmodError(f"stored lastmod {value.value!r:.60} cannot be read: {value.reason}")
     raise LastmodError(
         f"lastmod must be a date, datetime or W3C string, not {type(value).__name__}"
     )

@@ -73,6 +73,34 @@ RawEntry = tuple[Any, Any, Any, Any, Any]
 """``(key, loc, lastmod, changefreq, priority)`` of one row: unchecked."""
 
 
+class Affixed(Sequence[str]):
+    """A column of locs that share a prefix and a suffix: ``before + value + after``.
+
+    A loc template with one field gives its locs this way, so that the common
+    case never builds them: the renderer writes the parts straight into the
+    elements. Indexing and iterating give the whole locs.
+    """
+
+    __slots__ = ("after", "before", "values")
+
+    def __init__(self, before: str, values: Sequence[str], after: str) -> None:
+        self.before = before
+        self.values = values
+        self.after = after
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self.before + value + self.after for value in self.values[index]]
+        return self.before + self.values[index] + self.after
+
+    def __iter__(self) -> Iterator[str]:
+        before, after = self.before, self.after
+        return (before + value + after for value in self.values)
+
+
 @dataclass(frozen=True, slots=True)
 class Batch:
     """The raw entries of one fetch, column by column, as sources yield them.
@@ -87,6 +115,14 @@ class Batch:
     lastmods: Sequence[Any]
     changefreqs: Sequence[Any]
     priorities: Sequence[Any]
+    lastmod_texts: Sequence[Any] | None = None
+    """Optional: the ISO 8601 strings the lastmods were parsed from, one per row.
+
+    A source that reads stored text (SQLite keeps dates as text) gives it here
+    when every ``lastmods[i]`` is ``datetime.fromisoformat(lastmod_texts[i])``
+    (or ``date.fromisoformat``). The renderer may then copy the digits instead
+    of formatting each value, once it has proved the texts' layout.
+    """
 
     @classmethod
     def of(cls, rows: Sequence[RawEntry]) -> Batch:

@@ -10,18 +10,119 @@ through the full rules in :mod:`sitemap_middleware.entry` and
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import UTC, date, datetime
 from operator import attrgetter
+from typing import Any
 
-from .entry import Batch, EntryRules, RawEntry, format_changefreq, format_priority
+from .entry import Affixed, Batch, EntryRules, RawEntry, format_changefreq, format_priority
 from .extensions import Shape
 from .urls import MIN_LOC_LENGTH
 from .xml import escape, url_element
 
 # A path that needs neither percent-encoding nor entity-escaping, and is not "//host".
 _PLAIN_PATH = re.compile(r"/(?:[A-Za-z0-9\-._~][A-Za-z0-9\-._~/]*)?")
+# The bytes of plain paths, and the newline that joins a column of them.
+_PLAIN_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/\n"
+# Where the separators stand in each stored layout (its width): the date's dashes, the
+# time's colons, the fraction's dot (and at 10 a space or a "T", checked apart).
+_DATE_SEPARATORS = ((4, b"-"), (7, b"-"))
+_TIME_SEPARATORS = (*_DATE_SEPARATORS, (13, b":"), (16, b":"))
+_LAYOUTS: dict[int, tuple[tuple[int, bytes], ...]] = {
+    10: _DATE_SEPARATORS,
+    19: _TIME_SEPARATORS,
+    26: (*_TIME_SEPARATORS, (19, b".")),
+}
+_TWENTIES = bytes.maketrans(b"0123456789", b"\0\0\1\0\0\0\0\0\0\0")  # hour tens "2"
+_FOUR_UP = bytes.maketrans(b"0123456789", b"\0\0\0\0\1\1\1\1\1\1")  # hour units 4-9
 _tzinfo = attrgetter("tzinfo")
 _TAIL_CACHE_SIZE = 256
+
+
+def not_plain(locs: Sequence[Any], starts: re.Pattern[bytes] | None) -> list[int] | None:
+    """The positions of the locs that are not plain paths in the scope, column-wise.
+
+    The same verdict as ``_PLAIN_PATH.fullmatch(loc) and loc.startswith(scope)``
+    per loc, from a few C-level passes over the joined column (``starts`` finds
+    a loc that does not start with the scope or starts with ``//``; None when
+    the column holds the middle parts of locs whose start is known to be
+    plain, and then only their characters count); None when that cannot be
+    told cheaply (a loc that is not a string, holds a newline or a lone
+    surrogate, or a bad start, or many locs with odd characters), and the
+    caller checks each loc instead.
+    """
+    try:
+        data = "\n".join(locs).encode("utf-8")
+    except (TypeError, UnicodeEncodeError):
+        return None
+    count = len(locs)
+    if data.count(b"\n") != count - 1 or (starts is not None and starts.search(b"\n" + data)):
+        return None
+    odd = data.translate(None, _PLAIN_BYTES)
+    if not odd:
+        return []
+    if len(odd) > 8 + count // 4:
+        return None  # many odd characters: the per-loc check is cheaper
+    positions: list[int] = []
+    for byte in set(odd):
+        at = data.find(byte)
+        while at != -1:
+            positions.append(at)
+            at = data.find(byte, at + 1)
+    positions.sort()
+    found: list[int] = []
+    row = seen = 0
+    for at in positions:
+        row += data.count(b"\n", seen, at)
+        seen = at
+        if not found or found[-1] != row:
+            found.append(row)
+    return found
+
+
+def stored_layout(texts: Sequence[Any] | None, count: int) -> int:
+    """Whether the digits of stored lastmods can be copied: 10, 19 or 26 (their one
+    length), or 0.
+
+    ``texts`` are the strings ``datetime.fromisoformat`` (or ``date.fromisoformat``)
+    turned into the lastmods, so their digits already make a valid date and time.
+    This proves, column-wise, that every one is exactly ``YYYY-MM-DD`` (10), or
+    ``YYYY-MM-DD hh:mm:ss`` with a space or a ``T`` (19), or that and
+    ``.ffffff`` (26): ASCII digits everywhere else, no zone, and no hour 24
+    (which some Pythons read as the next midnight). Then the W3C text is
+    ``text[:10]`` (a date) or ``text[:10] + "T" + text[11:19]`` (the same as
+    ``value.isoformat(timespec="seconds")``).
+    """
+    if texts is None or count == 0:
+        return 0
+    try:
+        data = "".join(texts).encode("ascii")
+        width = max(map(len, texts))
+    except (TypeError, UnicodeEncodeError):
+        return 0
+    # None longer than the longest, and as long as all of them together: all that long.
+    if width not in _LAYOUTS or len(data) != width * count:
+        return 0
+    # Digits and separators only, and each separator where the layout has one.
+    separators = data.translate(None, b"0123456789")
+    if separators.translate(None, b"-:. T"):
+        return 0
+    for position, separator in _LAYOUTS[width]:
+        if data[position::width] != separator * count:
+            return 0
+    expected = len(_LAYOUTS[width]) * count
+    if width > 10:
+        between = data[10::width]
+        if between != b" " * count and between != b"T" * count:
+            return 0
+        expected += count
+    if len(separators) != expected:  # no separator elsewhere: digits everywhere else
+        return 0
+    if width > 10:
+        hours = int.from_bytes(data[11::width].translate(_TWENTIES), "big")
+        if hours & int.from_bytes(data[12::width].translate(_FOUR_UP), "big"):
+            return 0  # an hour from 24 up
+    return width
 
 
 class Renderer:
@@ -34,6 +135,11 @@ class Renderer:
         self.scope_path = site.scope[len(self.root) :]
         self.room = site.max_loc_length - len(self.root)  # the longest plain path
         self.naive_is_utc = rules.naive_timezone is UTC
+        # In "\n" + the newline-joined locs: a loc that does not start with the scope or
+        # starts with "//" (a single newline search, see not_plain).
+        self._bad_starts = re.compile(b"\n(?:(?!" + re.escape(self.scope_path.encode()) + b")|//)")
+        # (prefix, suffix) of template locs -> whether they make plain locs of plain middles.
+        self._plain_affixes: dict[tuple[str, str], bool] = {}
         # "(changefreq, priority)" -> the closing part of a <url>, for values already checked.
         self._tails: dict[tuple[str | None, float | None], str] = {(None, None): "</url>\n"}
 
@@ -84,57 +190,101 @@ class Renderer:
         tail = self._tails.get((changefreq, priority)) or self._tail(changefreq, priority)
         if tail is None:
             return None
-        texts: list[str] | None = None
+        texts: Sequence[str] | None = None
+        layout = 0
         if lastmods.count(None) != count:
             kinds = set(map(type, lastmods))
             if kinds == {datetime} and self.naive_is_utc:
                 if list(map(_tzinfo, lastmods)).count(None) != count:
                     return None
-                texts = list(map(datetime.isoformat, lastmods))
-                if max(map(len, texts)) > 19:  # fractions of a second are dropped
-                    texts = [text[:19] for text in texts]
+                layout = stored_layout(batch.lastmod_texts, count)
+                if layout in (19, 26):
+                    texts = batch.lastmod_texts
+                else:
+                    layout = 0
+                    texts = list(map(datetime.isoformat, lastmods))
+                    if max(map(len, texts)) > 19:  # fractions of a second are dropped
+                        texts = [text[:19] for text in texts]
                 tail = "</lastmod>" + tail
                 zone = "+00:00"
             elif kinds == {date}:
-                texts = list(map(date.isoformat, lastmods))
+                if stored_layout(batch.lastmod_texts, count) == 10:
+                    texts = batch.lastmod_texts  # "YYYY-MM-DD" is the date's own text
+                else:
+                    texts = list(map(date.isoformat, lastmods))
                 tail = "</lastmod>" + tail
                 zone = ""
             else:
                 return None
+        # Template locs (a plain prefix in the scope, a plain suffix) are written in parts.
+        before = after = ""
+        middles: Sequence[Any] = locs
+        if type(locs) is Affixed and self._affixes_plain(locs.before, locs.after):
+            before, middles, after = locs.before, locs.values, locs.after
         try:
-            plain = list(map(_PLAIN_PATH.fullmatch, locs))
+            lengths = list(map(len, middles))
         except TypeError:  # a loc that is not a string
             return None
-        lengths = list(map(len, locs))
         root = self.root
-        if max(lengths) > self.rules.site.max_loc_length - len(root) or min(
+        extra = len(before) + len(after)
+        if max(lengths) + extra > self.rules.site.max_loc_length - len(root) or min(
             lengths
-        ) < MIN_LOC_LENGTH - len(root):
+        ) + extra < MIN_LOC_LENGTH - len(root):
             return None
-        if self.scope_path != "/":
-            scope = self.scope_path
-            plain = [
-                m if m and loc.startswith(scope) else None
-                for m, loc in zip(plain, locs, strict=True)
+        odd = not_plain(middles, None if middles is not locs else self._bad_starts)
+        if odd is None:
+            scope, plain = self.scope_path, _PLAIN_PATH.fullmatch
+            odd = [
+                at
+                for at, loc in enumerate(locs)
+                if type(loc) is not str or not (plain(loc) and loc.startswith(scope))
             ]
+        head = f"<url><loc>{root}{before}"
         if texts is None:
-            out = [f"<url><loc>{root}{loc}</loc>{tail}" for loc in locs]
-        else:
+            end = f"{after}</loc>{tail}"
+            out = [f"{head}{middle}{end}" for middle in middles]
+        elif not layout:
+            mid, end = f"{after}</loc><lastmod>", zone + tail
             out = [
-                f"<url><loc>{root}{loc}</loc><lastmod>{text}{zone}{tail}"
-                for loc, text in zip(locs, texts, strict=True)
+                f"{head}{middle}{mid}{text}{end}"
+                for middle, text in zip(middles, texts, strict=True)
             ]
-        if None not in plain:
+        else:  # "YYYY-MM-DD hh:mm:ss.ffffff" as stored: copy the digits
+            mid, end = f"{after}</loc><lastmod>", "+00:00" + tail
+            out = [
+                f"{head}{middle}{mid}{text[:10]}T{text[11:19]}{end}"
+                for middle, text in zip(middles, texts, strict=True)
+            ]
+        if not odd:
             return out
         # Locs that need encoding or escaping (or are bad): the loc rule, the rest as checked.
-        for at, m in enumerate(plain):
-            if m is None:
-                loc = locs[at]
-                url = self.rules.check_loc(source, batch.keys[at], loc)
-                # The element so far starts "<url><loc>{root}{loc}</loc>"; keep what follows.
-                rest = out[at][len(root) + len(loc) + 16 :] if url is not None else ""
-                out[at] = f"<url><loc>{escape(url)}</loc>{rest}" if url is not None else ""
-        return [element for element in out if element]
+        skipped = False
+        for at in odd:
+            loc = locs[at]
+            url = self.rules.check_loc(source, batch.keys[at], loc)
+            if url is None:
+                out[at] = ""
+                skipped = True
+                continue
+            # The element so far starts "<url><loc>{root}{loc}</loc>"; keep what follows.
+            rest = out[at][len(root) + len(loc) + 16 :]
+            out[at] = f"<url><loc>{escape(url)}</loc>{rest}"
+        return [element for element in out if element] if skipped else out
+
+    def _affixes_plain(self, before: str, after: str) -> bool:
+        """Whether ``before + middle + after`` is a plain path in the scope for every
+        plain ``middle``: ``before`` starts with the scope and a non-slash character,
+        and both are plain."""
+        known = self._plain_affixes.get((before, after))
+        if known is None:
+            known = bool(
+                len(before) >= 2
+                and before.startswith(self.scope_path)
+                and _PLAIN_PATH.fullmatch(before + after)
+            )
+            if len(self._plain_affixes) < _TAIL_CACHE_SIZE:
+                self._plain_affixes[(before, after)] = known
+        return known
 
     def _checked(self, source: str, raw: RawEntry) -> str:
         """One row through the full rules; ``""`` when it is skipped."""

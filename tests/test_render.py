@@ -8,8 +8,10 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from sitemap_middleware.entry import Batch, EntryRules, RawEntry
+from sitemap_middleware.entry import Affixed, Batch, EntryRules, RawEntry
 from sitemap_middleware.render import Renderer
 from sitemap_middleware.urls import Site
 from sitemap_middleware.xml import url_element
@@ -92,3 +94,37 @@ def test_uniform_batches_match_the_rules(batch: list[RawEntry]) -> None:
     assert Renderer(EntryRules(site, UTC)).elements("s", Batch.of(batch)) == slow(
         EntryRules(site, UTC), batch
     )
+
+
+# --- template locs written in parts ------------------------------------------------------
+
+AFFIXES = ["/articles/", "/", "", "//x/", "/catalog/", "/catalog", "/a b/", "/caf\u00e9/", "/x?"]
+SUFFIXES = ["", "/", ".html", " x", "&"]
+middles = st.one_of(
+    st.from_regex(r"[a-z0-9-]{0,12}", fullmatch=True),
+    st.text(st.characters(codec="utf-8"), max_size=8),
+    st.sampled_from(["", "a b", "caf\u00e9", "x&y", "it's", "a\nb", "/", "//", "\x01"]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(AFFIXES),
+    st.lists(middles, min_size=1, max_size=30),
+    st.sampled_from(SUFFIXES),
+    st.sampled_from(["/sitemap.xml", "/catalog/sitemap.xml"]),
+    st.sampled_from([None, datetime(2024, 1, 2, 3, 4, 5)]),
+)
+def test_affixed_locs_give_the_bytes_of_whole_locs(
+    before: str, values: list[str], after: str, scope_path: str, lastmod: Any
+) -> None:
+    site = Site.build("https://example.com/", scope_path)
+    locs = Affixed(before, values, after)
+    assert list(locs) == [before + value + after for value in values]
+    assert locs[1:] == [before + value + after for value in values[1:]]
+    rows: list[RawEntry] = [(i, loc, lastmod, "daily", None) for i, loc in enumerate(list(locs))]
+    whole = Batch.of(rows)
+    parts = Batch(whole.keys, locs, whole.lastmods, whole.changefreqs, whole.priorities)
+    expected = slow(EntryRules(site, UTC), rows)
+    assert Renderer(EntryRules(site, UTC)).elements("s", parts) == expected
+    assert Renderer(EntryRules(site, UTC)).elements("s", whole) == expected

@@ -12,10 +12,12 @@ rows into Python::
 
 With an index on the key and the lastmod column this is an index-only scan:
 its cost grows with the number of rows, but far more slowly than reading them.
-A source whose table is large can pass ``version=``: a scalar ``select()``
-(such as a revision counter the application bumps on every write) or a
-callable. The aggregates are then read once per version and key range and
-remembered: while the version stands, a request costs the version alone.
+A source whose table is large can pass ``version=``: a
+:class:`~sitemap_middleware.sources.change_counter.ChangeCounter` (revisions
+per key range, kept by triggers), a scalar ``select()`` (such as a revision
+counter the application bumps on every write) or a callable. The aggregates
+are then read once per version and key range and remembered: while the
+version stands, a request costs the version alone.
 """
 
 from __future__ import annotations
@@ -23,22 +25,40 @@ from __future__ import annotations
 import string
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime, tzinfo
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import DateTime, Integer, Select, func, select, tuple_
-from sqlalchemy.engine import Connection, Engine, Row
+from sqlalchemy import (
+    DateTime,
+    Integer,
+    Select,
+    String,
+    bindparam,
+    func,
+    select,
+    tuple_,
+    type_coerce,
+)
+from sqlalchemy.engine import Connection, Dialect, Engine, Row
 from sqlalchemy.sql.elements import ColumnElement
 
 from ..dates import to_utc
-from ..entry import CHANGEFREQS, Batch, format_priority
+from ..entry import CHANGEFREQS, Affixed, Batch, format_priority
 from ..validators import Summary
 from .base import ALL, Bucket, KeyRange, NotPageable, SyncSource, check_name
+from .change_counter import ChangeCounter
 from .extras import extras_spec
+from .stored_dates import Parser, as_text, converts_nothing, parse_column, parse_one, text_parser
 
 LocSpec = str | Callable[[Row[Any]], str]
 if TYPE_CHECKING:
     # A select of any columns (SQLAlchemy 2.1 types a select by its column types).
     AnySelect = Select[*tuple[Any, ...]]
+    VersionSpec = ChangeCounter | AnySelect | Callable[[], Any] | None
+
+
+# Bound parameters of a key range's lower (exclusive) and upper (inclusive) key.
+_BOUNDS = {">": "sitemap_after", "<=": "sitemap_until"}
 
 
 class LocTemplate:
@@ -67,6 +87,8 @@ class LocTemplate:
                         f"return; selected columns: {', '.join(columns)}"
                     )
                 self.parts.append(("", columns.index(field)))
+        self.fields = {index for _, index in self.parts if index is not None}
+        """The positions of the columns the template uses."""
         # The common one-field template ("/articles/{slug}") has a column-wise fast path.
         fields = [at for at, (_, index) in enumerate(self.parts) if index is not None]
         self._single: tuple[str, int, str] | None = None
@@ -95,19 +117,44 @@ class LocTemplate:
             out.append(text)
         return "".join(out)
 
-    def column(self, rows: Sequence[Sequence[Any]]) -> list[str | None]:
+    def locs(self, rows: Sequence[Sequence[Any]]) -> list[str | None]:
+        """The whole locs of many rows, as a list."""
+        return list(self.column(rows))
+
+    def column(self, rows: Sequence[Sequence[Any]]) -> Sequence[str | None]:
         """The locs of many rows; the same result as calling the template on each."""
         if self._single is not None:
             before, index, after = self._single
-            values = [row[index] for row in rows]
+            values = list(map(itemgetter(index), rows))
             try:
                 # One C-level pass proves every value is a string with nothing to encode.
                 joined = "".join(values)
             except TypeError:
                 joined = "?"
             if "?" not in joined and "#" not in joined:
-                return [before + value + after for value in values]
+                return Affixed(before, values, after)
         return [self(row) for row in rows]
+
+
+class KeyColumn(Sequence[Any]):
+    """The keys of a batch's rows, read from the rows when asked for (bad rows only)."""
+
+    __slots__ = ("get", "rows")
+
+    def __init__(self, rows: Sequence[Any], key_index: Sequence[int | None]) -> None:
+        self.rows = rows
+        self.get = itemgetter(*key_index)  # one column: the value; several: a tuple
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return list(map(self.get, self.rows[index]))
+        return self.get(self.rows[index])
+
+    def __iter__(self) -> Iterator[Any]:
+        return map(self.get, self.rows)
 
 
 class _Mapping:
@@ -125,7 +172,8 @@ class _Mapping:
         priority: float | None,
         priority_column: str | None,
         key: str | Sequence[str] | None,
-        version: AnySelect | Callable[[], Any] | None,
+        version: VersionSpec,
+        dialect: Dialect,
     ) -> None:
         self.name = check_name(name)
         if not isinstance(stmt, Select):
@@ -192,13 +240,43 @@ class _Mapping:
         self.key_names = key_names
         self.stmt = stmt.order_by(None).order_by(*self.key_columns)
         self.version = version
-        self._summary_stmts: dict[KeyRange, AnySelect] = {}
+        # A lastmod the database keeps as text (SQLite) is read as text and parsed here.
+        self.lastmod_parser: Parser | None = None
+        if self.lastmod_index is not None:
+            self.lastmod_parser = text_parser(selected[self.lastmod_index], dialect)
+        self.read_stmt = self.stmt
+        self.lastmods_as_text = (
+            self.lastmod_parser is not None
+            and isinstance(self.loc, LocTemplate)
+            and self.lastmod_index not in self.key_index
+            and self.lastmod_index not in self.loc.fields
+        )
+        if self.lastmods_as_text:
+            assert lastmod is not None and self.lastmod_index is not None
+            read = list(self.stmt.selected_columns)
+            read[self.lastmod_index] = as_text(read[self.lastmod_index], lastmod)
+            self.read_stmt = self.stmt.with_only_columns(*read, maintain_column_froms=True)
+        # pysqlite reads lazily by itself: when no column the mapping reads needs converting,
+        # its cursor's own tuples stand in for SQLAlchemy's Row objects (and their buffer).
+        used = {*self.key_index, self.lastmod_index, self.changefreq_index, self.priority_index}
+        if isinstance(self.loc, LocTemplate):
+            used |= self.loc.fields
+        self.driver_rows = (
+            isinstance(self.loc, LocTemplate)
+            and dialect.name == "sqlite"
+            and dialect.driver == "pysqlite"
+            and all(
+                converts_nothing(self.read_stmt.selected_columns[index], dialect)
+                for index in used
+                if index is not None
+            )
+        )
+        self._statements: dict[tuple[str, object], AnySelect] = {}
         # One aggregate over a key range instead of one per column (set on PostgreSQL).
-        self.ranges_in_one_pass = False
+        self.ranges_in_one_pass = dialect.name == "postgresql"
         self.pageable = len(self.key_columns) == 1 and isinstance(self.key_columns[0].type, Integer)
-        # With a version token: the summaries read for the current version.
-        self._by_version: dict[tuple[str, KeyRange, tzinfo], Summary] = {}
-        self._version_seen: str | None = None
+        # With a version: per key range, the version its summary was read for.
+        self._by_range: dict[tuple[KeyRange, tzinfo], tuple[str, Summary]] = {}
         self._fingerprint = "|".join(
             [
                 "sqlalchemy",
@@ -209,10 +287,22 @@ class _Mapping:
             ]
         )
 
+    def keep_rows(self) -> None:
+        """Read SQLAlchemy's own rows and values: functions of the source's options see them."""
+        self.read_stmt, self.lastmods_as_text, self.driver_rows = self.stmt, False, False
+        self._statements.clear()
+
     def where(self, stmt: AnySelect, keys: KeyRange) -> AnySelect:
+        """``stmt`` limited to the keys in ``keys``.
+
+        One key column is compared with bound parameters (:meth:`bounds` gives
+        their values), so one statement serves every key range of its shape and
+        SQLAlchemy builds its cache key once; row values embed theirs.
+        """
+
         def compare(values: tuple[Any, ...], op: str) -> ColumnElement[bool]:
             left: ColumnElement[Any] = self.key_columns[0]
-            right: Any = values[0]
+            right: Any = bindparam(_BOUNDS[op], type_=left.type)
             if len(self.key_columns) > 1:  # row values: (a, b) > (:a, :b)
                 left, right = tuple_(*self.key_columns), tuple_(*values)
             result: ColumnElement[bool] = left > right if op == ">" else left <= right
@@ -224,13 +314,39 @@ class _Mapping:
             stmt = stmt.where(compare(keys.until, "<="))
         return stmt
 
+    def bounds(self, keys: KeyRange) -> dict[str, Any]:
+        """The parameters of :meth:`where`'s statement for ``keys``."""
+        if len(self.key_columns) > 1:
+            return {}
+        values = {}
+        if keys.after is not None:
+            values[_BOUNDS[">"]] = keys.after[0]
+        if keys.until is not None:
+            values[_BOUNDS["<="]] = keys.until[0]
+        return values
+
+    def _shape(self, keys: KeyRange) -> object:
+        """What the statements for ``keys`` differ by: which bounds they have (one key column)."""
+        if len(self.key_columns) > 1:
+            return keys
+        return (keys.after is None, keys.until is None)
+
+    def rows_stmt(self, keys: KeyRange) -> AnySelect:
+        """The rows statement (:attr:`read_stmt` in ``keys``), built once per shape."""
+        return self._cached("rows", keys, lambda: self.where(self.read_stmt, keys))
+
     def summary_stmt(self, keys: KeyRange) -> AnySelect:
-        """The aggregate statement, built once per key range."""
-        if keys not in self._summary_stmts:
-            if len(self._summary_stmts) >= 1024:
-                self._summary_stmts.clear()
-            self._summary_stmts[keys] = self._build_summary_stmt(keys)
-        return self._summary_stmts[keys]
+        """The aggregate statement, built once per shape."""
+        return self._cached("summary", keys, lambda: self._build_summary_stmt(keys))
+
+    def _cached(self, kind: str, keys: KeyRange, build: Callable[[], AnySelect]) -> AnySelect:
+        shape = (kind, self._shape(keys))
+        stmt = self._statements.get(shape)
+        if stmt is None:
+            if len(self._statements) >= 1024:  # row-value keys: one per range
+                self._statements.clear()
+            stmt = self._statements[shape] = build()
+        return stmt
 
     def _build_summary_stmt(self, keys: KeyRange) -> AnySelect:
         """count, min and max key and newest lastmod of the rows in a key range.
@@ -246,15 +362,19 @@ class _Mapping:
             return select(aggregate).select_from(rows).scalar_subquery()
 
         lastmod = self.lastmod_name
-        newest = alone(func.max(rows.c[lastmod])) if lastmod is not None else None
+        newest = alone(self._newest(rows.c[lastmod])) if lastmod is not None else None
         first_key = rows.c[self.key_names[0]]
         if self.ranges_in_one_pass and keys != ALL:
             # PostgreSQL answers a lone max(lastmod) of a key range from the lastmod index,
             # newest first, dropping the rows of every later page on the way (page 1 of
             # 1,000,000 rows: 120 ms); one aggregate reads the range once (2 ms).
-            columns = [func.count(), func.min(first_key), func.max(first_key)]
+            columns: list[ColumnElement[Any]] = [
+                func.count(),
+                func.min(first_key),
+                func.max(first_key),
+            ]
             if lastmod is not None:
-                columns.append(func.max(rows.c[lastmod]))
+                columns.append(self._newest(rows.c[lastmod]))
             return select(*columns).select_from(rows)
         aggregates = [alone(func.count()), alone(func.min(first_key)), alone(func.max(first_key))]
         if newest is not None:
@@ -273,8 +393,19 @@ class _Mapping:
         bucket = (key // width).label("bucket")
         columns: list[ColumnElement[Any]] = [bucket, func.count(), func.min(key)]
         if self.lastmod_name is not None:
-            columns.append(func.max(rows.c[self.lastmod_name]))
+            columns.append(self._newest(rows.c[self.lastmod_name]))
         return select(*columns).group_by(bucket).order_by(bucket)
+
+    def _newest(self, column: ColumnElement[Any]) -> ColumnElement[Any]:
+        """``max(lastmod)``, as stored text when the lastmod is kept as text."""
+        newest: ColumnElement[Any] = func.max(column)
+        return newest if self.lastmod_parser is None else type_coerce(newest, String)
+
+    def newest(self, value: Any, naive_timezone: tzinfo) -> datetime | None:
+        """A ``max(lastmod)`` as an aware UTC datetime; None when absent or unreadable."""
+        if self.lastmod_parser is not None:
+            value = parse_one(value, self.lastmod_parser)
+        return to_utc(value, naive_timezone)
 
     def buckets(self, rows: Sequence[Row[Any]], naive_timezone: tzinfo) -> list[Bucket]:
         out = []
@@ -282,13 +413,34 @@ class _Mapping:
             values = tuple(row)
             if values[2] is None or values[2] < 0:
                 raise NotPageable(f"source {self.name!r}: paged keys must be integers >= 0")
-            newest = to_utc(values[3], naive_timezone) if len(values) > 3 else None
+            newest = self.newest(values[3], naive_timezone) if len(values) > 3 else None
             out.append(Bucket(int(values[0]), int(values[1]), newest))
         return out
 
+    def version_stmt(self, keys: KeyRange) -> AnySelect | None:
+        """The statement that reads the version of the rows in ``keys``, if it is one."""
+        if isinstance(self.version, ChangeCounter):
+            return self.version.statement(keys)
+        return self.version if isinstance(self.version, Select) else None
+
+    def version_bounds(self, keys: KeyRange) -> dict[str, Any]:
+        """The parameters of :meth:`version_stmt`'s statement for ``keys``."""
+        if isinstance(self.version, ChangeCounter):
+            return self.version.parameters(keys)
+        return {}
+
+    def version_of(self, value: Any) -> Any:
+        """The version a statement or callable gave, as the token knows it."""
+        if isinstance(self.version, ChangeCounter):
+            return self.version.token(value)
+        return value
+
     def cached(self, version: Any, keys: KeyRange, naive_timezone: tzinfo) -> Summary | None:
-        """The summary already read for this version of the data, if any."""
-        return self._by_version.get((repr(version), keys, naive_timezone))
+        """The summary already read for this version of the rows in ``keys``, if any."""
+        known = self._by_range.get((keys, naive_timezone))
+        if known is not None and known[0] == repr(version):
+            return known[1]
+        return None
 
     def summary(
         self, row: Row[Any] | None, version: Any, keys: KeyRange, naive_timezone: tzinfo
@@ -296,40 +448,43 @@ class _Mapping:
         assert row is not None
         values = tuple(row)
         count, low, high = values[0], values[1], values[2]
-        moment = to_utc(values[3], naive_timezone) if self.lastmod_name else None
+        moment = self.newest(values[3], naive_timezone) if self.lastmod_name else None
         if self.version is None:
             token = f"n:{count}:{low!r}:{high!r}:{moment.isoformat() if moment else ''}"
             return Summary(moment, count, token)
-        # The application's version says when anything changed: remember until it moves.
+        # The version says when the rows changed: remember the summary until it moves.
         summary = Summary(moment, count, f"v:{version!r}")
-        if self._version_seen != repr(version):
-            self._by_version.clear()
-            self._version_seen = repr(version)
-        if len(self._by_version) < 100_000:
-            self._by_version[(repr(version), keys, naive_timezone)] = summary
+        if len(self._by_range) >= 100_000:
+            self._by_range.clear()
+        self._by_range[(keys, naive_timezone)] = (repr(version), summary)
         return summary
 
     def map_rows(self, rows: Sequence[Row[Any]]) -> Batch:
-        """Rows as raw entries, built column by column (list comprehensions beat a row loop)."""
+        """Rows as raw entries, built column by column (C-level passes beat a row loop).
+
+        The keys only name bad rows in logs: they are read when asked for.
+        """
         count = len(rows)
-        if len(self.key_index) == 1:
-            key = self.key_index[0]
-            keys: list[Any] = [row[key] for row in rows]  # type: ignore[index]
-        else:
-            keys = [tuple(row[i] for i in self.key_index) for row in rows]  # type: ignore[index]
+        keys = KeyColumn(rows, self.key_index)
         if isinstance(self.loc, LocTemplate):
             locs = self.loc.column(rows)
         else:
             locs = [self._call_loc(row) for row in rows]
         lastmods = self._column(rows, self.lastmod_index, None, count)
+        texts = None
+        if self.lastmods_as_text:
+            assert self.lastmod_parser is not None
+            texts, lastmods = lastmods, parse_column(lastmods, self.lastmod_parser)
         if self.lastmod_in_utc:
             lastmods = [_in_utc(value) for value in lastmods]
+            texts = None  # the values no longer read as their stored text
         return Batch(
             keys,
             locs,
             lastmods,
             self._column(rows, self.changefreq_index, self.changefreq, count),
             self._column(rows, self.priority_index, self.priority, count),
+            texts,
         )
 
     def _call_loc(self, row: Row[Any]) -> str | None:
@@ -344,7 +499,7 @@ class _Mapping:
     ) -> list[Any]:
         if index is None:
             return [constant] * count
-        return [row[index] for row in rows]
+        return list(map(itemgetter(index), rows))
 
 
 def _in_utc(value: Any) -> Any:
@@ -379,7 +534,7 @@ class SQLAlchemySource(SyncSource):
         priority: float | None = None,
         priority_column: str | None = None,
         key: str | Sequence[str] | None = None,
-        version: AnySelect | Callable[[], Any] | None = None,
+        version: VersionSpec = None,
         **extensions: Any,
     ) -> None:
         if not isinstance(engine, Engine):
@@ -401,33 +556,38 @@ class SQLAlchemySource(SyncSource):
             priority_column=priority_column,
             key=key,
             version=version,
+            dialect=engine.dialect,
         )
-        self.mapping.ranges_in_one_pass = engine.dialect.name == "postgresql"
+        if self.extras.active:
+            self.mapping.keep_rows()
         self.name = self.mapping.name
         self.pageable = self.mapping.pageable
         self.shape = self.extras.shape
         self.extras.language_templates = [
-            LocTemplate(template, columns).column for template in self.extras.templates
+            LocTemplate(template, columns).locs for template in self.extras.templates
         ]
 
     def fingerprint(self) -> str:
         return self.mapping._fingerprint + self.extras.fingerprint()
 
-    def _version(self, conn: Connection) -> Any:
-        version = self.mapping.version
-        if version is None:
+    def _version(self, conn: Connection, keys: KeyRange) -> Any:
+        mapping = self.mapping
+        if mapping.version is None:
             return None
-        if isinstance(version, Select):
-            return conn.scalar(version)
-        return version()
+        stmt = mapping.version_stmt(keys)
+        if stmt is not None:
+            return mapping.version_of(conn.scalar(stmt, mapping.version_bounds(keys)))
+        assert callable(mapping.version)
+        return mapping.version()
 
     def summarize(self, keys: KeyRange, naive_timezone: tzinfo) -> Summary:
         with self.engine.connect() as conn:
-            version = self._version(conn)
+            version = self._version(conn, keys)
             known = self.mapping.cached(version, keys, naive_timezone)
             if known is not None:
                 return known
-            row = conn.execute(self.mapping.summary_stmt(keys)).first()
+            mapping = self.mapping
+            row = conn.execute(mapping.summary_stmt(keys), mapping.bounds(keys)).first()
         return self.mapping.summary(row, version, keys, naive_timezone)
 
     def buckets(self, width: int, naive_timezone: tzinfo) -> list[Bucket]:
@@ -436,11 +596,17 @@ class SQLAlchemySource(SyncSource):
             return self.mapping.buckets(conn.execute(stmt).all(), naive_timezone)
 
     def batches(self, keys: KeyRange = ALL, size: int = 500) -> Iterator[Batch]:
-        stmt = self.mapping.where(self.mapping.stmt, keys)
-        with (
-            self.engine.connect() as conn,
-            conn.execution_options(yield_per=size).execute(stmt) as result,
-        ):
-            for rows in result.partitions(size):
-                batch = self.mapping.map_rows(rows)
-                yield self.extras.apply(batch, rows) if self.extras.active else batch
+        mapping, extras = self.mapping, self.extras
+        stmt, bounds = mapping.rows_stmt(keys), mapping.bounds(keys)
+        with self.engine.connect() as conn:
+            if mapping.driver_rows:
+                # Executed as usual (events, caching, binds); rows read from the cursor.
+                with conn.execute(stmt, bounds) as result:
+                    fetch = result.cursor.fetchmany
+                    while rows := fetch(size):
+                        yield mapping.map_rows(rows)
+                return
+            with conn.execution_options(yield_per=size).execute(stmt, bounds) as result:
+                for partition in result.partitions(size):
+                    batch = mapping.map_rows(partition)
+                    yield extras.apply(batch, partition) if extras.active else batch

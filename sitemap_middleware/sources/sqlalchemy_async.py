@@ -7,7 +7,7 @@ rows come through ``AsyncConnection.stream()``, a server-side cursor, because
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from datetime import tzinfo
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +21,7 @@ from .extras import extras_spec
 from .sqlalchemy import LocSpec, LocTemplate, _Mapping
 
 if TYPE_CHECKING:
-    from .sqlalchemy import AnySelect
+    from .sqlalchemy import AnySelect, VersionSpec
 
 
 class AsyncSQLAlchemySource(AsyncSource):
@@ -40,7 +40,7 @@ class AsyncSQLAlchemySource(AsyncSource):
         priority: float | None = None,
         priority_column: str | None = None,
         key: str | Sequence[str] | None = None,
-        version: AnySelect | Callable[[], Any] | None = None,
+        version: VersionSpec = None,
         **extensions: Any,
     ) -> None:
         if not isinstance(engine, AsyncEngine):
@@ -62,36 +62,41 @@ class AsyncSQLAlchemySource(AsyncSource):
             priority_column=priority_column,
             key=key,
             version=version,
+            dialect=engine.dialect,
         )
-        self.mapping.ranges_in_one_pass = engine.dialect.name == "postgresql"
+        if self.extras.active:
+            self.mapping.keep_rows()
         self.name = self.mapping.name
         self.pageable = self.mapping.pageable
         self.shape = self.extras.shape
         self.extras.language_templates = [
-            LocTemplate(template, columns).column for template in self.extras.templates
+            LocTemplate(template, columns).locs for template in self.extras.templates
         ]
 
     def fingerprint(self) -> str:
         return self.mapping._fingerprint + self.extras.fingerprint()
 
-    async def _version(self, conn: AsyncConnection) -> Any:
-        version = self.mapping.version
-        if version is None:
+    async def _version(self, conn: AsyncConnection, keys: KeyRange) -> Any:
+        mapping = self.mapping
+        if mapping.version is None:
             return None
-        if isinstance(version, Select):
-            return await conn.scalar(version)
-        value = version()
+        stmt = mapping.version_stmt(keys)
+        if stmt is not None:
+            return mapping.version_of(await conn.scalar(stmt, mapping.version_bounds(keys)))
+        assert callable(mapping.version)
+        value = mapping.version()
         if hasattr(value, "__await__"):
             value = await value
         return value
 
     async def summarize(self, keys: KeyRange, naive_timezone: tzinfo) -> Summary:
         async with self.engine.connect() as conn:
-            version = await self._version(conn)
+            version = await self._version(conn, keys)
             known = self.mapping.cached(version, keys, naive_timezone)
             if known is not None:
                 return known
-            row = (await conn.execute(self.mapping.summary_stmt(keys))).first()
+            mapping = self.mapping
+            row = (await conn.execute(mapping.summary_stmt(keys), mapping.bounds(keys))).first()
         return self.mapping.summary(row, version, keys, naive_timezone)
 
     async def buckets(self, width: int, naive_timezone: tzinfo) -> list[Bucket]:
@@ -101,8 +106,13 @@ class AsyncSQLAlchemySource(AsyncSource):
         return self.mapping.buckets(rows, naive_timezone)
 
     async def batches(self, keys: KeyRange = ALL, size: int = 500) -> AsyncIterator[Batch]:
-        stmt = self.mapping.where(self.mapping.stmt, keys).execution_options(yield_per=size)
-        async with self.engine.connect() as conn, conn.stream(stmt) as result:
+        mapping = self.mapping
+        stmt, bounds = mapping.rows_stmt(keys), mapping.bounds(keys)
+        options = {"yield_per": size}
+        async with (
+            self.engine.connect() as conn,
+            conn.stream(stmt, bounds, execution_options=options) as result,
+        ):
             async for rows in result.partitions(size):
-                batch = self.mapping.map_rows(rows)
+                batch = mapping.map_rows(rows)
                 yield self.extras.apply(batch, rows) if self.extras.active else batch
