@@ -59,6 +59,13 @@ def measures(connections: int, page_connections: int) -> list[Measure]:
             conditional=True,
         ),
         Measure(
+            "304 page (sync, ChangeCounter)",
+            "/counted" + page,
+            304,
+            connections,
+            conditional=True,
+        ),
+        Measure(
             "304 page (sync, version= in memory)",
             "/versioned" + page,
             304,

@@ -6,6 +6,7 @@ import html
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import date
+from typing import Any
 from urllib.parse import quote
 
 from sqlalchemy import create_engine, select
@@ -45,8 +46,9 @@ def page(title: str, body: str, root: str = "", status_code: int = 200) -> HTMLR
     )
 
 
-def create_app(db_path: str, rows: int, base_url: str) -> Starlette:
-    """The site on ``db_path`` (seeded with ``rows`` articles), its sitemap under ``base_url``.
+def create_app(db_path: str, rows: int, base_url: str, **sitemap_options: Any) -> Starlette:
+    """The site on ``db_path`` (seeded with ``rows`` articles), its sitemap under ``base_url``
+    (``sitemap_options``: more settings of the middleware).
 
     Raises :class:`~sitemap_middleware.ConfigurationError` for a bad ``base_url`` here: Starlette
     builds ``add_middleware`` middleware only on the first ASGI call, too late to fail early.
@@ -115,6 +117,7 @@ def create_app(db_path: str, rows: int, base_url: str) -> Starlette:
         SitemapMiddleware,
         base_url=base_url,
         html=True,  # the human view: /sitemap.html beside /sitemap.xml
+        **sitemap_options,
         sources=[
             IterableSource(
                 [
