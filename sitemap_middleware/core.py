@@ -267,7 +267,35 @@ class Sitemap:
             return None
         if not source.pageable:  # served whole, as page 1
             return ((source, ALL),) if target.page == 1 else None
+        if not source.fixed_ranges:
+            pages = self.pages(source)  # read just before (see cut_source)
+            if target.page > len(pages):
+                return None
+            after = pages[target.page - 2].last if target.page > 1 else None
+            return ((source, KeyRange(after, pages[target.page - 1].last)),)
         return ((source, page_keys(target.page, self.width(source))),)
+
+    def cut_source(self, target: Target) -> AnySource | None:
+        """The source whose cuts (pages) must be current before ``target`` can be planned."""
+        if not target.valid or target.source is None or target.page is None:
+            return None
+        source = self.by_name.get(target.source)
+        if source is None or not source.pageable or source.fixed_ranges:
+            return None
+        return source
+
+    def page_summaries(self, parts: Sequence[Part]) -> list[Summary] | None:
+        """A cut page's summary, known from its cut: no query needed."""
+        if len(parts) != 1:
+            return None
+        source, keys = parts[0]
+        if source.fixed_ranges or keys == ALL:
+            return None
+        for bucket in self.pages(source):
+            if bucket.last == keys.until:
+                token = f"cut:{bucket.count}:{keys!r}:{bucket.newest}"
+                return [Summary(bucket.newest, bucket.count, token)]
+        return None
 
     def method_not_allowed(self, request: Request) -> Response | None:
         if request.method in ALLOWED_METHODS:

@@ -64,10 +64,19 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
     view = sitemap.view_for(request)
     if view is None:
         return sitemap.bad_host()
+    cut = sitemap.cut_source(target)
+    if cut is not None:
+        try:
+            yield from _current_pages(sitemap, cut)
+        except Exception:
+            logger.exception("sitemap %s: a source failed before the response", target)
+            return sitemap.unavailable()
     parts = sitemap.parts(target)
     if parts is None:
         return sitemap.not_found()
-    summaries: list[Summary] | None = sitemap.recent_summaries(parts)
+    summaries: list[Summary] | None = sitemap.page_summaries(parts) or sitemap.recent_summaries(
+        parts
+    )
     if summaries is None:
         try:
             summaries = yield Summarize(parts, sitemap.settings.naive_timezone)
@@ -84,14 +93,8 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
     if not plan.index:
         if plan.html and target.source is not None:
             # The HTML page links to its neighbours: the source's pages must be known.
-            source = sitemap.by_name[target.source]
             try:
-                (whole,) = yield Summarize(((source, ALL),), sitemap.settings.naive_timezone)
-                if sitemap.needs_pages(source, whole):
-                    pages = yield ReadPages(
-                        source, sitemap.width(source), sitemap.settings.naive_timezone
-                    )
-                    sitemap.remember(source, whole, pages)
+                yield from _current_pages(sitemap, sitemap.by_name[target.source])
             except Exception:
                 slot.release()
                 logger.exception("sitemap %s: a source failed before the response", target)
@@ -110,6 +113,19 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
     finally:
         slot.release()
     return replace(plan, body=document, stream=False)
+
+
+def _current_pages(sitemap: Sitemap, source: AnySource) -> Generator[Need, Any, None]:
+    """Make sure the pages of ``source`` are those of its current data."""
+    parts = ((source, ALL),)
+    kept = sitemap.recent_summaries(parts)
+    if kept is None:
+        kept = yield Summarize(parts, sitemap.settings.naive_timezone)
+        sitemap.keep_summaries(parts, kept)
+    (whole,) = kept
+    if sitemap.needs_pages(source, whole):
+        pages = yield ReadPages(source, sitemap.width(source), sitemap.settings.naive_timezone)
+        sitemap.remember(source, whole, pages)
 
 
 def run(flow: Flow, perform: Callable[[Need], Any]) -> Response | Transfer:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gzip
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +13,7 @@ import pytest
 from lxml import etree
 from sqlalchemy import (
     Column,
+    DateTime,
     Engine,
     MetaData,
     String,
@@ -285,20 +286,95 @@ async def test_limits_hold_at_the_protocol_maximum(tmp_path: Path) -> None:
     assert rows * worst_row + 200 <= MAX_BYTES < (rows + 1) * worst_row
 
 
-async def test_a_text_keyed_source_is_one_page_until_it_outgrows_it(
+async def test_a_text_keyed_source_is_cut_every_width_keys(
     make_app: MakeApp, engine: Engine, sitemap_schema: etree.XMLSchema
 ) -> None:
-    tags = Table("tags", MetaData(), Column("name", String, primary_key=True))
+    tags = Table(
+        "tags",
+        MetaData(),
+        Column("name", String, primary_key=True),
+        Column("updated_at", DateTime),
+    )
     tags.metadata.create_all(engine)
+    names = [f"tag-{i:03d}" for i in range(0, 60, 2)]  # 30 tags, room for inserts between
     with engine.begin() as conn:
-        conn.execute(insert(tags), [{"name": f"tag-{i:03d}"} for i in range(30)])
-    source = SQLAlchemySource(select(tags.c.name), engine, name="tags", loc="/tags/{name}")
-    assert not source.pageable
-    app = paged_app(make_app, engine, sources_extra={"tags": source})
-    children = [loc for loc, _ in assert_valid_index((await call(app)).body)]
-    assert BASE + "sitemap-tags-1.xml" in children
-    page = await call(app, path="/sitemap-tags-1.xml")
-    assert len(assert_valid_urlset(page.body, sitemap_schema)) == 30
-    assert (await call(app, path="/sitemap-tags-2.xml")).status == 404
-    small = paged_app(make_app, engine, max_urls=20, sources_extra={"tags": source})
-    assert (await call(small)).status == 500  # 30 rows, 20 a page, and no integer key
+        conn.execute(
+            insert(tags),
+            [
+                {"name": name, "updated_at": BASE_TIME + timedelta(hours=i)}
+                for i, name in enumerate(reversed(names))  # newest first: not key order
+            ],
+        )
+    source = SQLAlchemySource(
+        select(tags.c.name, tags.c.updated_at),
+        engine,
+        name="tags",
+        loc="/tags/{name}",
+        lastmod="updated_at",
+    )
+    assert source.pageable and not source.fixed_ranges
+    app = make_app(sources={"tags": source}, base_url=BASE, max_urls=10)
+
+    async def pages() -> tuple[list[tuple[str, str | None]], list[str]]:
+        children = assert_valid_index((await call(app)).body)
+        seen: list[str] = []
+        for n, (loc, lastmod) in enumerate(children, 1):
+            assert loc == BASE + f"sitemap-tags-{n}.xml"
+            urls = assert_valid_urlset(
+                (await call(app, path=f"/sitemap-tags-{n}.xml")).body, sitemap_schema
+            )
+            assert len(urls) <= 10
+            assert lastmod == max(url.findtext("{*}lastmod") or "" for url in urls)
+            seen += locs(urls)
+        assert (await call(app, path=f"/sitemap-tags-{len(children) + 1}.xml")).status == 404
+        return children, seen
+
+    children, seen = await pages()
+    assert len(children) == 3
+    assert seen == [BASE + f"tags/{name}" for name in names]  # every row once, in key order
+    page2 = await call(app, "HEAD", path="/sitemap-tags-2.xml")
+    statements_seen = statements(engine)
+    cached = await call(
+        app, path="/sitemap-tags-2.xml", headers={"if-none-match": page2.headers["etag"]}
+    )
+    assert cached.status == 304
+    assert len(statements_seen) == 1 and "row_number" not in statements_seen[0]  # no re-cut
+    with engine.begin() as conn:  # an insert in page 1 shifts the cuts after it
+        conn.execute(insert(tags).values(name="tag-001", updated_at=BASE_TIME))
+    children, seen = await pages()
+    assert len(children) == 4 and len(seen) == len(set(seen)) == 31
+    assert seen == sorted(seen)
+    moved = await call(
+        app, path="/sitemap-tags-2.xml", headers={"if-none-match": page2.headers["etag"]}
+    )
+    assert moved.status == 200  # its rows changed: a new validator
+
+
+async def test_a_composite_key_is_cut_too(
+    make_app: MakeApp, engine: Engine, sitemap_schema: etree.XMLSchema
+) -> None:
+    pages_table = Table(
+        "localized",
+        MetaData(),
+        Column("lang", String, primary_key=True),
+        Column("slug", String, primary_key=True),
+    )
+    pages_table.metadata.create_all(engine)
+    rows = [{"lang": lang, "slug": f"p{i}"} for lang in ("de", "en", "fr") for i in range(7)]
+    with engine.begin() as conn:
+        conn.execute(insert(pages_table), rows)
+    source = SQLAlchemySource(
+        select(pages_table.c.lang, pages_table.c.slug),
+        engine,
+        name="localized",
+        loc="/{lang}/{slug}",
+    )
+    app = make_app(sources={"localized": source}, base_url=BASE, max_urls=5)
+    children = assert_valid_index((await call(app)).body)
+    assert len(children) == 5  # 21 rows, 5 a page
+    seen: list[str] = []
+    for n in range(1, 6):
+        page = await call(app, path=f"/sitemap-localized-{n}.xml")
+        seen += locs(assert_valid_urlset(page.body, sitemap_schema))
+    expected = sorted((row["lang"], row["slug"]) for row in rows)
+    assert seen == [BASE + f"{lang}/{slug}" for lang, slug in expected]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import random
+import uuid
 from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -26,6 +27,7 @@ from sqlalchemy import (
     MetaData,
     String,
     Table,
+    Uuid,
     create_engine,
     delete,
     event,
@@ -332,6 +334,48 @@ async def test_index_and_pages_list_every_row_exactly_once(
     db.seed([k for k in range(WIDTH) if k not in keys][:3])
     for n in pages[1:]:
         assert (await call(app, path=f"/sitemap-articles-{n}.xml")).body == bodies[n]
+
+
+async def test_text_and_uuid_keys_are_cut_every_width_keys(
+    db: Db, sitemap_schema: etree.XMLSchema
+) -> None:
+    """Keys that are not integers: pages are cut at every width-th key (window functions)."""
+    table = Table(
+        "tokens",
+        MetaData(schema=db.schema),
+        Column("token", Uuid, primary_key=True),
+        Column("updated_at", DateTime),
+    )
+    with db.admin.begin() as conn:
+        table.metadata.create_all(conn)
+    rng = random.Random(5)
+    tokens = [uuid.UUID(int=rng.getrandbits(128)) for _ in range(1_234)]
+    with db.admin.begin() as conn:
+        conn.execute(
+            insert(table),
+            [{"token": token, "updated_at": updated(i)} for i, token in enumerate(tokens)],
+        )
+    source_class = AsyncSQLAlchemySource if isinstance(db.engine, AsyncEngine) else SQLAlchemySource
+    source = source_class(
+        select(table.c.token, table.c.updated_at),
+        db.engine,  # type: ignore[arg-type]
+        name="tokens",
+        loc="/t/{token}",
+        lastmod="updated_at",
+    )
+    app = SitemapApp(sources=[source], base_url=BASE, max_urls=500, index="always")
+    seen = db.statements()
+    children = assert_valid_index((await call(app)).body)
+    assert len(children) == 3
+    listed: list[str] = []
+    for n in (1, 2, 3):
+        urls = assert_valid_urlset(
+            (await call(app, path=f"/sitemap-tokens-{n}.xml")).body, sitemap_schema
+        )
+        listed += [loc.rsplit("/", 1)[1] for loc in locs(urls)]
+    assert listed == [str(token) for token in sorted(tokens)]  # every key once, in key order
+    assert not any("OFFSET" in statement.upper() for statement in seen)
+    assert sum("row_number" in statement for statement in seen) == 1  # cut once
 
 
 # --- conditional requests -------------------------------------------------------------------

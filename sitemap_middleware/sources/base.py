@@ -40,11 +40,14 @@ ALL = KeyRange()
 
 @dataclass(frozen=True, slots=True)
 class Bucket:
-    """Rows whose integer key ``k`` has ``k // width == index``: one page of a source."""
+    """One page of a source: rows whose integer key ``k`` has ``k // width == index``, or,
+    for a source cut at every ``width``-th key, the ``index``-th run of ``width`` keys in key
+    order, ending at key ``last``."""
 
     index: int
     count: int
     newest: datetime | None
+    last: tuple[Any, ...] | None = None
 
 
 def page_keys(page: int, width: int) -> KeyRange:
@@ -72,6 +75,11 @@ class Source(ABC):
     name: str
     pageable: bool = True
     """Whether :meth:`buckets` can split it: its keys are integers ``>= 0``."""
+    fixed_ranges: bool = True
+    """Pages are the integer key ranges ``[(n - 1) * width, n * width)`` (stable: a change
+    moves no other row). False: :meth:`buckets` cuts the rows at every ``width``-th key in
+    key order and gives each page's ``last`` key (any unique key: text, UUID, composite);
+    the cuts are read again whenever the source's summary changes."""
     shape: Shape = Shape()
     """The most its entries carry (entries per row, alternates, images, videos, news):
     pages are sized for it and the ``urlset`` declares its namespaces."""

@@ -34,7 +34,9 @@ from sqlalchemy import (
     Select,
     String,
     bindparam,
+    cast,
     func,
+    or_,
     select,
     tuple_,
     type_coerce,
@@ -274,7 +276,12 @@ class _Mapping:
         self._statements: dict[tuple[str, object], AnySelect] = {}
         # One aggregate over a key range instead of one per column (set on PostgreSQL).
         self.ranges_in_one_pass = dialect.name == "postgresql"
-        self.pageable = len(self.key_columns) == 1 and isinstance(self.key_columns[0].type, Integer)
+        # A single integer key pages by fixed key ranges; any other unique key is cut at
+        # every width-th key (window functions: SQLite 3.25+, PostgreSQL).
+        self.pageable = True
+        self.fixed_ranges = len(self.key_columns) == 1 and isinstance(
+            self.key_columns[0].type, Integer
+        )
         # With a version: per key range, the version its summary was read for.
         self._by_range: dict[tuple[KeyRange, tzinfo], tuple[str, Summary]] = {}
         self._fingerprint = "|".join(
@@ -363,7 +370,11 @@ class _Mapping:
 
         lastmod = self.lastmod_name
         newest = alone(self._newest(rows.c[lastmod])) if lastmod is not None else None
-        first_key = rows.c[self.key_names[0]]
+        first_key: ColumnElement[Any] = rows.c[self.key_names[0]]
+        if not self.fixed_ranges:
+            # min/max need an ordered type (PostgreSQL has none for uuid); as text they
+            # still change when the extreme keys do, which is all the token needs.
+            first_key = cast(first_key, String)
         if self.ranges_in_one_pass and keys != ALL:
             # PostgreSQL answers a lone max(lastmod) of a key range from the lastmod index,
             # newest first, dropping the rows of every later page on the way (page 1 of
@@ -382,12 +393,10 @@ class _Mapping:
         return select(*aggregates)
 
     def buckets_stmt(self, width: int) -> AnySelect:
-        """One aggregate over the whole select: count, lowest key and newest lastmod per page."""
-        if not self.pageable:
-            raise NotPageable(
-                f"source {self.name!r} has more rows than one page holds, and pages need a "
-                "single integer key column (key=...)"
-            )
+        """One aggregate over the whole select: count, lowest key and newest lastmod per page
+        (fixed integer ranges), or the cuts of a source with another key."""
+        if not self.fixed_ranges:
+            return self.cuts_stmt(width)
         rows = self.stmt.order_by(None).subquery("sitemap_rows")
         key = rows.c[self.key_names[0]]
         bucket = (key // width).label("bucket")
@@ -398,7 +407,9 @@ class _Mapping:
 
     def _newest(self, column: ColumnElement[Any]) -> ColumnElement[Any]:
         """``max(lastmod)``, as stored text when the lastmod is kept as text."""
-        newest: ColumnElement[Any] = func.max(column)
+        return self._stored(func.max(column))
+
+    def _stored(self, newest: ColumnElement[Any]) -> ColumnElement[Any]:
         return newest if self.lastmod_parser is None else type_coerce(newest, String)
 
     def newest(self, value: Any, naive_timezone: tzinfo) -> datetime | None:
@@ -407,7 +418,55 @@ class _Mapping:
             value = parse_one(value, self.lastmod_parser)
         return to_utc(value, naive_timezone)
 
+    def cuts_stmt(self, width: int) -> AnySelect:
+        """The last key, count and newest lastmod of every run of ``width`` rows in key order.
+
+        One statement (one snapshot, one pass in key order): rows are numbered,
+        grouped ``width`` at a time, and only each group's last row is returned.
+        """
+        rows = self.stmt.order_by(None).subquery("sitemap_rows")
+        keys = [rows.c[name] for name in self.key_names]
+        lastmod = self.lastmod_name
+        numbered = select(
+            *keys,
+            *([rows.c[lastmod].label("sitemap_lastmod")] if lastmod is not None else []),
+            func.row_number().over(order_by=keys).label("sitemap_rn"),
+            func.count().over().label("sitemap_total"),
+        ).subquery("numbered")
+        grouped = select(
+            numbered,
+            ((numbered.c.sitemap_rn - 1) // width).label("sitemap_page"),
+        ).subquery("grouped")
+        page = grouped.c.sitemap_page
+        windowed = select(
+            *(grouped.c[name] for name in self.key_names),
+            page,
+            grouped.c.sitemap_rn,
+            grouped.c.sitemap_total,
+            func.count().over(partition_by=page).label("sitemap_count"),
+            *(
+                [
+                    self._stored(func.max(grouped.c.sitemap_lastmod).over(partition_by=page)).label(
+                        "sitemap_newest"
+                    )
+                ]
+                if lastmod is not None
+                else []
+            ),
+        ).subquery("windowed")
+        last = or_(
+            windowed.c.sitemap_rn % width == 0,
+            windowed.c.sitemap_rn == windowed.c.sitemap_total,
+        )
+        columns = [windowed.c.sitemap_page, windowed.c.sitemap_count]
+        if lastmod is not None:
+            columns.append(windowed.c.sitemap_newest)
+        columns += [windowed.c[name] for name in self.key_names]
+        return select(*columns).where(last).order_by(windowed.c.sitemap_rn)
+
     def buckets(self, rows: Sequence[Row[Any]], naive_timezone: tzinfo) -> list[Bucket]:
+        if not self.fixed_ranges:
+            return self._cuts(rows, naive_timezone)
         out = []
         for row in rows:
             values = tuple(row)
@@ -415,6 +474,18 @@ class _Mapping:
                 raise NotPageable(f"source {self.name!r}: paged keys must be integers >= 0")
             newest = self.newest(values[3], naive_timezone) if len(values) > 3 else None
             out.append(Bucket(int(values[0]), int(values[1]), newest))
+        return out
+
+    def _cuts(self, rows: Sequence[Row[Any]], naive_timezone: tzinfo) -> list[Bucket]:
+        has_lastmod = self.lastmod_name is not None
+        out = []
+        for row in rows:
+            values = tuple(row)
+            newest = self.newest(values[2], naive_timezone) if has_lastmod else None
+            last = values[3 if has_lastmod else 2 :]
+            if any(value is None for value in last):
+                raise NotPageable(f"source {self.name!r}: a key column holds NULL")
+            out.append(Bucket(int(values[0]), int(values[1]), newest, tuple(last)))
         return out
 
     def version_stmt(self, keys: KeyRange) -> AnySelect | None:
@@ -562,6 +633,7 @@ class SQLAlchemySource(SyncSource):
             self.mapping.keep_rows()
         self.name = self.mapping.name
         self.pageable = self.mapping.pageable
+        self.fixed_ranges = self.mapping.fixed_ranges
         self.shape = self.extras.shape
         self.extras.language_templates = [
             LocTemplate(template, columns).locs for template in self.extras.templates

@@ -68,6 +68,7 @@ class AsyncSQLAlchemySource(AsyncSource):
             self.mapping.keep_rows()
         self.name = self.mapping.name
         self.pageable = self.mapping.pageable
+        self.fixed_ranges = self.mapping.fixed_ranges
         self.shape = self.extras.shape
         self.extras.language_templates = [
             LocTemplate(template, columns).locs for template in self.extras.templates
