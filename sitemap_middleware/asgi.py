@@ -14,6 +14,7 @@ import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, MutableMapping
 from contextlib import aclosing
 from datetime import UTC, datetime, tzinfo
+from functools import partial
 from typing import Any
 
 import anyio
@@ -21,6 +22,7 @@ import anyio.lowlevel
 import anyio.to_thread
 
 from . import robots
+from .coalesce import AsyncCoalescer
 from .core import Request, Response, Sitemap
 from .entry import BadRowStats
 from .flow import Need, SitemapAborted, Summarize, Transfer, answer, arun
@@ -144,6 +146,7 @@ class SitemapMiddleware:
         """``settings`` are the fields of :class:`~sitemap_middleware.Settings`."""
         self.app = app
         self.sitemap = Sitemap(sources, make_settings(settings))
+        self._coalescer = AsyncCoalescer()
 
     @property
     def stats(self) -> dict[str, BadRowStats]:
@@ -178,6 +181,24 @@ class SitemapMiddleware:
         if swallowed:
             await self.serve(target, scope, receive, send)
 
+    async def _perform(self, need: Need) -> Any:
+        """Read what the flow needs (sync sources in a worker thread, async ones awaited);
+        concurrent requests for the same aggregates share one query."""
+        run = self._coalescer.run
+        if isinstance(need, Summarize):
+            tz = need.naive_timezone
+            return [
+                await run(
+                    ("summary", source.name, keys, tz),
+                    partial(summarize, source, keys, tz),
+                )
+                for source, keys in need.parts
+            ]
+        return await run(
+            ("pages", need.source.name, need.width),
+            partial(buckets, need.source, need.width, need.naive_timezone),
+        )
+
     async def _robots(self, scope: Scope, receive: Receive, send: Send) -> None:
         """The app's robots.txt with the sitemap line (or a minimal one when it has none)."""
         request = request_from(scope)
@@ -211,7 +232,7 @@ class SitemapMiddleware:
         """Answer a request for one of the sitemap's documents."""
         request = request_from(scope)
         flow = answer(self.sitemap, request, target, datetime.now(UTC))
-        outcome = await arun(flow, perform)
+        outcome = await arun(flow, self._perform)
         if isinstance(outcome, Response):
             return await _send(send, outcome, request.method)
         try:
@@ -243,13 +264,6 @@ class SitemapMiddleware:
             raise SitemapAborted(
                 f"sitemap {target}: transfer aborted after the response started"
             ) from failure
-
-
-async def perform(need: Need) -> Any:
-    """Read what the flow needs: sync sources in a worker thread, async ones awaited."""
-    if isinstance(need, Summarize):
-        return [await summarize(source, keys, need.naive_timezone) for source, keys in need.parts]
-    return await buckets(need.source, need.width, need.naive_timezone)
 
 
 async def _produce(transfer: Transfer, send: Send) -> None:

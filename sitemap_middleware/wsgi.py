@@ -19,11 +19,13 @@ import asyncio
 import threading
 from collections.abc import Awaitable, Callable, Generator, Iterable, Iterator
 from datetime import UTC, datetime
+from functools import partial
 from http import HTTPStatus
 from types import TracebackType
 from typing import Any, TypeVar
 
 from . import robots
+from .coalesce import ThreadCoalescer
 from .core import Request, Response, Sitemap
 from .entry import BadRowStats, Batch
 from .flow import Need, SitemapAborted, Summarize, Transfer, answer, run
@@ -135,6 +137,7 @@ class SitemapWSGIMiddleware:
         self.app: WSGIApp = app if app is not None else _not_found_app
         self.sitemap = Sitemap(sources, make_settings(settings))
         self._loop = _Loop()
+        self._coalescer = ThreadCoalescer()
 
     @property
     def stats(self) -> dict[str, BadRowStats]:
@@ -208,12 +211,22 @@ class SitemapWSGIMiddleware:
         return _Body(self, target, outcome, start_response)
 
     def _perform(self, need: Need) -> Any:
+        """Read what the flow needs; concurrent requests for the same aggregates share one
+        query."""
+        run = self._coalescer.run
         if isinstance(need, Summarize):
+            tz = need.naive_timezone
             return [
-                self._call(source, "summarize", keys, need.naive_timezone)
+                run(
+                    ("summary", source.name, keys, tz),
+                    partial(self._call, source, "summarize", keys, tz),
+                )
                 for source, keys in need.parts
             ]
-        return self._call(need.source, "buckets", need.width, need.naive_timezone)
+        return run(
+            ("pages", need.source.name, need.width),
+            partial(self._call, need.source, "buckets", need.width, need.naive_timezone),
+        )
 
     def _call(self, source: AnySource, method: str, *args: Any) -> Any:
         if isinstance(source, AsyncSource):
