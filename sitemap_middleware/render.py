@@ -20,8 +20,10 @@ from .extensions import Shape
 from .urls import MIN_LOC_LENGTH
 from .xml import escape, url_element
 
-# A path that needs neither percent-encoding nor entity-escaping, and is not "//host".
-_PLAIN_PATH = re.compile(r"/(?:[A-Za-z0-9\-._~][A-Za-z0-9\-._~/]*)?")
+# A path that needs neither percent-encoding nor entity-escaping, is not "//host" and has
+# no segment starting with a dot (".." must be resolved by the rules).
+_SEGMENT = r"[A-Za-z0-9\-_~][A-Za-z0-9\-._~]*"
+_PLAIN_PATH = re.compile(rf"/(?:{_SEGMENT}(?:/{_SEGMENT})*/?)?")
 # The bytes of plain paths, and the newline that joins a column of them.
 _PLAIN_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/\n"
 # Where the separators stand in each stored layout (its width): the date's dashes, the
@@ -58,6 +60,8 @@ def not_plain(locs: Sequence[Any], starts: re.Pattern[bytes] | None) -> list[int
     count = len(locs)
     if data.count(b"\n") != count - 1 or (starts is not None and starts.search(b"\n" + data)):
         return None
+    if b"/." in data or b"\n." in data or data[:1] == b".":
+        return None  # a segment may start with a dot ("..") or a middle be one: check each
     odd = data.translate(None, _PLAIN_BYTES)
     if not odd:
         return []

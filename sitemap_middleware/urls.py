@@ -8,6 +8,8 @@ Rules (sitemaps.org "Escaping" and "Sitemap file location"):
 * IRIs become URIs: non-ASCII characters are UTF-8 percent-encoded and
   characters a URI cannot hold (space, ``"``, ``<``, ``>`` ...) are escaped,
   while existing ``%XX`` escapes are kept as they are (no double encoding);
+* ``.`` and ``..`` path segments (``%2e`` too, as browsers read them) are
+  resolved (RFC 3986 §5.2.4), so no loc climbs out of the scope unseen;
 * the result must lie within the sitemap's scope (the directory of the sitemap
   URL) and be shorter than 2,048 characters.
 """
@@ -34,6 +36,9 @@ _LONE_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 _SAFE_REST = "!$&'()*+,;=:@/?#%~"
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+# A path segment that starts with a dot, written or %-escaped: maybe "." or "..".
+_DOTTED = re.compile(r"/(?:\.|%2e)", re.I)
+_DOT_SEGMENTS = {".": 1, "%2e": 1, "..": 2, ".%2e": 2, "%2e.": 2, "%2e%2e": 2}
 
 
 # RFC 9110 §7.2 Host: uri-host [ ":" port ]; a reg-name, an IPv4 address or an IPv6 literal.
@@ -65,6 +70,33 @@ def iri_to_uri(rest: str) -> str:
     if _URI_REST.fullmatch(rest) and ("%" not in rest or _LONE_PERCENT.search(rest) is None):
         return rest
     return quote(_LONE_PERCENT.sub("%25", rest), safe=_SAFE_REST)
+
+
+def remove_dot_segments(path: str) -> str:
+    """RFC 3986 §5.2.4 for an absolute path, reading ``%2e`` as ``.`` (as WHATWG URLs do)."""
+    if _DOTTED.search(path) is None:
+        return path
+    segments = path.split("/")[1:]
+    out: list[str] = []
+    for at, segment in enumerate(segments):
+        dots = _DOT_SEGMENTS.get(segment.lower(), 0)
+        if dots == 2 and out:
+            out.pop()
+        if not dots:
+            out.append(segment)
+        elif at == len(segments) - 1:
+            out.append("")  # "/a/." and "/a/b/.." end in a slash
+    return "/" + "/".join(out)
+
+
+def _normalize(rest: str) -> str:
+    """The path, query and fragment of a URI with the path's dot segments resolved."""
+    cut = len(rest)
+    for delimiter in "?#":
+        at = rest.find(delimiter)
+        if 0 <= at < cut:
+            cut = at
+    return remove_dot_segments(rest[:cut]) + rest[cut:]
 
 
 def _authority(scheme: str, host: str, port: int | None) -> str:
@@ -150,6 +182,8 @@ class Site:
             raise LocError("loc is a scheme-relative URL; give a path or an absolute URL")
         else:
             url = self.base_url + iri_to_uri(loc.lstrip("/"))
+        # Every branch gives self.origin + "/...": resolve the dot segments of that path.
+        url = self.origin + _normalize(url[len(self.origin) :])
         if not url.startswith(self.scope):
             raise LocError(f"loc is outside the sitemap's scope {self.scope}")
         if len(url) > self.max_loc_length:

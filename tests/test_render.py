@@ -37,6 +37,11 @@ LOCS: list[Any] = [
     "/catalog/",
     "rel",
     "",
+    "/a/../b",
+    "/catalog/../admin",
+    "/catalog/./item",
+    "/.well-known/x",
+    "/a//b",
 ]
 LASTMODS: list[Any] = [
     None,
@@ -87,6 +92,7 @@ def test_fast_paths_match_the_rules(scope_path: str, naive: Any) -> None:
         [(i, f"/p/{i}", None, None, True if i == 7 else 1.0) for i in range(50)],
         [(i, f"/p/{i}", None, "weekly" if i != 9 else "Weekly", None) for i in range(50)],
         [(i, f"/p/{i}" if i != 3 else "/p/a b", None, None, None) for i in range(50)],
+        [(i, f"/p/{i}" if i != 5 else "/p/../../x", None, None, None) for i in range(50)],
     ],
 )
 def test_uniform_batches_match_the_rules(batch: list[RawEntry]) -> None:
@@ -104,6 +110,7 @@ middles = st.one_of(
     st.from_regex(r"[a-z0-9-]{0,12}", fullmatch=True),
     st.text(st.characters(codec="utf-8"), max_size=8),
     st.sampled_from(["", "a b", "caf\u00e9", "x&y", "it's", "a\nb", "/", "//", "\x01"]),
+    st.sampled_from(["..", ".", "a/../..", "./x", "..x"]),
 )
 
 
@@ -128,3 +135,26 @@ def test_affixed_locs_give_the_bytes_of_whole_locs(
     expected = slow(EntryRules(site, UTC), rows)
     assert Renderer(EntryRules(site, UTC)).elements("s", parts) == expected
     assert Renderer(EntryRules(site, UTC)).elements("s", whole) == expected
+
+
+def test_dot_segments_are_resolved_on_the_fast_paths_too() -> None:
+    site = Site.build("https://example.com/", "/catalog/sitemap.xml")
+    rules = EntryRules(site, UTC)
+    batch = [(1, "/catalog/a/../b", None, None, None), (2, "/catalog/../admin", None, None, None)]
+    for rows in (batch, batch[:1], batch[1:]):
+        elements = Renderer(rules).elements("s", Batch.of(rows))
+        assert "admin" not in "".join(elements)
+    assert Renderer(rules).elements("s", Batch.of(batch)) == [
+        "<url><loc>https://example.com/catalog/b</loc></url>\n"
+    ]
+
+
+def test_template_middles_that_are_dot_segments_take_the_rules() -> None:
+    site = Site.build("https://example.com/", "/catalog/sitemap.xml")
+    locs = Affixed("/catalog/", ["a", "..", "b/../../admin", "."], "")
+    keys = list(range(4))
+    batch = Batch(keys, locs, [None] * 4, [None] * 4, [None] * 4)
+    assert Renderer(EntryRules(site, UTC)).elements("s", batch) == [
+        "<url><loc>https://example.com/catalog/a</loc></url>\n",
+        "<url><loc>https://example.com/catalog/</loc></url>\n",  # "/catalog/." is the directory
+    ]

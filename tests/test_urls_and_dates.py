@@ -36,6 +36,12 @@ SITE = Site.build("https://example.com/", "/sitemap.xml")
         ("/🚀", "https://example.com/%F0%9F%9A%80"),
         ("  /padded  ", "https://example.com/padded"),
         ("/it's", "https://example.com/it's"),
+        ("/a/./b/../c", "https://example.com/a/c"),  # dot segments resolved (RFC 3986 5.2.4)
+        ("/a/%2E%2e/c", "https://example.com/c"),  # escaped dots are dots to a browser
+        ("/a/..", "https://example.com/"),
+        ("/../../x", "https://example.com/x"),  # nothing climbs above the root
+        ("/q?x=/../y#/./z", "https://example.com/q?x=/../y#/./z"),  # only the path's
+        ("/.well-known/x", "https://example.com/.well-known/x"),
     ],
 )
 def test_resolve(loc: str, url: str) -> None:
@@ -85,6 +91,22 @@ def test_scope_is_the_sitemap_directory_under_the_base_url() -> None:
     with pytest.raises(LocError, match="scope"):
         site.resolve("https://example.com/catalog/item")
     assert site.url_for("/catalog/sitemap.xml") == "https://example.com/shop/catalog/sitemap.xml"
+
+
+@pytest.mark.parametrize(
+    "loc",
+    [
+        "/catalog/../images/x",
+        "catalog/../../x",
+        "/catalog/%2e%2e/images/x",
+        "/catalog/.%2E/images/x",
+        "https://example.com/shop/catalog/../../x",
+    ],
+)
+def test_dot_segments_cannot_climb_out_of_the_scope(loc: str) -> None:
+    site = Site.build("https://example.com/shop", "/catalog/sitemap.xml")
+    with pytest.raises(LocError, match="scope"):
+        site.resolve(loc)
 
 
 def test_idn_host_and_port() -> None:
