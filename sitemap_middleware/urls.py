@@ -35,6 +35,10 @@ _URI_REST = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/?#%]*")
 _LONE_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 _SAFE_REST = "!$&'()*+,;=:@/?#%~"
+_FRAGMENT_SAFE = _SAFE_REST.replace("#", "")
+# urlsplit deletes tab, CR and LF anywhere in a URL (as WHATWG parsers do); escape them
+# first so an absolute loc keeps them as a relative one does.
+_URL_DELETED = str.maketrans({"\t": "%09", "\n": "%0A", "\r": "%0D"})
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 # A path segment that starts with a dot, written or %-escaped: maybe "." or "..".
 _DOTTED = re.compile(r"/(?:\.|%2e)", re.I)
@@ -66,10 +70,20 @@ class LocError(ValueError):
 
 
 def iri_to_uri(rest: str) -> str:
-    """Percent-encode the path/query/fragment part of an IRI, keeping ``%XX`` escapes."""
-    if _URI_REST.fullmatch(rest) and ("%" not in rest or _LONE_PERCENT.search(rest) is None):
+    """Percent-encode the path/query/fragment part of an IRI, keeping ``%XX`` escapes.
+
+    The first ``#`` starts the fragment; a fragment cannot hold another, so later ones
+    are escaped (``a#b#c`` is no URI, and fails the XSD's ``anyURI``).
+    """
+    if (
+        _URI_REST.fullmatch(rest)
+        and ("%" not in rest or _LONE_PERCENT.search(rest) is None)
+        and rest.count("#") < 2
+    ):
         return rest
-    return quote(_LONE_PERCENT.sub("%25", rest), safe=_SAFE_REST)
+    head, hash_, fragment = _LONE_PERCENT.sub("%25", rest).partition("#")
+    uri = quote(head, safe=_SAFE_REST)
+    return uri + hash_ + quote(fragment, safe=_FRAGMENT_SAFE) if hash_ else uri
 
 
 def remove_dot_segments(path: str) -> str:
@@ -208,6 +222,7 @@ class Site:
         if not _SCHEME.match(link):
             url = self.base_url + iri_to_uri(link.lstrip("/"))
         else:
+            link = link.translate(_URL_DELETED)
             try:
                 parts = urlsplit(link)
                 scheme = parts.scheme.lower()
@@ -230,6 +245,7 @@ class Site:
         if loc.startswith(self.origin) and loc[len(self.origin) : len(self.origin) + 1] in "/?#":
             rest = loc[len(self.origin) :]
             return self.origin + iri_to_uri(rest or "/")
+        loc = loc.translate(_URL_DELETED)
         try:
             parts = urlsplit(loc)
             scheme = parts.scheme.lower()
@@ -252,6 +268,6 @@ def _rest(path: str, query: str, fragment: str, url: str) -> str:
     rest = path or "/"
     if query or url.split("#", 1)[0].endswith("?"):
         rest += "?" + query
-    if fragment:
+    if "#" in url:  # an empty fragment too, as the fast path keeps it
         rest += "#" + fragment
     return rest

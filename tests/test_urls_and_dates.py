@@ -42,6 +42,8 @@ SITE = Site.build("https://example.com/", "/sitemap.xml")
         ("/../../x", "https://example.com/x"),  # nothing climbs above the root
         ("/q?x=/../y#/./z", "https://example.com/q?x=/../y#/./z"),  # only the path's
         ("/.well-known/x", "https://example.com/.well-known/x"),
+        ("/a#b#c", "https://example.com/a#b%23c"),  # one fragment delimiter at most
+        ("/a?q#f#g?h", "https://example.com/a?q#f%23g?h"),
     ],
 )
 def test_resolve(loc: str, url: str) -> None:
@@ -70,6 +72,25 @@ def test_resolve(loc: str, url: str) -> None:
 def test_rejected_locs(loc: str, reason: str) -> None:
     with pytest.raises(LocError, match=re.escape(reason)):
         SITE.resolve(loc)
+
+
+@pytest.mark.parametrize(
+    "spelling", ["https://example.com", "HTTPS://EXAMPLE.COM", "https://example.com:443"]
+)
+@pytest.mark.parametrize(
+    ("rest", "uri"),
+    [
+        ("/a\tb\r\nc", "/a%09b%0D%0Ac"),  # kept (escaped), as in a relative loc
+        ("/a#x#y", "/a#x%23y"),
+        ("/a#", "/a#"),
+        ("/a?", "/a?"),
+    ],
+)
+def test_absolute_locs_in_any_spelling_give_the_same_uri(
+    spelling: str, rest: str, uri: str
+) -> None:
+    assert SITE.resolve(spelling + rest) == "https://example.com" + uri
+    assert SITE.resolve(rest) == "https://example.com" + uri
 
 
 def test_length_limit_counts_the_encoded_url() -> None:
