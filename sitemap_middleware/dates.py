@@ -16,8 +16,11 @@ from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
 
 _W3C = re.compile(
     r"(\d{4})(?:-(\d{2})(?:-(\d{2})"
-    r"(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(Z|[+-]\d{2}:\d{2})?)?)?)?"
+    r"(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(Z|[+-]\d{2}:[0-5]\d)?)?)?)?",
+    re.ASCII,  # digits are 0-9, not any script's
 )
+# The XSD's dateTime allows time zones from -14:00 to +14:00 only.
+_MAX_OFFSET = timedelta(hours=14)
 
 
 class LastmodError(ValueError):
@@ -76,8 +79,9 @@ def format_lastmod(value: object, naive_timezone: tzinfo) -> str:
         offset = value.utcoffset()
         if offset is None:
             raise LastmodError("lastmod has a tzinfo that gives no UTC offset")
-        if offset.seconds % 60 or offset.microseconds:
-            # Sub-minute offsets (historic LMT zones) have no W3C form.
+        if offset.seconds % 60 or offset.microseconds or abs(offset) > _MAX_OFFSET:
+            # Sub-minute offsets (historic LMT zones) have no W3C form, and the XSD
+            # refuses offsets past 14 hours: write the moment in UTC.
             value = value.astimezone(UTC)
         return value.isoformat(timespec="seconds")
     if isinstance(value, date):

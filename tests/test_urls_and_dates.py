@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, date, datetime, timedelta, timezone
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
+from lxml import etree
 
 from sitemap_middleware.dates import LastmodError, format_lastmod, parse_w3c, to_utc
 from sitemap_middleware.urls import LocError, Site, iri_to_uri
@@ -188,6 +190,18 @@ BERLIN = ZoneInfo("Europe/Berlin")
             UTC,
             "1890-01-02T02:10:37+00:00",
         ),
+        # Past the XSD's 14 hours of offset (Python allows 24): written in UTC.
+        (
+            datetime(2000, 1, 1, tzinfo=timezone(timedelta(hours=14, minutes=1))),
+            UTC,
+            "1999-12-31T09:59:00+00:00",
+        ),
+        (
+            datetime(2000, 1, 1, tzinfo=timezone(timedelta(hours=-14))),
+            UTC,
+            "2000-01-01T00:00:00-14:00",
+        ),
+        ("2024-01-02T03:04:05-23:59", UTC, "2024-01-03T03:03:05+00:00"),
         ("2024-01-02", UTC, "2024-01-02"),
         ("2024-01-02T03:04Z", UTC, "2024-01-02T03:04:00+00:00"),
         ("2024-01-02T03:04:05+08:00", UTC, "2024-01-02T03:04:05+08:00"),
@@ -195,8 +209,13 @@ BERLIN = ZoneInfo("Europe/Berlin")
         ("2024-01-02T03:04:05", BERLIN, "2024-01-02T03:04:05+01:00"),
     ],
 )
-def test_lastmod_forms(value: object, naive: timezone, text: str) -> None:
+def test_lastmod_forms(value: object, naive: timezone, text: str, sitemap_schema: Any) -> None:
     assert format_lastmod(value, naive) == text
+    document = (
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url>'
+        f"<loc>https://example.com/</loc><lastmod>{text}</lastmod></url></urlset>"
+    )
+    assert sitemap_schema.validate(etree.fromstring(document)), sitemap_schema.error_log
 
 
 @pytest.mark.parametrize(
@@ -208,6 +227,9 @@ def test_lastmod_forms(value: object, naive: timezone, text: str) -> None:
         "2024-02-30",
         "yesterday",
         "2024-01-02 03:04:05",
+        "2024-01-02T03:04:05+05:60",  # offset minutes run to 59
+        "\u0662\u0660\u0662\u0664-\u0660\u0661-\u0660\u0662",  # Arabic-Indic digits
+        "\uff12\uff10\uff12\uff14-01-02",  # fullwidth digits
         1700000000,
         None,
     ],
