@@ -82,7 +82,10 @@ def format_lastmod(value: object, naive_timezone: tzinfo) -> str:
         if offset.seconds % 60 or offset.microseconds or abs(offset) > _MAX_OFFSET:
             # Sub-minute offsets (historic LMT zones) have no W3C form, and the XSD
             # refuses offsets past 14 hours: write the moment in UTC.
-            value = value.astimezone(UTC)
+            try:
+                value = value.astimezone(UTC)
+            except OverflowError:
+                raise LastmodError(f"lastmod {value} has no UTC form in years 1-9999") from None
         return value.isoformat(timespec="seconds")
     if isinstance(value, date):
         return value.isoformat()

@@ -228,6 +228,8 @@ def test_lastmod_forms(value: object, naive: timezone, text: str, sitemap_schema
         "yesterday",
         "2024-01-02 03:04:05",
         "2024-01-02T03:04:05+05:60",  # offset minutes run to 59
+        "0001-01-01T00:00+23:00",  # written in UTC (past 14 hours), it is in year 0
+        datetime(1, 1, 1, tzinfo=timezone(timedelta(seconds=30))),
         "\u0662\u0660\u0662\u0664-\u0660\u0661-\u0660\u0662",  # Arabic-Indic digits
         "\uff12\uff10\uff12\uff14-01-02",  # fullwidth digits
         1700000000,
