@@ -12,13 +12,15 @@ _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
 _MONTH = "|".join(_MONTHS)
 _TIME = r"(\d\d):(\d\d):(\d\d)"
 # RFC 9110 §5.6.7: all three forms must be accepted. Matching is case-insensitive
-# and tolerates surrounding whitespace ("recipients ... encouraged to be robust").
-_IMF_FIXDATE = re.compile(rf"(?:{_DAYS}), (\d\d) ({_MONTH}) (\d{{4}}) {_TIME} GMT", re.I)
-_RFC850 = re.compile(rf"(?:{_LONG_DAYS}), (\d\d)-({_MONTH})-(\d\d) {_TIME} GMT", re.I)
-_ASCTIME = re.compile(rf"(?:{_DAYS}) ({_MONTH}) ([ \d]\d) {_TIME} (\d{{4}})", re.I)
+# and tolerates surrounding spaces and tabs ("recipients ... encouraged to be robust"),
+# but only ASCII: no other script's digits, no long s (U+017F) for "s".
+_IMF_FIXDATE = re.compile(rf"(?:{_DAYS}), (\d\d) ({_MONTH}) (\d{{4}}) {_TIME} GMT", re.I | re.A)
+_RFC850 = re.compile(rf"(?:{_LONG_DAYS}), (\d\d)-({_MONTH})-(\d\d) {_TIME} GMT", re.I | re.A)
+_ASCTIME = re.compile(rf"(?:{_DAYS}) ({_MONTH}) ([ \d]\d) {_TIME} (\d{{4}})", re.I | re.A)
+_OWS = " \t"
 _MONTH_NUMBER = {name.lower(): i for i, name in enumerate(_MONTHS, 1)}
 
-_ENTITY_TAG = re.compile(r'\s*((?:W/)?"[\x21\x23-\x7e\x80-\xff]*")\s*(?:,|$)')
+_ENTITY_TAG = re.compile(r'[ \t]*((?:W/)?"[\x21\x23-\x7e\x80-\xff]*")[ \t]*(?:,|$)')
 
 
 def format_http_date(moment: datetime) -> str:
@@ -33,7 +35,7 @@ def format_http_date(moment: datetime) -> str:
 
 def parse_http_date(value: str, now: datetime | None = None) -> datetime | None:
     """An HTTP-date in any of its three forms as aware UTC, or None if invalid."""
-    value = value.strip()
+    value = value.strip(_OWS)
     if m := _IMF_FIXDATE.fullmatch(value):
         day, month, year, hh, mm, ss = m.groups()
     elif m := _RFC850.fullmatch(value):
@@ -67,7 +69,7 @@ def parse_entity_tags(value: str) -> list[str] | None:
 
     Members that are not entity-tags are left out, so garbage matches nothing.
     """
-    if value.strip() == "*":
+    if value.strip(_OWS) == "*":
         return None
     tags = []
     position = 0

@@ -42,6 +42,13 @@ def test_all_three_http_date_forms(value: str) -> None:
         "Sun, 06 Nov 1994 25:49:37 GMT",
         "1994-11-06T08:49:37Z",
         "Sun, 06 Nov 1994 08:49:37 GMT, Mon, 07 Nov 1994 08:49:37 GMT",
+        # Only spaces and tabs surround a field value; only ASCII makes a date.
+        "Sun Nov  6 08:49:37 1994\x85",
+        "\xa0Sun, 06 Nov 1994 08:49:37 GMT",
+        "\x1fSun, 06 Nov 1994 08:49:37 GMT",
+        "Sun, \u0660\u0666 Nov 1994 08:49:37 GMT",  # Arabic-Indic digits
+        "Sun, 06 Nov \uff11\uff19\uff19\uff14 08:49:37 GMT",  # fullwidth digits
+        "\u017fun, 06 Nov 1994 08:49:37 GMT",  # long s, "S" only to a Unicode case fold
     ],
 )
 def test_invalid_http_dates(value: str) -> None:
@@ -73,6 +80,9 @@ def test_format_is_imf_fixdate() -> None:
         ('garbage, "x"', ['"x"']),
         ('w/"a"', []),  # "W/" is case-sensitive
         ('"a', []),
+        ("\x85*", []),  # not "*": only spaces and tabs are optional whitespace
+        ('\xa0"a"', []),
+        ('\t"a"\t,\t"b"', ['"a"', '"b"']),
     ],
 )
 def test_entity_tag_lists(value: str, tags: list[str] | None) -> None:
