@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 from lxml import etree
 from sqlalchemy import (
     Column,
@@ -30,6 +32,17 @@ SCHEMAS = Path(
     os.environ.get("SITEMAP_SCHEMAS", Path(__file__).resolve().parents[2] / "shared" / "schemas")
 )
 NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
+
+# Property tests scale with the profile's max_examples (see tests/hostile.py: budget).
+# "dev" (default): a quick random run. "ci" (HYPOTHESIS_PROFILE=ci, set by .ci/run; also
+# hypothesis's choice whenever CI is set): ten times more, derandomized so a run is repeatable.
+hypothesis_settings.register_profile(
+    "dev", max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+hypothesis_settings.register_profile("ci", hypothesis_settings.get_profile("ci"), max_examples=1000)
+hypothesis_settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev")
+)
 
 
 class _Offline(etree.Resolver):
