@@ -1,0 +1,162 @@
+"""App drivers: build a sitemap app and send it one raw request, in-process, synchronously.
+
+The hostile property tests speak only to an :class:`AppDriver`, so the same
+properties run through every adapter: a driver turns an adapter-neutral
+request (method token, raw request-target bytes, raw header lines) into what
+its server interface expects, and the answer into a :class:`Reply`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Coroutine, MutableMapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+from urllib.parse import unquote
+
+import anyio
+
+from sitemap_middleware import BadRowStats, SitemapApp
+
+T = TypeVar("T")
+Message = MutableMapping[str, Any]
+RawHeaders = list[tuple[bytes, bytes]]
+
+
+@dataclass
+class Reply:
+    """What a client would have received, and what the app did wrong below HTTP."""
+
+    status: int
+    headers: RawHeaders
+    body: bytes
+    complete: bool
+    """The response ended normally (not aborted)."""
+    error: BaseException | None = None
+    """An exception that escaped the app."""
+    problems: list[str] = field(default_factory=list)
+    """Breaches of the server interface's own rules (message order, header types)."""
+
+    def header(self, name: str) -> str | None:
+        values = self.values(name)
+        return values[0] if values else None
+
+    def values(self, name: str) -> list[str]:
+        key = name.lower().encode("latin-1")
+        return [v.decode("latin-1") for k, v in self.headers if k.lower() == key]
+
+
+class AppDriver(Protocol):
+    name: str
+    async_sources: bool
+    """Whether the adapter serves async sources (async generators, AsyncEngine)."""
+
+    def make(self, sources: object, **settings: Any) -> Any:
+        """The adapter's standalone sitemap app (404 for every other path)."""
+
+    def stats(self, app: Any) -> dict[str, BadRowStats]: ...
+
+    def request(
+        self, app: Any, method: str, target: bytes, headers: RawHeaders | None = None
+    ) -> Reply:
+        """One request; ``target`` is the raw request-target (``/path?query``, %-escaped)."""
+
+    def run(self, work: Coroutine[Any, Any, T]) -> T:
+        """Run setup work where the app's sources live (the event loop of async engines)."""
+
+    def close(self) -> None: ...
+
+
+class AsgiDriver:
+    """Calls the ASGI app directly on one long-lived event loop, as uvicorn would."""
+
+    name = "asgi"
+    async_sources = True
+
+    def __init__(self) -> None:
+        self._runner = asyncio.Runner()
+
+    def make(self, sources: object, **settings: Any) -> SitemapApp:
+        return SitemapApp(sources=sources, **settings)
+
+    def stats(self, app: Any) -> dict[str, BadRowStats]:
+        stats: dict[str, BadRowStats] = app.stats
+        return stats
+
+    def run(self, work: Coroutine[Any, Any, T]) -> T:
+        return self._runner.run(work)
+
+    def close(self) -> None:
+        self._runner.close()
+
+    def request(
+        self, app: Any, method: str, target: bytes, headers: RawHeaders | None = None
+    ) -> Reply:
+        raw_path, _, query = target.partition(b"?")
+        scope = {
+            "type": "http",
+            "asgi": {"version": "3.0", "spec_version": "2.3"},
+            "http_version": "1.1",
+            "method": method,
+            "scheme": "https",
+            # As uvicorn builds it: the %-decoded path (UTF-8, errors replaced) and the raw one.
+            "path": unquote(raw_path.decode("latin-1")),
+            "raw_path": raw_path,
+            "root_path": "",
+            "query_string": query,
+            "headers": list(headers or []),
+            "client": ("127.0.0.1", 50000),
+            "server": ("127.0.0.1", 8000),
+        }
+        return self._runner.run(_exchange(app, scope))
+
+
+async def _exchange(app: Callable[..., Awaitable[None]], scope: dict[str, Any]) -> Reply:
+    messages: list[Message] = []
+    done = anyio.Event()
+    request_sent = False
+
+    async def receive() -> Message:
+        nonlocal request_sent
+        if not request_sent:
+            request_sent = True
+            return {"type": "http.request", "body": b"", "more_body": False}
+        await done.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: Message) -> None:
+        messages.append(message)
+        if message["type"] == "http.response.body" and not message.get("more_body", False):
+            done.set()
+
+    error: BaseException | None = None
+    try:
+        await app(scope, receive, send)
+    except Exception as exc:
+        error = exc
+    return _reply(messages, error)
+
+
+def _reply(messages: list[Message], error: BaseException | None) -> Reply:
+    problems = []
+    if not messages or messages[0]["type"] != "http.response.start":
+        return Reply(0, [], b"", False, error, ["no http.response.start"])
+    start = messages[0]
+    headers = list(start.get("headers", []))
+    for name, value in headers:
+        if not isinstance(name, bytes) or not isinstance(value, bytes):
+            problems.append(f"header {name!r}: {value!r} is not bytes")
+        elif name != name.lower() or any(c in value for c in b"\r\n\x00"):
+            problems.append(f"header {name!r}: {value!r} is malformed")
+    bodies = messages[1:]
+    if any(m["type"] != "http.response.body" for m in bodies):
+        problems.append(f"unexpected messages after the start: {[m['type'] for m in bodies]}")
+    body = b"".join(m.get("body", b"") for m in bodies)
+    complete = bool(bodies) and not bodies[-1].get("more_body", False)
+    if complete and any(not m.get("more_body", False) for m in bodies[:-1]):
+        problems.append("a body message after the last one")
+    return Reply(int(start["status"]), headers, body, complete, error, problems)
+
+
+DRIVERS: dict[str, Callable[[], AppDriver]] = {"asgi": AsgiDriver}
+"""Every adapter the hostile properties run through."""
