@@ -113,18 +113,45 @@ def test_dates_at_the_edges_of_the_calendar(sitemap_schema: etree.XMLSchema) -> 
 # --- the renderer alone: every row listed as the protocol says, or reported ----------------------
 
 
-LAYOUT_ROWS = st.one_of(
-    [st.tuples(st.just(layout), hostile.rows(layout, 12)) for layout in LAYOUTS]
-)
+UNIFORM_LASTMODS = st.sampled_from(["none", "naive", "dates", "as drawn"])
+
+
+@st.composite
+def layout_rows(draw: st.DrawFn) -> tuple[Layout, list[Row]]:
+    """Rows of one layout; half the time made uniform (one changefreq and priority, lastmods
+    all absent, all naive or all dates), the shape the column-wise fast path takes."""
+    layout = draw(st.sampled_from(LAYOUTS))
+    table = draw(hostile.rows(layout, 12))
+    if table and draw(st.booleans()):
+        first = table[0]
+        changefreq = first.changefreq if isinstance(first.changefreq.value, str) else hostile.NONE
+        priority = first.priority if type(first.priority.value) is float else hostile.NONE
+        kind = draw(UNIFORM_LASTMODS)
+        table = [
+            Row(row.loc, _uniform_lastmod(kind, row.lastmod, draw), changefreq, priority)
+            for row in table
+        ]
+    return layout, table
+
+
+def _uniform_lastmod(kind: str, lastmod: hostile.Field, draw: st.DrawFn) -> hostile.Field:
+    if kind == "none":
+        return hostile.NONE
+    if kind == "naive":
+        moment = draw(st.datetimes())
+        return hostile.Field(moment, moment.replace(tzinfo=UTC, microsecond=0))
+    if kind == "dates":
+        day = draw(st.dates())
+        return hostile.Field(day, day)
+    return lastmod
 
 
 @budget(1.5)
-@given(LAYOUT_ROWS)
+@given(layout_rows())
 def test_hostile_rows_are_listed_or_reported(case: tuple[Layout, list[Row]]) -> None:
     layout, table = case
     site = Site.build(layout.base_url, layout.path)
     rules = EntryRules(site, UTC)
-    # Uniform batches take the column-wise fast path: give it one now and then.
     batch = Batch.of(
         [
             (i, r.loc.value, r.lastmod.value, r.changefreq.value, r.priority.value)
