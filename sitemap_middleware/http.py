@@ -166,8 +166,8 @@ def accepts_gzip(header_values: Sequence[str] | None) -> bool:
                     q = 0.0
         if coding in ("gzip", "x-gzip"):
             gzip_q = q if gzip_q is None else max(gzip_q, q)
-        elif coding == "*":
-            star_q = q
+        elif coding == "*":  # repeated members: the best weight counts, as for gzip
+            star_q = q if star_q is None else max(star_q, q)
     if gzip_q is not None:
         return gzip_q > 0
     return star_q is not None and star_q > 0

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from sitemap_middleware.http import (
+    accepts_gzip,
     evaluate_preconditions,
     format_http_date,
     parse_entity_tags,
@@ -140,3 +141,26 @@ def test_precondition_table(method: str, headers: dict[str, list[str]], status: 
 
 def test_if_modified_since_needs_a_last_modified() -> None:
     assert evaluate_preconditions("GET", {"if-modified-since": [LM_TEXT]}, ETAG, None) == 200
+
+
+@pytest.mark.parametrize(
+    ("values", "gzip"),
+    [
+        (["gzip"], True),
+        (["gzip, deflate, br"], True),
+        (["br", "GZIP;Q=0.5"], True),  # several lines form one list; case does not matter
+        (["x-gzip"], True),
+        (["gzip;q=0"], False),
+        (["gzip;q=0, *"], False),  # an explicit refusal beats the wildcard
+        (["*"], True),
+        (["*;q=0"], False),
+        (["identity"], False),
+        ([], False),
+        # Repeated members: the best weight counts, whatever the order.
+        (["gzip;q=0, gzip"], True),
+        (["*, *;q=0"], True),
+        (["*;q=0, *"], True),
+    ],
+)
+def test_accept_encoding(values: list[str], gzip: bool) -> None:
+    assert accepts_gzip(values) is gzip
