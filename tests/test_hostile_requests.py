@@ -228,7 +228,9 @@ HEADER_NAMES = [
 @st.composite
 def header_values(draw: st.DrawFn, site: Site, canary: str) -> bytes:
     etag, modified = draw(st.sampled_from(sorted(site.validators.values())))
-    moment = datetime(2024, 5, 1, 12, tzinfo=UTC) + timedelta(seconds=draw(st.integers(-1e9, 1e9)))
+    moment = datetime(2024, 5, 1, 12, tzinfo=UTC) + timedelta(
+        seconds=draw(st.integers(-(10**9), 10**9))
+    )
     pieces = st.one_of(
         st.sampled_from(
             [
