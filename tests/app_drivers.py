@@ -9,14 +9,15 @@ its server interface expects, and the answer into a :class:`Reply`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Coroutine, MutableMapping
+import io
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
-from urllib.parse import unquote
+from urllib.parse import unquote, unquote_to_bytes
 
 import anyio
 
-from sitemap_middleware import BadRowStats, SitemapApp
+from sitemap_middleware import BadRowStats, SitemapApp, SitemapWSGIApp
 
 T = TypeVar("T")
 Message = MutableMapping[str, Any]
@@ -64,6 +65,9 @@ class AppDriver(Protocol):
     def run(self, work: Coroutine[Any, Any, T]) -> T:
         """Run setup work where the app's sources live (the event loop of async engines)."""
 
+    def discard(self, app: Any) -> None:
+        """Release what an app holds (a WSGI app's event loop thread)."""
+
     def close(self) -> None: ...
 
 
@@ -85,6 +89,9 @@ class AsgiDriver:
 
     def run(self, work: Coroutine[Any, Any, T]) -> T:
         return self._runner.run(work)
+
+    def discard(self, app: Any) -> None:
+        pass
 
     def close(self) -> None:
         self._runner.close()
@@ -158,5 +165,103 @@ def _reply(messages: list[Message], error: BaseException | None) -> Reply:
     return Reply(int(start["status"]), headers, body, complete, error, problems)
 
 
-DRIVERS: dict[str, Callable[[], AppDriver]] = {"asgi": AsgiDriver}
+class WsgiDriver:
+    """Calls the WSGI app as a server does: a PEP 3333 environ, the iterable read and closed."""
+
+    name = "wsgi"
+    async_sources = True  # run on the adapter's own event loop thread
+
+    def make(self, sources: object, **settings: Any) -> SitemapWSGIApp:
+        return SitemapWSGIApp(sources=sources, **settings)
+
+    def stats(self, app: Any) -> dict[str, BadRowStats]:
+        stats: dict[str, BadRowStats] = app.stats
+        return stats
+
+    def run(self, work: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run(work)
+
+    def discard(self, app: Any) -> None:
+        app.close()
+
+    def close(self) -> None:
+        pass
+
+    def request(
+        self, app: Any, method: str, target: bytes, headers: RawHeaders | None = None
+    ) -> Reply:
+        raw_path, _, query = target.partition(b"?")
+        environ: dict[str, Any] = {
+            "REQUEST_METHOD": method,
+            "SCRIPT_NAME": "",
+            # PEP 3333: the %-decoded path, its bytes as latin-1 characters.
+            "PATH_INFO": unquote_to_bytes(raw_path).decode("latin-1"),
+            "QUERY_STRING": query.decode("latin-1"),
+            "SERVER_NAME": "127.0.0.1",
+            "SERVER_PORT": "8000",
+            "SERVER_PROTOCOL": "HTTP/1.1",
+            "REMOTE_ADDR": "127.0.0.1",
+            "wsgi.version": (1, 0),
+            "wsgi.url_scheme": "https",
+            "wsgi.input": io.BytesIO(b""),
+            "wsgi.errors": io.StringIO(),
+            "wsgi.multithread": True,
+            "wsgi.multiprocess": False,
+            "wsgi.run_once": False,
+        }
+        for name, value in headers or []:
+            key = name.decode("latin-1").upper().replace("-", "_")
+            key = key if key in ("CONTENT_TYPE", "CONTENT_LENGTH") else "HTTP_" + key
+            text = value.decode("latin-1")
+            # A server joins repeated lines into one, comma-separated.
+            environ[key] = f"{environ[key]},{text}" if key in environ else text
+        return _wsgi_exchange(app, environ)
+
+
+def _wsgi_exchange(app: Callable[..., Iterable[bytes]], environ: dict[str, Any]) -> Reply:
+    started: list[Any] = []
+    problems: list[str] = []
+    body: list[bytes] = []
+
+    def start_response(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+        if started and exc_info is None:
+            problems.append("start_response called twice without exc_info")
+        started[:] = [status, headers]
+        return body.append
+
+    error: BaseException | None = None
+    complete = False
+    try:
+        result = app(environ, start_response)
+        try:
+            for chunk in result:
+                if chunk and not started:
+                    problems.append("a body chunk before start_response")
+                body.append(chunk)
+            complete = True
+        finally:
+            close = getattr(result, "close", None)
+            if close is not None:
+                close()
+    except Exception as exc:
+        error = exc
+    if not started:
+        return Reply(0, [], b"", False, error, ["start_response never called", *problems])
+    status, header_lines = started
+    raw_headers: RawHeaders = []
+    for name, value in header_lines:
+        if not isinstance(name, str) or not isinstance(value, str):
+            problems.append(f"header {name!r}: {value!r} is not a str")
+            continue
+        try:
+            raw_headers.append((name.encode("latin-1"), value.encode("latin-1")))
+        except UnicodeEncodeError:
+            problems.append(f"header {name!r}: {value!r} is not latin-1")
+    for name, value in raw_headers:
+        if any(c in value for c in b"\r\n\x00"):
+            problems.append(f"header {name!r}: {value!r} is malformed")
+    return Reply(int(status.split()[0]), raw_headers, b"".join(body), complete, error, problems)
+
+
+DRIVERS: dict[str, Callable[[], AppDriver]] = {"asgi": AsgiDriver, "wsgi": WsgiDriver}
 """Every adapter the hostile properties run through."""

@@ -72,7 +72,7 @@ def sql_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
 
 
 @pytest.fixture(scope="module")
-def sites(driver: AppDriver, sql_engine: Engine) -> list[Site]:
+def sites(driver: AppDriver, sql_engine: Engine) -> Iterator[list[Site]]:
     articles_source = SQLAlchemySource(
         select(articles.c.id, articles.c.slug, articles.c.updated_at),
         sql_engine,
@@ -111,7 +111,9 @@ def sites(driver: AppDriver, sql_engine: Engine) -> list[Site]:
             etag = reply.header("etag")
             assert etag is not None
             site.validators[path] = (etag, reply.header("last-modified"))
-    return made
+    yield made
+    for site in made:
+        driver.discard(site.app)
 
 
 # --- requests -----------------------------------------------------------------------------------
@@ -337,7 +339,7 @@ def requests(draw: st.DrawFn, sites: list[Site]) -> tuple[Site, str, bytes, RawH
     return site, draw(methods), draw(targets(site)), draw(header_lists(site, canary)), canary
 
 
-@budget(2)
+@budget(1)
 @given(data=st.data())
 def test_any_request_gets_a_sound_answer(
     driver: AppDriver, sites: list[Site], data: st.DataObject
@@ -376,7 +378,7 @@ def tag_lists(draw: st.DrawFn, etag: str, match: bool) -> str:
     return separator.join(members)
 
 
-@budget(0.5)
+@budget(0.25)
 @given(data=st.data())
 def test_conditional_requests(driver: AppDriver, sites: list[Site], data: st.DataObject) -> None:
     site = data.draw(st.sampled_from(sites))
