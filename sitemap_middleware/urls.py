@@ -230,12 +230,17 @@ class Site:
                     raise LocError(f"URL has an unsupported scheme {parts.scheme!r}")
                 if parts.username is not None or parts.password is not None:
                     raise LocError("URL carries credentials")
-                origin = f"{scheme}://{_authority(scheme, parts.hostname, parts.port)}"
+                authority = _authority(scheme, parts.hostname, parts.port)
             except (ValueError, UnicodeError) as exc:
                 if isinstance(exc, LocError):
                     raise
                 raise LocError(f"URL is not valid ({exc})") from None
-            url = origin + iri_to_uri(_rest(parts.path, parts.query, parts.fragment, link))
+            # Any host may be named, but only in URI characters (IDNA keeps "{", "<", "|"...).
+            if not _HOST.fullmatch(authority) or _LONE_PERCENT.search(authority):
+                raise LocError(f"URL has an invalid host {parts.hostname!r}")
+            url = f"{scheme}://{authority}" + iri_to_uri(
+                _rest(parts.path, parts.query, parts.fragment, link)
+            )
         if len(url) > self.max_loc_length:
             raise LocError(f"URL is {len(url)} characters long; the limit is {self.max_loc_length}")
         return url

@@ -247,3 +247,25 @@ def test_to_utc() -> None:
     assert to_utc("2024-01-02T03:04:05+02:00", UTC) == datetime(2024, 1, 2, 1, 4, 5, tzinfo=UTC)
     assert to_utc("nonsense", UTC) is None
     assert parse_w3c("2024-01-02", UTC) == date(2024, 1, 2)
+
+
+@pytest.mark.parametrize(
+    ("link", "url"),
+    [
+        ("https://cdn.example.net/a b.jpg", "https://cdn.example.net/a%20b.jpg"),
+        ("https://Bücher.example:8443/x", "https://xn--bcher-kva.example:8443/x"),
+        ("https://[::1]/x", "https://[::1]/x"),
+        ("HTTPS://cdn.example.net/a\tb#x#y", "https://cdn.example.net/a%09b#x%23y"),
+    ],
+)
+def test_links_on_any_host(link: str, url: str) -> None:
+    assert SITE.resolve_link(link) == url
+
+
+@pytest.mark.parametrize(
+    "link",
+    ["https://a|b.example/x", "https://{x}.example/", "https://a<b>.example/", "https://a%zz/"],
+)
+def test_links_need_a_host_in_uri_characters(link: str) -> None:
+    with pytest.raises(LocError, match="invalid host"):
+        SITE.resolve_link(link)
