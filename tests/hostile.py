@@ -588,8 +588,9 @@ def check_loc(listed: str, layout: Layout) -> None:
     assert 12 <= len(listed) <= 2047, listed
     assert listed.startswith(layout.scope), (listed, layout.scope)
     path = re.split(r"[?#]", listed[len(layout.origin) :], maxsplit=1)[0]
-    segments = unquote_to_bytes(path).split(b"/")
-    assert b"." not in segments and b".." not in segments, listed
+    # A "." or ".." segment, written or %2e-escaped (%2F is data, not a slash).
+    segments = {segment.lower().replace("%2e", ".") for segment in path.split("/")}
+    assert not segments & {".", ".."}, listed
 
 
 def check_listing(
