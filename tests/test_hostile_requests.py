@@ -339,7 +339,7 @@ def requests(draw: st.DrawFn, sites: list[Site]) -> tuple[Site, str, bytes, RawH
     return site, draw(methods), draw(targets(site)), draw(header_lists(site, canary)), canary
 
 
-@budget(1)
+@budget(0.75)
 @given(data=st.data())
 def test_any_request_gets_a_sound_answer(
     driver: AppDriver, sites: list[Site], data: st.DataObject

@@ -147,7 +147,7 @@ def _uniform_lastmod(kind: str, lastmod: hostile.Field, draw: st.DrawFn) -> host
     return lastmod
 
 
-@budget(1.2)
+@budget(1)
 @given(layout_rows())
 def test_hostile_rows_are_listed_or_reported(case: tuple[Layout, list[Row]]) -> None:
     layout, table = case
