@@ -23,7 +23,7 @@ from .xml import escape, url_element
 # A path that needs neither percent-encoding nor entity-escaping, is not "//host" and has
 # no segment starting with a dot (".." must be resolved by the rules).
 _SEGMENT = r"[A-Za-z0-9\-_~][A-Za-z0-9\-._~]*"
-_PLAIN_PATH = re.compile(rf"/(?:{_SEGMENT}(?:/{_SEGMENT})*/?)?")
+_PLAIN_PATH = re.compile(rf"/(?:{_SEGMENT}(?:/(?:{_SEGMENT})?)*)?")
 # The bytes of plain paths, and the newline that joins a column of them.
 _PLAIN_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/\n"
 # Where the separators stand in each stored layout (its width): the date's dashes, the
