@@ -327,7 +327,11 @@ class Sitemap:
         return _text(404, "Not Found")
 
     def too_large(self, error: Exception) -> Response:
+        """A document the protocol's limits (or the source's keys) do not allow: a 500 whose
+        log line says which."""
         logger.error("sitemap %s cannot be served: %s", self.settings.path, error)
+        if isinstance(error, NotPageable):
+            return _text(500, "Sitemap source cannot be split into pages")
         return _text(500, "Sitemap exceeds the protocol limits")
 
     def is_index(self, target: Target, summaries: Sequence[Summary]) -> bool:

@@ -378,3 +378,14 @@ async def test_a_composite_key_is_cut_too(
         seen += locs(assert_valid_urlset(page.body, sitemap_schema))
     expected = sorted((row["lang"], row["slug"]) for row in rows)
     assert seen == [BASE + f"{lang}/{slug}" for lang, slug in expected]
+
+
+async def test_a_negative_integer_key_is_a_clear_500(
+    make_app: MakeApp, engine: Engine, caplog: pytest.LogCaptureFixture
+) -> None:
+    with engine.begin() as conn:
+        conn.execute(insert(articles).values(id=-3, slug="minus", updated_at=BASE_TIME))
+    response = await call(paged_app(make_app, engine))
+    assert response.status == 500
+    assert response.body == b"Sitemap source cannot be split into pages\n"
+    assert any("key 'id' holds values below 0" in r.getMessage() for r in caplog.records)

@@ -471,7 +471,11 @@ class _Mapping:
         for row in rows:
             values = tuple(row)
             if values[2] is None or values[2] < 0:
-                raise NotPageable(f"source {self.name!r}: paged keys must be integers >= 0")
+                raise NotPageable(
+                    f"source {self.name!r}: key {self.key_names[0]!r} holds values below 0 "
+                    "(or NULL); pages of integer keys need keys >= 0; select another unique "
+                    "key with key=... (any type is cut into pages)"
+                )
             newest = self.newest(values[3], naive_timezone) if len(values) > 3 else None
             out.append(Bucket(int(values[0]), int(values[1]), newest))
         return out
