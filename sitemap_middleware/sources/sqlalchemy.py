@@ -586,20 +586,16 @@ def _in_utc(value: Any) -> Any:
     return value
 
 
-class SQLAlchemySource(SyncSource):
-    """A ``select()`` on a sync :class:`~sqlalchemy.engine.Engine`.
+class _Options:
+    """What the sync and async sources share: their options, checked once, and the mapping."""
 
-    ``loc`` is a template over the selected columns (``"/articles/{slug}"``) or
-    a callable taking the row; ``lastmod`` names a column; ``changefreq`` /
-    ``priority`` are constants, ``changefreq_column`` / ``priority_column``
-    name columns. ``key`` names the unique, indexed column(s) that order the
-    rows (default: the selected primary key columns).
-    """
+    engine_type: type[Any]
+    engine: Any
 
     def __init__(
         self,
         stmt: AnySelect,
-        engine: Engine,
+        engine: Any,
         *,
         name: str,
         loc: LocSpec,
@@ -612,10 +608,13 @@ class SQLAlchemySource(SyncSource):
         version: VersionSpec = None,
         **extensions: Any,
     ) -> None:
-        if not isinstance(engine, Engine):
+        if not isinstance(engine, self.engine_type):
+            sync = self.engine_type is Engine
+            wanted, other = ("a sync Engine", "an AsyncEngine")[:: 1 if sync else -1]
+            alternative = "AsyncSQLAlchemySource" if sync else "SQLAlchemySource"
             raise TypeError(
-                f"source {name!r}: SQLAlchemySource needs a sync Engine; use "
-                "AsyncSQLAlchemySource for an AsyncEngine"
+                f"source {name!r}: {type(self).__name__} needs {wanted}; "
+                f"use {alternative} for {other}"
             )
         self.engine = engine
         columns = [str(c.key) for c in stmt.selected_columns] if isinstance(stmt, Select) else []
@@ -645,6 +644,20 @@ class SQLAlchemySource(SyncSource):
 
     def fingerprint(self) -> str:
         return self.mapping._fingerprint + self.extras.fingerprint()
+
+
+class SQLAlchemySource(_Options, SyncSource):
+    """A ``select()`` on a sync :class:`~sqlalchemy.engine.Engine`.
+
+    ``loc`` is a template over the selected columns (``"/articles/{slug}"``) or
+    a callable taking the row; ``lastmod`` names a column; ``changefreq`` /
+    ``priority`` are constants, ``changefreq_column`` / ``priority_column``
+    name columns. ``key`` names the unique, indexed column(s) that order the
+    rows (default: the selected primary key columns).
+    """
+
+    engine_type = Engine
+    engine: Engine
 
     def _version(self, conn: Connection, keys: KeyRange) -> Any:
         mapping = self.mapping

@@ -7,75 +7,26 @@ rows come through ``AsyncConnection.stream()``, a server-side cursor, because
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from datetime import tzinfo
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from ..entry import Batch
 from ..validators import Summary
 from .base import ALL, AsyncSource, Bucket, KeyRange
-from .extras import extras_spec
-from .sqlalchemy import LocSpec, LocTemplate, _Mapping
+from .sqlalchemy import _Options
 
 if TYPE_CHECKING:
-    from .sqlalchemy import AnySelect, VersionSpec
+    pass
 
 
-class AsyncSQLAlchemySource(AsyncSource):
+class AsyncSQLAlchemySource(_Options, AsyncSource):
     """A ``select()`` on an :class:`~sqlalchemy.ext.asyncio.AsyncEngine` (same options)."""
 
-    def __init__(
-        self,
-        stmt: AnySelect,
-        engine: AsyncEngine,
-        *,
-        name: str,
-        loc: LocSpec,
-        lastmod: str | None = None,
-        changefreq: str | None = None,
-        changefreq_column: str | None = None,
-        priority: float | None = None,
-        priority_column: str | None = None,
-        key: str | Sequence[str] | None = None,
-        version: VersionSpec = None,
-        **extensions: Any,
-    ) -> None:
-        if not isinstance(engine, AsyncEngine):
-            raise TypeError(
-                f"source {name!r}: AsyncSQLAlchemySource needs an AsyncEngine; use "
-                "SQLAlchemySource for a sync Engine"
-            )
-        self.engine = engine
-        columns = [str(c.key) for c in stmt.selected_columns] if isinstance(stmt, Select) else []
-        self.extras = extras_spec(name, columns, loc, extensions)
-        self.mapping = _Mapping(
-            stmt,
-            name=name,
-            loc=self.extras.first_loc or loc,
-            lastmod=lastmod,
-            changefreq=changefreq,
-            changefreq_column=changefreq_column,
-            priority=priority,
-            priority_column=priority_column,
-            key=key,
-            version=version,
-            dialect=engine.dialect,
-        )
-        if self.extras.active:
-            self.mapping.keep_rows()
-        self.name = self.mapping.name
-        self.pageable = self.mapping.pageable
-        self.fixed_ranges = self.mapping.fixed_ranges
-        self.shape = self.extras.shape
-        self.extras.language_templates = [
-            LocTemplate(template, columns).locs for template in self.extras.templates
-        ]
-
-    def fingerprint(self) -> str:
-        return self.mapping._fingerprint + self.extras.fingerprint()
+    engine_type = AsyncEngine
+    engine: AsyncEngine
 
     async def _version(self, conn: AsyncConnection, keys: KeyRange) -> Any:
         mapping = self.mapping
