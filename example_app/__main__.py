@@ -19,7 +19,6 @@ A bad ``BASE_URL`` stops it at start with the reason.
 from __future__ import annotations
 
 import logging
-import os
 import sys
 
 import uvicorn
@@ -27,26 +26,29 @@ import uvicorn
 from sitemap_middleware import ConfigurationError, Settings
 
 from .app import create_app
+from .site import Config
 
 
 def main() -> None:
-    db_path = os.environ.get("EXAMPLE_DB", "example.sqlite3")
-    rows = int(os.environ.get("EXAMPLE_ROWS", "1000"))
-    host = os.environ.get("HOST", "127.0.0.1")
-    port = int(os.environ.get("PORT", "8000"))
-    base_url = os.environ.get("BASE_URL", f"http://{host}:{port}/")
-    root_path = os.environ.get("ROOT_PATH", "")
+    config = Config.from_environment()
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     try:
-        settings = Settings(base_url=base_url)
+        settings = Settings(base_url=config.base_url)
     except ConfigurationError as exc:
         sys.exit(f"example_app cannot start (BASE_URL): {exc}")
-    app = create_app(db_path, rows, base_url)
+    app = create_app(config.db_path, config.rows, config.base_url)
     sitemap = settings.site.url_for(settings.path)
-    print(f"Serving {settings.site.base_url} (sitemap: {sitemap}), database {db_path}")
+    print(f"Serving {settings.site.base_url} (sitemap: {sitemap}), database {config.db_path}")
     # lifespan="on": a failure building the app's middleware stops the server instead of
     # leaving it up and answering 500 to every request.
-    uvicorn.run(app, host=host, port=port, root_path=root_path, log_level="info", lifespan="on")
+    uvicorn.run(
+        app,
+        host=config.host,
+        port=config.port,
+        root_path=config.root_path,
+        log_level="info",
+        lifespan="on",
+    )
 
 
 if __name__ == "__main__":

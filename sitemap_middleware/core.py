@@ -284,18 +284,14 @@ class Sitemap:
             return None
         return source
 
-    def page_summaries(self, parts: Sequence[Part]) -> list[Summary] | None:
-        """A cut page's summary, known from its cut: no query needed."""
-        if len(parts) != 1:
-            return None
+    def page_summaries(self, target: Target, parts: Sequence[Part]) -> list[Summary] | None:
+        """A cut page's summary, known from its cut (read just before): no query needed."""
         source, keys = parts[0]
-        if source.fixed_ranges or keys == ALL:
+        if source.fixed_ranges or keys == ALL or target.page is None:
             return None
-        for bucket in self.pages(source):
-            if bucket.last == keys.until:
-                token = f"cut:{bucket.count}:{keys!r}:{bucket.newest}"
-                return [Summary(bucket.newest, bucket.count, token)]
-        return None
+        bucket = self.pages(source)[target.page - 1]  # parts() found the page
+        token = f"cut:{bucket.count}:{keys!r}:{bucket.newest}"
+        return [Summary(bucket.newest, bucket.count, token)]
 
     def method_not_allowed(self, request: Request) -> Response | None:
         if request.method in ALLOWED_METHODS:

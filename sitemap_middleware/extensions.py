@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta, tzinfo
 from typing import Any
@@ -234,24 +234,22 @@ def check(
             parts.append(alternates_xml(extensions.alternates, loc, site, shape.alternates))
         except ExtensionError as exc:
             out.problems.append(f"alternates left out: {exc}")
-    images = list(extensions.images)
-    if len(images) > shape.images:
-        out.problems.append(f"{len(images) - shape.images} images past the limit left out")
-        del images[shape.images :]
-    for image in images:
-        try:
-            parts.append(_image(escape(site.resolve_link(_image_loc(image)))))
-        except (ExtensionError, LocError, TypeError) as exc:
-            out.problems.append(f"image left out: {exc}")
-    videos = list(extensions.videos)
-    if len(videos) > shape.videos:
-        out.problems.append(f"{len(videos) - shape.videos} videos past the limit left out")
-        del videos[shape.videos :]
-    for video in videos:
-        try:
-            parts.append(video_xml(video, site, naive_timezone))
-        except (ExtensionError, LocError, TypeError, ValueError) as exc:
-            out.problems.append(f"video left out: {exc}")
+    _each(
+        out,
+        parts,
+        "image",
+        extensions.images,
+        shape.images,
+        lambda image: _image(escape(site.resolve_link(_image_loc(image)))),
+    )
+    _each(
+        out,
+        parts,
+        "video",
+        extensions.videos,
+        shape.videos,
+        lambda video: video_xml(video, site, naive_timezone),
+    )
     if extensions.news is not None:
         if not shape.news:
             out.problems.append("news left out: the source does not declare news")
@@ -264,6 +262,26 @@ def check(
                 out.problems.append(f"news left out: {exc}")
     out.xml = "".join(parts)
     return out
+
+
+def _each(
+    out: Checked,
+    parts: list[str],
+    kind: str,
+    items: Sequence[Any],
+    limit: int,
+    write: Callable[[Any], str],
+) -> None:
+    """Images or videos: each written on its own, the bad and those past ``limit`` left out."""
+    items = list(items)
+    if len(items) > limit:
+        out.problems.append(f"{len(items) - limit} {kind}s past the limit left out")
+        del items[limit:]
+    for item in items:
+        try:
+            parts.append(write(item))
+        except (ExtensionError, LocError, TypeError, ValueError) as exc:
+            out.problems.append(f"{kind} left out: {exc}")
 
 
 def alternates_xml(

@@ -74,9 +74,9 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
     parts = sitemap.parts(target)
     if parts is None:
         return sitemap.not_found()
-    summaries: list[Summary] | None = sitemap.page_summaries(parts) or sitemap.recent_summaries(
-        parts
-    )
+    summaries: list[Summary] | None = sitemap.page_summaries(
+        target, parts
+    ) or sitemap.recent_summaries(parts)
     if summaries is None:
         try:
             summaries = yield Summarize(parts, sitemap.settings.naive_timezone)
@@ -128,36 +128,41 @@ def _current_pages(sitemap: Sitemap, source: AnySource) -> Generator[Need, Any, 
         sitemap.remember(source, whole, pages)
 
 
+@dataclass(frozen=True, slots=True)
+class _Done:
+    outcome: Response | Transfer
+
+
+def _advance(flow: Flow, result: Any, error: Exception | None) -> Need | _Done:
+    """Send a read's result (or throw its error) into the flow: its next need, or its end."""
+    try:
+        return flow.send(result) if error is None else flow.throw(error)
+    except StopIteration as stop:
+        return _Done(stop.value)
+
+
 def run(flow: Flow, perform: Callable[[Need], Any]) -> Response | Transfer:
     """Run a flow to its end, performing each need with ``perform(need)`` in this thread."""
-    result: Any = None
-    error: Exception | None = None
-    while True:
+    step = _advance(flow, None, None)
+    while not isinstance(step, _Done):
         try:
-            need = flow.send(result) if error is None else flow.throw(error)
-        except StopIteration as stop:
-            outcome: Response | Transfer = stop.value
-            return outcome
-        try:
-            result, error = perform(need), None
+            result, error = perform(step), None
         except Exception as exc:
             result, error = None, exc
+        step = _advance(flow, result, error)
+    return step.outcome
 
 
 async def arun(flow: Flow, perform: Callable[[Need], Awaitable[Any]]) -> Response | Transfer:
     """:func:`run` for adapters that await their reads."""
-    result: Any = None
-    error: Exception | None = None
-    while True:
+    step = _advance(flow, None, None)
+    while not isinstance(step, _Done):
         try:
-            need = flow.send(result) if error is None else flow.throw(error)
-        except StopIteration as stop:
-            outcome: Response | Transfer = stop.value
-            return outcome
-        try:
-            result, error = await perform(need), None
+            result, error = await perform(step), None
         except Exception as exc:
             result, error = None, exc
+        step = _advance(flow, result, error)
+    return step.outcome
 
 
 class Transfer:

@@ -222,25 +222,11 @@ class Site:
         if not _SCHEME.match(link):
             url = self.base_url + iri_to_uri(link.lstrip("/"))
         else:
-            link = link.translate(_URL_DELETED)
-            try:
-                parts = urlsplit(link)
-                scheme = parts.scheme.lower()
-                if scheme not in _DEFAULT_PORTS or not parts.hostname:
-                    raise LocError(f"URL has an unsupported scheme {parts.scheme!r}")
-                if parts.username is not None or parts.password is not None:
-                    raise LocError("URL carries credentials")
-                authority = _authority(scheme, parts.hostname, parts.port)
-            except (ValueError, UnicodeError) as exc:
-                if isinstance(exc, LocError):
-                    raise
-                raise LocError(f"URL is not valid ({exc})") from None
+            scheme, authority, rest = _split_absolute(link, "URL")
             # Any host may be named, but only in URI characters (IDNA keeps "{", "<", "|"...).
             if not _HOST.fullmatch(authority) or _LONE_PERCENT.search(authority):
-                raise LocError(f"URL has an invalid host {parts.hostname!r}")
-            url = f"{scheme}://{authority}" + iri_to_uri(
-                _rest(parts.path, parts.query, parts.fragment, link)
-            )
+                raise LocError(f"URL has an invalid host {authority!r}")
+            url = f"{scheme}://{authority}" + iri_to_uri(rest)
         if len(url) > self.max_loc_length:
             raise LocError(f"URL is {len(url)} characters long; the limit is {self.max_loc_length}")
         return url
@@ -250,22 +236,30 @@ class Site:
         if loc.startswith(self.origin) and loc[len(self.origin) : len(self.origin) + 1] in "/?#":
             rest = loc[len(self.origin) :]
             return self.origin + iri_to_uri(rest or "/")
-        loc = loc.translate(_URL_DELETED)
-        try:
-            parts = urlsplit(loc)
-            scheme = parts.scheme.lower()
-            if scheme not in _DEFAULT_PORTS or not parts.hostname:
-                raise LocError(f"loc has an unsupported scheme {parts.scheme!r}")
-            if parts.username is not None or parts.password is not None:
-                raise LocError("loc carries credentials")
-            origin = f"{scheme}://{_authority(scheme, parts.hostname, parts.port)}"
-        except (ValueError, UnicodeError) as exc:
-            if isinstance(exc, LocError):
-                raise
-            raise LocError(f"loc is not a valid URL ({exc})") from None
+        scheme, authority, rest = _split_absolute(loc, "loc")
+        origin = f"{scheme}://{authority}"
         if origin != self.origin:
             raise LocError(f"loc is not on {self.origin}")
-        return origin + iri_to_uri(_rest(parts.path, parts.query, parts.fragment, loc))
+        return origin + iri_to_uri(rest)
+
+
+def _split_absolute(url: str, noun: str) -> tuple[str, str, str]:
+    """Scheme, normalised authority and path/query/fragment of an absolute http(s) URL;
+    ``LocError`` (naming the ``noun``) when it is not one."""
+    url = url.translate(_URL_DELETED)
+    try:
+        parts = urlsplit(url)
+        scheme = parts.scheme.lower()
+        if scheme not in _DEFAULT_PORTS or not parts.hostname:
+            raise LocError(f"{noun} has an unsupported scheme {parts.scheme!r}")
+        if parts.username is not None or parts.password is not None:
+            raise LocError(f"{noun} carries credentials")
+        authority = _authority(scheme, parts.hostname, parts.port)
+    except (ValueError, UnicodeError) as exc:
+        if isinstance(exc, LocError):
+            raise
+        raise LocError(f"{noun} is not a valid URL ({exc})") from None
+    return scheme, authority, _rest(parts.path, parts.query, parts.fragment, url)
 
 
 def _rest(path: str, query: str, fragment: str, url: str) -> str:

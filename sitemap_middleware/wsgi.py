@@ -406,9 +406,7 @@ class _Fallback:
 
     def _close_inner(self) -> None:
         inner, self._inner = self._inner, None
-        close = getattr(inner, "close", None)
-        if close is not None:
-            close()
+        _close(inner)
 
     def close(self) -> None:
         try:

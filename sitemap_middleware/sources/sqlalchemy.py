@@ -590,6 +590,8 @@ class _Options:
     """What the sync and async sources share: their options, checked once, and the mapping."""
 
     engine_type: type[Any]
+    wrong_engine: str
+    """What the error says when the engine is of the other kind."""
     engine: Any
 
     def __init__(
@@ -609,13 +611,7 @@ class _Options:
         **extensions: Any,
     ) -> None:
         if not isinstance(engine, self.engine_type):
-            sync = self.engine_type is Engine
-            wanted, other = ("a sync Engine", "an AsyncEngine")[:: 1 if sync else -1]
-            alternative = "AsyncSQLAlchemySource" if sync else "SQLAlchemySource"
-            raise TypeError(
-                f"source {name!r}: {type(self).__name__} needs {wanted}; "
-                f"use {alternative} for {other}"
-            )
+            raise TypeError(f"source {name!r}: {self.wrong_engine}")
         self.engine = engine
         columns = [str(c.key) for c in stmt.selected_columns] if isinstance(stmt, Select) else []
         self.extras = extras_spec(name, columns, loc, extensions)
@@ -657,6 +653,9 @@ class SQLAlchemySource(_Options, SyncSource):
     """
 
     engine_type = Engine
+    wrong_engine = (
+        "SQLAlchemySource needs a sync Engine; use AsyncSQLAlchemySource for an AsyncEngine"
+    )
     engine: Engine
 
     def _version(self, conn: Connection, keys: KeyRange) -> Any:

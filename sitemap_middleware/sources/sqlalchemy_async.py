@@ -26,6 +26,9 @@ class AsyncSQLAlchemySource(_Options, AsyncSource):
     """A ``select()`` on an :class:`~sqlalchemy.ext.asyncio.AsyncEngine` (same options)."""
 
     engine_type = AsyncEngine
+    wrong_engine = (
+        "AsyncSQLAlchemySource needs an AsyncEngine; use SQLAlchemySource for a sync Engine"
+    )
     engine: AsyncEngine
 
     async def _version(self, conn: AsyncConnection, keys: KeyRange) -> Any:

@@ -1,0 +1,108 @@
+"""What the Starlette and the Flask variants of the example site share: its pages, its HTML,
+its sitemap sources and its configuration from the environment."""
+
+from __future__ import annotations
+
+import html
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+from urllib.parse import quote
+
+from sqlalchemy import select
+
+from sitemap_middleware import Entry, IterableSource
+
+from .db import Article
+
+PAGES = {
+    "/": ("Home", "Welcome to the example site."),
+    "/about": ("About", "A small site whose sitemap comes from its database."),
+    "/contact": ("Contact", "Write to nobody@example.com."),
+}
+
+# The public articles, newest key last, as the sitemap lists them.
+ARTICLES = select(Article.id, Article.slug, Article.updated_at).where(Article.published)
+ARTICLE_SITEMAP: dict[str, Any] = {
+    "name": "articles",
+    "loc": "/articles/{slug}",
+    "lastmod": "updated_at",
+    "changefreq": "weekly",
+}
+# The first articles shown on /articles.
+ARTICLE_LIST = (
+    select(Article.slug, Article.title).where(Article.published).order_by(Article.id).limit(50)
+)
+
+
+def article_query(slug: str) -> Any:
+    """The title and date of a public article (``slug`` as the router decoded it)."""
+    return select(Article.title, Article.updated_at).where(Article.slug == slug, Article.published)
+
+
+def pages_source() -> IterableSource:
+    return IterableSource(
+        [
+            Entry("/", changefreq="daily", priority=1.0),
+            Entry("/about", lastmod=date(2024, 1, 1), changefreq="yearly"),
+            Entry("/contact", lastmod=date(2024, 1, 1), changefreq="yearly"),
+        ],
+        name="pages",
+    )
+
+
+def page_html(title: str, body: str, root: str = "") -> str:
+    """A page of the site; ``root`` is the path prefix it is served under (a proxy's)."""
+    root = html.escape(root)
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+        f"</head><body><h1>{html.escape(title)}</h1>{body}"
+        f"<p><a href='{root}/'>Home</a> · <a href='{root}/articles'>Articles</a> · "
+        f"<a href='{root}/sitemap.html'>Sitemap</a> (<a href='{root}/sitemap.xml'>XML</a>)"
+        "</p></body></html>"
+    )
+
+
+def static_body(path: str) -> tuple[str, str]:
+    title, text = PAGES[path]
+    return title, f"<p>{html.escape(text)}</p>"
+
+
+def list_body(articles: Iterable[Any], root: str = "") -> str:
+    root = html.escape(root)
+    items = "".join(
+        f"<li><a href='{root}/articles/{quote(slug, safe='')}'>{html.escape(title)}</a></li>"
+        for slug, title in articles
+    )
+    return f"<ul>{items}</ul>"
+
+
+def article_body(updated_at: Any) -> str:
+    return f"<p>Last updated {updated_at:%Y-%m-%d %H:%M} UTC.</p>"
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """``EXAMPLE_DB``, ``EXAMPLE_ROWS``, ``HOST``, ``PORT``, ``BASE_URL``, ``ROOT_PATH``."""
+
+    db_path: str
+    rows: int
+    host: str
+    port: int
+    base_url: str
+    root_path: str
+
+    @classmethod
+    def from_environment(cls) -> Config:
+        host = os.environ.get("HOST", "127.0.0.1")
+        port = int(os.environ.get("PORT", "8000"))
+        return cls(
+            db_path=os.environ.get("EXAMPLE_DB", "example.sqlite3"),
+            rows=int(os.environ.get("EXAMPLE_ROWS", "1000")),
+            host=host,
+            port=port,
+            base_url=os.environ.get("BASE_URL", f"http://{host}:{port}/"),
+            root_path=os.environ.get("ROOT_PATH", ""),
+        )
