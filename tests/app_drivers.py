@@ -9,15 +9,14 @@ its server interface expects, and the answer into a :class:`Reply`.
 from __future__ import annotations
 
 import asyncio
-import io
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 from urllib.parse import unquote, unquote_to_bytes
 
-import anyio
-
 from sitemap_middleware import BadRowStats, SitemapApp, SitemapWSGIApp
+
+from .driver import exchange_asgi, wsgi_environ
 
 T = TypeVar("T")
 Message = MutableMapping[str, Any]
@@ -119,29 +118,8 @@ class AsgiDriver:
 
 
 async def _exchange(app: Callable[..., Awaitable[None]], scope: dict[str, Any]) -> Reply:
-    messages: list[Message] = []
-    done = anyio.Event()
-    request_sent = False
-
-    async def receive() -> Message:
-        nonlocal request_sent
-        if not request_sent:
-            request_sent = True
-            return {"type": "http.request", "body": b"", "more_body": False}
-        await done.wait()
-        return {"type": "http.disconnect"}
-
-    async def send(message: Message) -> None:
-        messages.append(message)
-        if message["type"] == "http.response.body" and not message.get("more_body", False):
-            done.set()
-
-    error: BaseException | None = None
-    try:
-        await app(scope, receive, send)
-    except Exception as exc:
-        error = exc
-    return _reply(messages, error)
+    exchange = await exchange_asgi(app, scope)
+    return _reply(exchange.messages, exchange.error)
 
 
 def _reply(messages: list[Message], error: BaseException | None) -> Reply:
@@ -191,24 +169,13 @@ class WsgiDriver:
         self, app: Any, method: str, target: bytes, headers: RawHeaders | None = None
     ) -> Reply:
         raw_path, _, query = target.partition(b"?")
-        environ: dict[str, Any] = {
-            "REQUEST_METHOD": method,
-            "SCRIPT_NAME": "",
+        environ = wsgi_environ(
+            method,
             # PEP 3333: the %-decoded path, its bytes as latin-1 characters.
-            "PATH_INFO": unquote_to_bytes(raw_path).decode("latin-1"),
-            "QUERY_STRING": query.decode("latin-1"),
-            "SERVER_NAME": "127.0.0.1",
-            "SERVER_PORT": "8000",
-            "SERVER_PROTOCOL": "HTTP/1.1",
-            "REMOTE_ADDR": "127.0.0.1",
-            "wsgi.version": (1, 0),
-            "wsgi.url_scheme": "https",
-            "wsgi.input": io.BytesIO(b""),
-            "wsgi.errors": io.StringIO(),
-            "wsgi.multithread": True,
-            "wsgi.multiprocess": False,
-            "wsgi.run_once": False,
-        }
+            unquote_to_bytes(raw_path).decode("latin-1"),
+            query.decode("latin-1"),
+            server=("127.0.0.1", "8000"),
+        )
         for name, value in headers or []:
             key = name.decode("latin-1").upper().replace("-", "_")
             key = key if key in ("CONTENT_TYPE", "CONTENT_LENGTH") else "HTTP_" + key

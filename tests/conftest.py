@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import gzip
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -23,10 +23,13 @@ from sqlalchemy import (
     String,
     Table,
     create_engine,
+    event,
     insert,
+    select,
 )
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from sitemap_middleware import SitemapWSGIMiddleware
+from sitemap_middleware import SitemapWSGIMiddleware, SQLAlchemySource
 
 SCHEMAS = Path(
     os.environ.get("SITEMAP_SCHEMAS", Path(__file__).resolve().parents[2] / "shared" / "schemas")
@@ -189,3 +192,32 @@ def make_app(request: pytest.FixtureRequest) -> Iterator[Callable[..., Any]]:
     for app in made:
         if isinstance(app, SitemapWSGIMiddleware):
             app.close()
+
+
+def article_source(engine: Engine, **options: Any) -> SQLAlchemySource:
+    """The articles of the test table as a source (options override the defaults)."""
+    stmt = options.pop("stmt", select(articles.c.id, articles.c.slug, articles.c.updated_at))
+    return SQLAlchemySource(
+        stmt,
+        engine,
+        name="articles",
+        loc=options.pop("loc", "/articles/{slug}"),
+        lastmod="updated_at",
+        changefreq=options.pop("changefreq", "weekly"),
+        **options,
+    )
+
+
+def statements(engine: Engine) -> list[str]:
+    """Every SQL statement ``engine`` sends from now on."""
+    seen: list[str] = []
+    event.listen(engine, "before_cursor_execute", lambda c, cur, stmt, *a: seen.append(stmt))
+    return seen
+
+
+@pytest.fixture
+async def async_engine(db_path: Path, engine: Engine) -> AsyncIterator[AsyncEngine]:
+    """An AsyncEngine (aiosqlite) on the seeded test database."""
+    async_engine = create_async_engine(f"sqlite+aiosqlite:///{db_path}")
+    yield async_engine
+    await async_engine.dispose()

@@ -76,6 +76,30 @@ async def call(
         )
         _check(exchange, method)
         return exchange
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": http_version,
+        "method": method,
+        "scheme": "https",
+        "path": root_path + path,
+        "raw_path": (root_path + path).encode(),
+        "root_path": root_path,
+        "query_string": b"",
+        "headers": [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()],
+        "client": ("127.0.0.1", 50000),
+        "server": ("example.com", 443),
+    }
+    exchange = await exchange_asgi(app, scope, disconnect_after)
+    _check(exchange, method)
+    return exchange
+
+
+async def exchange_asgi(
+    app: Any, scope: dict[str, Any], disconnect_after: int | None = None
+) -> Exchange:
+    """Call an ASGI app with one request and keep every message; the client goes away when
+    the response ends, or after ``disconnect_after`` body messages."""
     exchange = Exchange()
     gone = anyio.Event()
     request_sent = False
@@ -94,30 +118,41 @@ async def call(
             gone.set()
         if disconnect_after is not None and len(exchange.bodies) >= disconnect_after:
             gone.set()
-            await (
-                anyio.lowlevel.checkpoint()
-            )  # let the disconnect be noticed, as a real server would
+            await anyio.lowlevel.checkpoint()  # let the disconnect be noticed, as a server would
 
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0", "spec_version": "2.3"},
-        "http_version": http_version,
-        "method": method,
-        "scheme": "https",
-        "path": root_path + path,
-        "raw_path": (root_path + path).encode(),
-        "root_path": root_path,
-        "query_string": b"",
-        "headers": [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()],
-        "client": ("127.0.0.1", 50000),
-        "server": ("example.com", 443),
-    }
     try:
         await app(scope, receive, send)
     except Exception as exc:
         exchange.error = exc
-    _check(exchange, method)
     return exchange
+
+
+def wsgi_environ(
+    method: str,
+    path_info: str,
+    query: str = "",
+    script_name: str = "",
+    http_version: str = "1.1",
+    server: tuple[str, str] = ("example.com", "443"),
+) -> dict[str, Any]:
+    """A PEP 3333 environ for one request without a body (headers are added by the caller)."""
+    return {
+        "REQUEST_METHOD": method,
+        "SCRIPT_NAME": script_name,
+        "PATH_INFO": path_info,
+        "QUERY_STRING": query,
+        "SERVER_NAME": server[0],
+        "SERVER_PORT": server[1],
+        "SERVER_PROTOCOL": f"HTTP/{http_version}",
+        "REMOTE_ADDR": "127.0.0.1",
+        "wsgi.version": (1, 0),
+        "wsgi.url_scheme": "https",
+        "wsgi.input": io.BytesIO(b""),
+        "wsgi.errors": io.StringIO(),
+        "wsgi.multithread": True,
+        "wsgi.multiprocess": False,
+        "wsgi.run_once": False,
+    }
 
 
 def _check(exchange: Exchange, method: str) -> None:
@@ -142,23 +177,7 @@ def call_wsgi(
 ) -> Exchange:
     """One WSGI request, iterated as a server does; the client may go away after n chunks."""
     exchange = Exchange()
-    environ: dict[str, Any] = {
-        "REQUEST_METHOD": method,
-        "SCRIPT_NAME": script_name,
-        "PATH_INFO": path,
-        "QUERY_STRING": "",
-        "SERVER_NAME": "example.com",
-        "SERVER_PORT": "443",
-        "SERVER_PROTOCOL": f"HTTP/{http_version}",
-        "REMOTE_ADDR": "127.0.0.1",
-        "wsgi.version": (1, 0),
-        "wsgi.url_scheme": "https",
-        "wsgi.input": io.BytesIO(b""),
-        "wsgi.errors": io.StringIO(),
-        "wsgi.multithread": True,
-        "wsgi.multiprocess": False,
-        "wsgi.run_once": False,
-    }
+    environ = wsgi_environ(method, path, script_name=script_name, http_version=http_version)
     for name, value in (headers or {}).items():
         key = name.upper().replace("-", "_")
         environ[key if key in ("CONTENT_TYPE", "CONTENT_LENGTH") else "HTTP_" + key] = value

@@ -59,11 +59,3 @@ def driver_url(url: URL, driver: str) -> URL:
 def schema_name() -> str:
     """A schema of its own for each test: runs sharing one database never meet."""
     return f"sitemap_{uuid.uuid4().hex[:12]}"
-
-
-def free_port() -> int:
-    """A port on 127.0.0.1 where nothing listens (just released by the kernel)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port

@@ -12,8 +12,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 from lxml import etree
-from sqlalchemy import Engine, create_engine, event, select
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy import Engine, create_engine, select
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
@@ -26,11 +25,11 @@ from sitemap_middleware import (
     ConfigurationError,
     SitemapApp,
     SitemapMiddleware,
-    SQLAlchemySource,
 )
 
 from .conftest import (
     BASE_TIME,
+    article_source,
     articles,
     assert_valid_urlset,
     check_served,
@@ -41,19 +40,6 @@ from .driver import call
 
 pytestmark = pytest.mark.anyio
 BASE = "https://example.com/"
-
-
-def article_source(engine: Engine, **options: Any) -> SQLAlchemySource:
-    stmt = options.pop("stmt", select(articles.c.id, articles.c.slug, articles.c.updated_at))
-    return SQLAlchemySource(
-        stmt,
-        engine,
-        name="articles",
-        loc=options.pop("loc", "/articles/{slug}"),
-        lastmod="updated_at",
-        changefreq=options.pop("changefreq", "weekly"),
-        **options,
-    )
 
 
 async def validate(response: httpx.Response) -> None:
@@ -68,19 +54,6 @@ def client(app: Any) -> httpx.AsyncClient:
         base_url="http://testserver",
         event_hooks={"response": [validate]},
     )
-
-
-def statements(engine: Engine) -> list[str]:
-    seen: list[str] = []
-    event.listen(engine, "before_cursor_execute", lambda c, cur, stmt, *a: seen.append(stmt))
-    return seen
-
-
-@pytest.fixture
-async def async_engine(db_path: Path, engine: Engine) -> AsyncIterator[AsyncEngine]:
-    async_engine = create_async_engine(f"sqlite+aiosqlite:///{db_path}")
-    yield async_engine
-    await async_engine.dispose()
 
 
 def site_app(lifespan: Any = None) -> Starlette:

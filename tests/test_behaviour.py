@@ -23,41 +23,22 @@ from sitemap_middleware import (
     ConfigurationError,
     Entry,
     SitemapAborted,
-    SQLAlchemySource,
 )
 
-from .conftest import BASE_TIME, articles, assert_valid_index, assert_valid_urlset, locs
+from .conftest import (
+    BASE_TIME,
+    article_source,
+    articles,
+    assert_valid_index,
+    assert_valid_urlset,
+    locs,
+    statements,
+)
 from .driver import call
 
 pytestmark = pytest.mark.anyio
 BASE = "https://example.com/"
 MakeApp = Callable[..., Any]
-
-
-def article_source(engine: Engine, **options: Any) -> SQLAlchemySource:
-    stmt = options.pop("stmt", select(articles.c.id, articles.c.slug, articles.c.updated_at))
-    return SQLAlchemySource(
-        stmt,
-        engine,
-        name="articles",
-        loc=options.pop("loc", "/articles/{slug}"),
-        lastmod="updated_at",
-        changefreq=options.pop("changefreq", "weekly"),
-        **options,
-    )
-
-
-def statements(engine: Engine) -> list[str]:
-    seen: list[str] = []
-    event.listen(engine, "before_cursor_execute", lambda c, cur, stmt, *a: seen.append(stmt))
-    return seen
-
-
-@pytest.fixture
-async def async_engine(db_path: Path, engine: Engine) -> AsyncIterator[AsyncEngine]:
-    async_engine = create_async_engine(f"sqlite+aiosqlite:///{db_path}")
-    yield async_engine
-    await async_engine.dispose()
 
 
 async def test_list_of_urls_and_entries(make_app: MakeApp, sitemap_schema: etree.XMLSchema) -> None:

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +19,7 @@ import pytest
 from lxml import html as lxml_html
 
 from .conftest import _schema, assert_valid_urlset, locs
+from .uvicorn_process import free_port, serving
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,34 +50,11 @@ def chromium() -> str:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     folder = tmp_path_factory.mktemp("browser")
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    log = (folder / "server.log").open("wb")
-    env = {
-        **os.environ,
-        "EXAMPLE_DB": str(folder / "example.sqlite3"),
-        "EXAMPLE_ROWS": "300",
-        "PORT": str(port),
-    }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "example_app"], cwd=ROOT, env=env, stdout=log, stderr=log
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            httpx.get(url + "/", timeout=1)
-            break
-        except httpx.TransportError:
-            if process.poll() is not None or time.monotonic() > deadline:
-                process.kill()
-                pytest.fail((folder / "server.log").read_text())
-            time.sleep(0.1)
-    yield url
-    process.terminate()
-    process.wait(10)
-    log.close()
+    port = free_port()
+    env = {"EXAMPLE_DB": str(folder / "example.sqlite3"), "EXAMPLE_ROWS": "300", "PORT": str(port)}
+    command = [sys.executable, "-m", "example_app"]
+    with serving(command, port, folder / "server.log", env) as url:
+        yield url
 
 
 def render(chromium: str, url: str, tmp_path: Path, *extra: str) -> str:

@@ -21,7 +21,6 @@ from sqlalchemy import (
     Table,
     create_engine,
     delete,
-    event,
     insert,
     inspect,
     select,
@@ -34,6 +33,7 @@ from sitemap_middleware import AsyncSQLAlchemySource, SitemapApp, SQLAlchemySour
 from sitemap_middleware.sources.base import KeyRange
 from sitemap_middleware.sources.change_counter import ChangeCounter, revisions
 
+from .conftest import statements
 from .driver import call
 from .postgres import driver_url, schema_name, server_url
 
@@ -123,12 +123,6 @@ async def page_tags(app: SitemapApp) -> list[str]:
     return [
         (await call(app, "HEAD", f"/sitemap-posts-{n}.xml")).headers["etag"] for n in (1, 2, 3, 4)
     ]
-
-
-def statements(engine: Engine) -> list[str]:
-    seen: list[str] = []
-    event.listen(engine, "before_cursor_execute", lambda c, cur, stmt, *a: seen.append(stmt))
-    return seen
 
 
 def change(engine: Engine, *statements: Any) -> None:

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import gzip
 import http.client
-import os
 import socket
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -20,15 +18,10 @@ from lxml import etree
 from sqlalchemy import create_engine
 
 from .conftest import _schema, assert_valid_index, assert_valid_urlset, check_served, locs, seed
+from .uvicorn_process import free_port, serving
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 SERVERS = {
@@ -57,31 +50,10 @@ def server(
     seed(engine, 1200)
     engine.dispose()
     port = free_port()
-    log = (db.parent / "server.log").open("wb")
-    process = subprocess.Popen(
-        [sys.executable, *SERVERS[request.param], str(port)],
-        cwd=ROOT,
-        env={**os.environ, "E2E_DB": str(db), "E2E_FAIL_AT": "900"},
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            httpx.get(url + "/_state", timeout=1)
-            break
-        except httpx.TransportError:
-            if process.poll() is not None or time.monotonic() > deadline:
-                process.kill()
-                log.close()
-                output = (db.parent / "server.log").read_text()
-                pytest.fail(f"{request.param} did not start:\n{output}")
-            time.sleep(0.1)
-    yield url
-    process.terminate()
-    process.wait(10)
-    log.close()
+    command = [sys.executable, *SERVERS[request.param], str(port)]
+    env = {"E2E_DB": str(db), "E2E_FAIL_AT": "900"}
+    with serving(command, port, db.parent / "server.log", env, "/_state") as url:
+        yield url
 
 
 def fetch(method: str, url: str, **options: Any) -> httpx.Response:

@@ -20,7 +20,6 @@ from sqlalchemy import (
     Table,
     create_engine,
     delete,
-    event,
     insert,
     select,
     update,
@@ -30,7 +29,15 @@ from starlette.middleware.gzip import GZipMiddleware
 
 from sitemap_middleware import SitemapMiddleware, SQLAlchemySource
 
-from .conftest import BASE_TIME, articles, assert_valid_index, assert_valid_urlset, locs, metadata
+from .conftest import (
+    BASE_TIME,
+    articles,
+    assert_valid_index,
+    assert_valid_urlset,
+    locs,
+    metadata,
+    statements,
+)
 from .driver import call
 
 pytestmark = pytest.mark.anyio
@@ -52,12 +59,6 @@ def paged_app(
     options.update(settings)
     sources = {"pages": ["/", "/about"], "articles": source, **(sources_extra or {})}
     return make_app(sources=sources, base_url=BASE, **options)
-
-
-def statements(engine: Engine) -> list[str]:
-    seen: list[str] = []
-    event.listen(engine, "before_cursor_execute", lambda c, cur, stmt, *a: seen.append(stmt))
-    return seen
 
 
 async def test_index_lists_every_page_with_its_newest_lastmod(

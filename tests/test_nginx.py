@@ -36,6 +36,7 @@ from sqlalchemy import create_engine
 
 from . import conftest
 from .conftest import assert_valid_index, assert_valid_urlset, check_served, locs
+from .uvicorn_process import free_port
 
 pytestmark = pytest.mark.nginx
 ROOT = Path(__file__).resolve().parents[1]
@@ -126,12 +127,6 @@ def unavailable(reason: str) -> NoReturn:
     if REQUIRED:
         pytest.fail(f"{reason} (SITEMAP_REQUIRE_NGINX=1: nginx must run here)")
     pytest.skip(reason)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def launch(command: list[str], log: Path, env: dict[str, str] | None = None) -> Popen[bytes]:

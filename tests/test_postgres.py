@@ -53,11 +53,11 @@ from .postgres import (
     REQUIRE_VARIABLE,
     URL_VARIABLE,
     driver_url,
-    free_port,
     require_drivers,
     schema_name,
     server_url,
 )
+from .uvicorn_process import free_port
 
 pytestmark = pytest.mark.anyio
 BASE = "https://example.com/"

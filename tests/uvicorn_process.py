@@ -1,4 +1,5 @@
-"""Run a server in a subprocess on 127.0.0.1 for the command-line tests."""
+"""Run a server in a subprocess on 127.0.0.1 for the end-to-end tests (uvicorn, werkzeug,
+the example site)."""
 
 from __future__ import annotations
 
