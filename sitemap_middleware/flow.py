@@ -91,8 +91,9 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
     if slot is None:
         return sitemap.busy()
     if not plan.index:
-        if plan.html and target.source is not None:
-            # The HTML page links to its neighbours: the source's pages must be known.
+        if plan.html and target.source is not None and cut is None:
+            # The HTML page links to its neighbours: the source's pages must be known
+            # (a cut source's are: they were read to find the page).
             try:
                 yield from _current_pages(sitemap, sitemap.by_name[target.source])
             except Exception:
