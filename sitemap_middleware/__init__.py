@@ -3,12 +3,13 @@
 from typing import TYPE_CHECKING
 
 from .asgi import SitemapApp, SitemapMiddleware
-from .entry import BadRowError, BadRowStats, Entry
+from .entry import BadRowError, Entry
 from .extensions import Alternate, Extensions, Image, News, Video
 from .flow import SitemapAborted
 from .settings import ConfigurationError, Settings
 from .sources.base import ALL, AsyncSource, KeyRange, SyncSource
 from .sources.iterable import AsyncIterableSource, IterableSource
+from .stats import BadRow, BadRowStats, bad_row_stats
 from .validators import Summary
 from .wsgi import SitemapWSGIApp, SitemapWSGIMiddleware
 
@@ -22,6 +23,7 @@ __all__ = [
     "AsyncIterableSource",
     "AsyncSQLAlchemySource",
     "AsyncSource",
+    "BadRow",
     "BadRowError",
     "BadRowStats",
     "ConfigurationError",
@@ -41,6 +43,7 @@ __all__ = [
     "Summary",
     "SyncSource",
     "Video",
+    "bad_row_stats",
 ]
 
 

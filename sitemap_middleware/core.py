@@ -20,7 +20,7 @@ from typing import Protocol
 
 from . import html, robots
 from .encoding import GzipStream, gzip_whole
-from .entry import BadRowStats, Batch, EntryRules
+from .entry import Batch, EntryRules
 from .extensions import NAMESPACES, NEWS_WINDOW, Shape, urlset_open
 from .http import accepts_gzip, evaluate_preconditions, format_http_date
 from .render import Renderer
@@ -28,6 +28,7 @@ from .routing import Routes, Target
 from .settings import ConfigurationError, Settings
 from .sources.base import ALL, AnySource, Bucket, KeyRange, NotPageable, Source, page_keys
 from .sources.iterable import as_source
+from .stats import BadRowStats, register, tally_of
 from .urls import Site, normalize_host
 from .validators import Summary, last_modified, make_etag
 from .xml import UrlsetWriter, sitemap_element, sitemapindex
@@ -151,7 +152,10 @@ class Sitemap:
             )
             for source in self.sources
         }
-        self.rules = EntryRules(self.site, settings.naive_timezone, settings.strict)
+        # Bad rows are counted on the source objects, where the application can read them.
+        tallies = {source.name: tally_of(source) for source in self.sources}
+        self.rules = EntryRules(self.site, settings.naive_timezone, settings.strict, tallies)
+        register(self, self.url, tallies)
         self.view = self._view(self.site)
         # Host-derived URLs: a view per allowed host, made on first use (the list bounds them).
         self._views = {self.site.origin.partition("://")[2]: self.view}
@@ -167,7 +171,7 @@ class Sitemap:
             site,
             self.settings.naive_timezone,
             self.settings.strict,
-            self.rules.stats,
+            self.rules.tallies,
             self.rules._logged,
         )
         widths = repr(sorted(self.widths.items()))
@@ -244,7 +248,7 @@ class Sitemap:
 
     @property
     def stats(self) -> dict[str, BadRowStats]:
-        """Bad rows per source name, counted since the process started."""
+        """Bad rows per source name, counted since the process started (a snapshot)."""
         return self.rules.stats
 
     @property

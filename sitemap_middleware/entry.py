@@ -7,7 +7,8 @@ The bad-row rule:
 * a row with a bad optional field (``lastmod``, ``changefreq``, ``priority``)
   is listed **without that field**;
 * either way the problem is logged once per process (source name, row key,
-  reason) and counted in :class:`BadRowStats`;
+  reason; long values cut to about 200 characters) and counted in the
+  source's :class:`~sitemap_middleware.stats.BadRowStats` (rows and URLs);
 * with ``strict=True`` a :class:`BadRowError` is raised instead.
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, tzinfo
@@ -23,6 +25,9 @@ from typing import Any
 
 from .dates import LastmodError, format_lastmod
 from .extensions import Alternate, Extensions, Image, News, Shape, Video, check
+from .stats import MAX_VALUE, BadRow, Tally, shorten
+from .stats import BadRowStats as BadRowStats  # its home is .stats; importable here too
+from .stats import LanguageKey as LanguageKey
 from .urls import LocError, Site
 
 logger = logging.getLogger("sitemap_middleware")
@@ -199,14 +204,12 @@ def format_changefreq(value: object) -> str:
     return value.strip().lower()
 
 
-@dataclass
-class BadRowStats:
-    """How many rows a source had that broke the rules, since the process started."""
+class _Marks(threading.local):
+    """What this thread last counted: one row is counted once (see ``EntryRules._count``)."""
 
-    skipped: int = 0
-    """Rows not listed (bad ``loc``)."""
-    fields_dropped: int = 0
-    """Rows listed without a bad optional field."""
+    def __init__(self) -> None:
+        self.entry: tuple[str, Any, set[bool]] | None = None
+        self.rows: dict[bool, tuple[str, Any, set[str | None]]] = {}
 
 
 @dataclass
@@ -216,14 +219,22 @@ class EntryRules:
     site: Site
     naive_timezone: tzinfo
     strict: bool = False
-    stats: dict[str, BadRowStats] = field(default_factory=dict)
+    tallies: dict[str, Tally] = field(default_factory=dict)
+    """Counters by source name: the sources' own (a sitemap passes them), made on demand."""
     _logged: set[tuple[str, str, str]] = field(default_factory=set, repr=False)
     _log_limit: int = 10_000
+    _marks: _Marks = field(default_factory=_Marks, repr=False)
+
+    @property
+    def stats(self) -> dict[str, BadRowStats]:
+        """A snapshot of the counters, by source name."""
+        return {name: tally.snapshot() for name, tally in list(self.tallies.items())}
 
     def check(self, source: str, raw: RawEntry) -> UrlFields | None:
         """The entry's final fields, or None when the row is skipped."""
         key, loc, lastmod, changefreq, priority = raw
-        url = self.check_loc(source, key, loc)
+        self._marks.entry = None  # a new entry: its problems count it once
+        url = self._loc(source, key, loc)
         if url is None:
             return None
         lastmod_text = changefreq_text = priority_text = None
@@ -261,6 +272,10 @@ class EntryRules:
 
     def check_loc(self, source: str, key: Any, loc: Any) -> str | None:
         """The absolute URI for a loc, or None when the row is skipped (and reported)."""
+        self._marks.entry = None
+        return self._loc(source, key, loc)
+
+    def _loc(self, source: str, key: Any, loc: Any) -> str | None:
         if type(loc) is not str:
             self._skip(source, key, f"loc must be a string, not {type(loc).__name__}")
             return None
@@ -272,29 +287,76 @@ class EntryRules:
             self._skip(source, key, f"loc cannot be encoded ({exc})")
         return None
 
-    def _skip(self, source: str, key: Any, reason: str) -> None:
-        self._stats(source).skipped += 1
-        self._report(source, key, "row skipped: " + reason)
+    def _skip(self, source: str, key: Any, reason: str, urls: int = 1) -> None:
+        """Report a row (or one language version of it) left out of the document.
 
-    def _drop(self, source: str, key: Any, reason: str) -> None:
-        self._stats(source).fields_dropped += 1
+        ``urls``: how many URLs this one report stands for (a whole row reported
+        before its languages are expanded stands for all of them).
+        """
+        reason = "row skipped: " + reason
+        self._count(source, key, reason, True, urls)
         self._report(source, key, reason)
 
-    def _stats(self, source: str) -> BadRowStats:
-        stats = self.stats.get(source)
-        if stats is None:
-            stats = self.stats[source] = BadRowStats()
-        return stats
+    def _drop(self, source: str, key: Any, reason: str, urls: int = 1) -> None:
+        """Report a bad optional field of a row, which is listed without it."""
+        self._count(source, key, reason, False, urls)
+        self._report(source, key, reason)
+
+    def _count(self, source: str, key: Any, reason: str, skipped: bool, urls: int) -> None:
+        """Count a problem once per entry, and the row once for all its language versions.
+
+        The entries of one row come one after another (in one thread), each
+        starting with :meth:`check` or :meth:`check_loc`: a problem of the entry
+        just counted is not counted again, and a language version of the row
+        just counted adds its URL but not another row. A language seen again
+        means the row is being read again (another request): counted again.
+        """
+        marks = self._marks
+        row, lang = (key.row, key.lang) if type(key) is LanguageKey else (key, None)
+        entry = marks.entry
+        if entry is not None and entry[0] == source and _same(entry[1], key):
+            if skipped in entry[2]:
+                urls = 0
+            entry[2].add(skipped)
+        else:
+            marks.entry = (source, key, {skipped})
+        rows = 1
+        last = marks.rows.get(skipped)
+        if urls == 0:
+            rows = 0
+        elif last is not None and last[0] == source and _same(last[1], row):
+            if lang not in last[2]:
+                last[2].add(lang)
+                rows = 0
+            else:
+                marks.rows[skipped] = (source, row, {lang})
+        else:
+            marks.rows[skipped] = (source, row, {lang})
+        self._tally(source).add(skipped, rows, urls, BadRow(shorten(repr(key)), shorten(reason)))
+
+    def _tally(self, source: str) -> Tally:
+        tally = self.tallies.get(source)
+        if tally is None:
+            tally = self.tallies.setdefault(source, Tally())
+        return tally
 
     def _report(self, source: str, key: Any, reason: str) -> None:
-        message = f"source {source!r}, row {key!r}: {reason}"
+        message = f"source {source!r}, row {shorten(repr(key))}: {shorten(reason, 2 * MAX_VALUE)}"
         if self.strict:
             raise BadRowError(message)
         # Crawlers fetch the same rows again and again: one log line per problem,
         # within a bound so a table full of bad rows cannot grow memory.
-        marker = (source, repr(key), reason)
+        marker = (source, shorten(repr(key)), shorten(reason))
         if marker in self._logged:
             return
         if len(self._logged) < self._log_limit:
             self._logged.add(marker)
         logger.warning("bad sitemap row: %s", message)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two keys are equal (a key whose ``==`` fails is equal to nothing else)."""
+    try:
+        return a is b or bool(a == b)
+    except Exception:
+        return False

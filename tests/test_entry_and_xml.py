@@ -80,8 +80,14 @@ def test_bad_optional_fields_are_dropped_not_the_row(caplog: pytest.LogCaptureFi
     caplog.set_level(logging.WARNING, "sitemap_middleware")
     url = checker.check("s", (9, "/ok", "last tuesday", "sometimes", 7))
     assert url == UrlFields("https://example.com/ok", None, None, None)
-    assert checker.stats["s"].fields_dropped == 3
-    assert checker.stats["s"].skipped == 0
+    stats = checker.stats["s"]  # one row, one URL: three fields dropped from it
+    assert (stats.rows_with_fields_dropped, stats.urls_with_fields_dropped) == (1, 1)
+    assert stats.skipped == 0
+    assert [problem.reason.split(":")[0] for problem in stats.recent] == [
+        "lastmod dropped",
+        "changefreq dropped",
+        "priority dropped",
+    ]
     messages = " ".join(r.getMessage() for r in caplog.records)
     for name in ("lastmod dropped", "changefreq dropped", "priority dropped"):
         assert name in messages

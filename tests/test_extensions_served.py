@@ -14,6 +14,7 @@ from lxml import etree
 from sqlalchemy import Column, Integer, MetaData, String, Table, create_engine, insert, select
 
 from sitemap_middleware import (
+    BadRowStats,
     Entry,
     Image,
     IterableSource,
@@ -152,7 +153,7 @@ async def test_entries_with_every_extension(
     assert urls[0].findtext("video:video/video:duration", namespaces=NS) == "120"
     assert urls[1].findtext("news:news/news:title", namespaces=NS) == "Today"
     assert urls[2].find("news:news", namespaces=NS) is None  # older than two days
-    assert app.stats.get("mixed") is None  # nothing was a bad value
+    assert app.stats["mixed"] == BadRowStats()  # every source is listed; nothing was bad
 
 
 async def test_bad_extension_values_are_left_out_and_counted(

@@ -22,6 +22,7 @@ from typing import Any
 
 from ..entry import Batch
 from ..extensions import Shape
+from ..stats import BadRowStats, tally_of
 from ..validators import Summary
 
 _NAME = re.compile(r"[a-z0-9](?:[a-z0-9_-]{0,62}[a-z0-9])?")
@@ -87,6 +88,12 @@ class Source(ABC):
     def fingerprint(self) -> str:
         """Configuration that changes the bytes for the same rows (goes into the ETag)."""
         return type(self).__qualname__
+
+    @property
+    def bad_rows(self) -> BadRowStats:
+        """The bad rows counted for this source by every sitemap serving it, since the
+        process started (a snapshot; zeros before the first)."""
+        return tally_of(self).snapshot()
 
 
 class SyncSource(Source):

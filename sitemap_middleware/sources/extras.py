@@ -27,6 +27,7 @@ from typing import Any
 
 from ..entry import Batch
 from ..extensions import MAX_IMAGES, Extensions, Failed, Shape
+from ..stats import LanguageKey
 
 RowFunction = Callable[[Any], Any]
 
@@ -167,7 +168,7 @@ class ExtrasSpec:
             base = extras[i] or Extensions()
             for lang in self.languages:
                 locs.append(versions[lang])
-                keys.append((key, lang))
+                keys.append(LanguageKey(key, lang))
                 all_extras.append(Extensions(alternates, base.images, base.videos, base.news))
         return _with(batch, locs, all_extras, keys, count)
 
