@@ -80,6 +80,10 @@ class Scenario:
     conditional: str = "rfc"  # "rfc" | "ignore" | "ims-first"
     abort: bool = False
     head_etag: str | None = None
+    last_modified: bool = True
+    """False: no Last-Modified header (a document without lastmods)."""
+    proxy: bool = False
+    """A cache in front: X-Cache and Age differ between answers (not representation headers)."""
 
 
 def _good(o: str) -> str:
@@ -131,6 +135,11 @@ SCENARIOS: dict[str, Scenario] = {
         lambda o: urlset(*(url(f"{o}/truncated/{i}") for i in range(200))), abort=True
     ),
     "/head/sitemap.xml": Scenario(lambda o: urlset(url(f"{o}/head/")), head_etag='W/"other"'),
+    # Not problems: a document without lastmods (no Last-Modified), a proxy's own headers.
+    "/no-lastmod/sitemap.xml": Scenario(
+        lambda o: urlset(url(f"{o}/no-lastmod/", None)), last_modified=False
+    ),
+    "/proxied/sitemap.xml": Scenario(lambda o: urlset(url(f"{o}/proxied/")), proxy=True),
     "/index/sitemap.xml": Scenario(
         lambda o: sitemapindex(f"{o}/index/a.xml", f"{o}/index/b.xml.gz", f"{o}/elsewhere/c.xml")
     ),
@@ -237,6 +246,11 @@ async def app(
         scenario.coding == "negotiate" and "gzip" in headers.get("accept-encoding", "")
     )
     response = [("etag", etag), ("last-modified", LAST_MODIFIED)]
+    if not scenario.last_modified:
+        del response[1]
+    if scenario.proxy:  # each answer comes "from" the cache or the origin in turn
+        _proxied[0] += 1
+        response += [("x-cache", ("MISS", "HIT")[_proxied[0] % 2]), ("age", str(_proxied[0]))]
     if scenario.vary and scenario.coding == "negotiate":
         response.append(("vary", "Accept-Encoding"))
     if coded:
@@ -263,6 +277,7 @@ async def app(
     await send({"type": "http.response.body", "body": body})
 
 
+_proxied = [0]
 _extension_apps: dict[str, SitemapApp] = {}
 
 

@@ -106,6 +106,30 @@ def test_each_broken_server_is_reported_exactly(
     assert report["errors"] == sum(f["severity"] == "error" for f in document["findings"])
 
 
+def test_no_last_modified_is_information_not_an_error(
+    site: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, report = check(capsys, site + "/no-lastmod/sitemap.xml")
+    assert status == 0, report
+    (document,) = report["documents"]
+    assert document["ok"] is True
+    (finding,) = document["findings"]
+    assert (finding["code"], finding["severity"]) == ("http.last-modified", "info")
+    assert "If-None-Match" in finding["message"]
+    main(["check", site + "/no-lastmod/sitemap.xml"])
+    text = capsys.readouterr().out
+    assert "ok   " in text and "info    http.last-modified" in text
+
+
+def test_head_and_get_are_compared_on_representation_headers(
+    site: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A cache in front answers X-Cache: HIT to one request and MISS to the next, with an Age.
+    status, report = check(capsys, site + "/proxied/sitemap.xml")
+    assert status == 0, report
+    assert report["documents"][0]["findings"] == []
+
+
 def test_the_xsds_confirm_the_built_in_rules(site: str, capsys: pytest.CaptureFixture[str]) -> None:
     _, plain = check(capsys, site + "/schema/sitemap.xml")
     _, validated = check(capsys, "--schemas", str(SCHEMAS), site + "/schema/sitemap.xml")

@@ -399,6 +399,13 @@ def test_header_rules() -> None:
     without = dict(fine)
     del without["last-modified"], without["etag"]
     assert header_codes(**without) == {"http.last-modified", "http.etag"}
+    findings = Findings()
+    del without["date"]  # nor Date to compare it with
+    check_headers("https://example.com/sitemap.xml", httpx.Headers(without), findings)
+    severities = {f.code: f.severity for f in findings}
+    # No Last-Modified (no lastmods) is information: the ETag revalidates the document.
+    assert severities == {"http.last-modified": "info", "http.etag": "error", "http.date": "error"}
+    assert findings.errors == 2
 
 
 def test_imf_fixdate_is_strict() -> None:

@@ -7,7 +7,9 @@
 * ``If-None-Match`` takes precedence: a tag that does not match, with a
   matching ``If-Modified-Since``, gets 200 (§13.1.3: If-Modified-Since is then
   ignored; Starlette's StaticFiles got this wrong until 0.49.2);
-* ``HEAD`` gets GET's status and headers without content (§9.3.2);
+* ``HEAD`` gets GET's status and representation headers without content (§9.3.2):
+  ``Content-Type``, ``Content-Encoding``, ``ETag``, ``Last-Modified``, ``Vary``,
+  ``Cache-Control``, and ``Content-Length`` when both send it;
 * when the answer depends on ``Accept-Encoding``, ``Vary`` says so (§12.5.5), and
   gzip goes only to clients that accept it.
 """
@@ -22,9 +24,15 @@ from .headers import content_codings, varies_by_encoding, wants_gzip_file
 
 MISMATCH_TAG = '"sitemap-middleware-check-no-such-tag"'
 REPEATED_ON_304 = ("etag", "vary", "cache-control", "expires", "content-location")
-# Headers that may differ between two answers to the same request.
-PER_MESSAGE = frozenset(
-    {"date", "server", "connection", "keep-alive", "transfer-encoding", "content-length", "age"}
+# The headers that describe the representation (RFC 9110 §9.3.2: HEAD sends those GET
+# would); others (Date, Server, a proxy's X-Cache or Age, ...) may differ between answers.
+REPRESENTATION = (
+    "content-type",
+    "content-encoding",
+    "etag",
+    "last-modified",
+    "vary",
+    "cache-control",
 )
 
 
@@ -127,18 +135,21 @@ def _same_as_get(head: Exchange, first: Exchange, findings: Findings) -> None:
             "conditional.head", "HEAD must answer as GET does", f"status {head.status}, GET 200"
         )
         return
-    names = (set(first.headers.keys()) | set(head.headers.keys())) - PER_MESSAGE
-    for name in sorted(names):
+    for name in REPRESENTATION:
         if head.headers.get_list(name) != first.headers.get_list(name):
             findings.add(
                 "conditional.head",
-                "HEAD must send the headers GET sends",
+                "HEAD must send the representation headers GET sends",
                 f"{name}: {head.headers.get(name)!r}, GET {first.headers.get(name)!r}",
             )
     length = head.headers.get("content-length")
-    if length is not None and first.length is not None and length != str(first.length):
+    if length is None:
+        return
+    sent = first.headers.get("content-length")
+    expected = sent if sent is not None else None if first.length is None else str(first.length)
+    if expected is not None and length != expected:
         findings.add(
             "conditional.head",
             "HEAD's Content-Length must be the length of GET's content",
-            f"{length}, GET {first.length}",
+            f"{length}, GET {expected}",
         )

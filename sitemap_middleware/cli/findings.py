@@ -13,6 +13,8 @@ from typing import Any
 
 ERROR = "error"
 WARNING = "warning"
+INFO = "info"
+"""Worth knowing, not a problem (``check`` still passes)."""
 
 # Everything else is an error: it makes check exit 1.
 WARNINGS = frozenset(
@@ -53,10 +55,13 @@ class Findings:
     def __init__(self) -> None:
         self._found: dict[tuple[str, str], Finding] = {}
 
-    def add(self, code: str, message: str, example: str | None = None) -> None:
+    def add(
+        self, code: str, message: str, example: str | None = None, severity: str | None = None
+    ) -> None:
+        """Count a finding; its severity is the code's unless ``severity`` says otherwise."""
         finding = self._found.get((code, message))
         if finding is None:
-            severity = WARNING if code in WARNINGS else ERROR
+            severity = severity or (WARNING if code in WARNINGS else ERROR)
             finding = self._found[(code, message)] = Finding(code, message, severity)
         finding.count += 1
         if example is not None and len(finding.examples) < MAX_EXAMPLES:

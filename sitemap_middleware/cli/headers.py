@@ -3,8 +3,10 @@
 * ``Content-Type``: an XML type (``application/xml``, ``text/xml``, ``*+xml``;
   charset UTF-8 if given) for a sitemap; ``application/gzip`` (or
   ``application/x-gzip``) *without* ``Content-Encoding`` for a ``.xml.gz`` file.
-* ``ETag`` present and an entity-tag; ``Last-Modified`` present, in IMF-fixdate,
-  not later than ``Date`` (itself present and in IMF-fixdate).
+* ``ETag`` present and an entity-tag; ``Last-Modified`` in IMF-fixdate, not later
+  than ``Date`` (itself present and in IMF-fixdate). A document without
+  ``Last-Modified`` (one without lastmods) is information, not an error: the
+  ``ETag`` revalidates it.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from ..http import format_http_date, parse_http_date
-from .findings import Findings
+from .findings import INFO, Findings
 
 ENTITY_TAG = re.compile(r'(?:W/)?"[\x21\x23-\x7e\x80-\xff]*"')
 GZIP_TYPES = ("application/gzip", "application/x-gzip")
@@ -96,7 +98,9 @@ def check_headers(url: str, headers: httpx.Headers, findings: Findings) -> None:
     if not last_modified:
         findings.add(
             "http.last-modified",
-            "no Last-Modified: crawlers cannot revalidate with If-Modified-Since",
+            "no Last-Modified (a document without lastmods has none): crawlers revalidate "
+            "with If-None-Match only",
+            severity=INFO,
         )
         return
     value = last_modified[0]

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from .check import DocumentReport, Report
-from .findings import ERROR
+from .findings import ERROR, WARNING
 
 
 def as_json(report: Report) -> str:
@@ -48,7 +48,7 @@ def as_text(report: Report) -> str:
         lines.append(f"{verdict} {document.url}{_summary(document)}")
         for finding in document.findings:
             times = f" ({finding.count}x)" if finding.count > 1 else ""
-            severity = "error  " if finding.severity == ERROR else "warning"
+            severity = {ERROR: "error  ", WARNING: "warning"}.get(finding.severity, "info   ")
             lines.append(f"     {severity} {finding.code}: {finding.message}{times}")
             for example in finding.examples:
                 lines.append(f"               {example}")
