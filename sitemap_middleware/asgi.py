@@ -262,7 +262,7 @@ class SitemapMiddleware:
             group.cancel_scope.cancel()
         if failure is not None:
             raise SitemapAborted(
-                f"sitemap {target}: transfer aborted after the response started"
+                f"sitemap {transfer.path}: transfer aborted after the response started"
             ) from failure
 
 

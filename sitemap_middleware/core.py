@@ -22,6 +22,7 @@ from . import html, robots
 from .encoding import GzipStream, gzip_whole
 from .entry import Batch, EntryRules
 from .extensions import NAMESPACES, NEWS_WINDOW, Shape, urlset_open
+from .failures import FailureLog
 from .http import accepts_gzip, evaluate_preconditions, format_http_date
 from .render import Renderer
 from .routing import Routes, Target
@@ -162,6 +163,7 @@ class Sitemap:
         # Pages of each source, remembered for the data version (summary token) they came from.
         self._buckets: dict[str, tuple[str, list[Bucket]]] = {}
         self.generations = Generations(settings.max_generations)
+        self.failures = FailureLog()
         # summary_ttl: summaries read in the last few seconds, by (source, key range).
         self._recent: dict[tuple[str, KeyRange], tuple[float, Summary]] = {}
 
@@ -256,6 +258,10 @@ class Sitemap:
         """The public URL of the root sitemap."""
         return self.site.url_for(self.settings.path)
 
+    def path_of(self, target: Target) -> str:
+        """The path of the document ``target`` names, as logs name it."""
+        return self.routes.path_of(target) if target.valid else self.settings.path
+
     def route(self, path: str) -> Target | None:
         """The document a route path names, or None when the path is not the sitemap's."""
         return self.routes.match(path)
@@ -310,11 +316,11 @@ class Sitemap:
             [("retry-after", str(self.settings.retry_after))],
         )
 
-    def busy(self) -> Response:
+    def busy(self, path: str | None = None) -> Response:
         """Too many documents are being generated at once: try again shortly."""
         logger.warning(
             "sitemap %s: %d generations running, the most max_generations allows; answering 503",
-            self.settings.path,
+            path or self.settings.path,
             self.generations.running,
         )
         return _text(
@@ -326,10 +332,10 @@ class Sitemap:
     def not_found(self) -> Response:
         return _text(404, "Not Found")
 
-    def too_large(self, error: Exception) -> Response:
+    def too_large(self, error: Exception, path: str | None = None) -> Response:
         """A document the protocol's limits (or the source's keys) do not allow: a 500 whose
-        log line says which."""
-        logger.error("sitemap %s cannot be served: %s", self.settings.path, error)
+        log line says which (``path``: the document's)."""
+        logger.error("sitemap %s cannot be served: %s", path or self.settings.path, error)
         if isinstance(error, NotPageable):
             return _text(500, "Sitemap source cannot be split into pages")
         return _text(500, "Sitemap exceeds the protocol limits")
@@ -485,7 +491,8 @@ class Sitemap:
                         f"{source.name}, page {page}",
                         _filename(self.routes.page_path(source.name, page, html=True)),
                         site.url_for(self.routes.page_path(source.name, page)),
-                        bucket.count,
+                        # The index reads counts of rows: each gives one URL per language.
+                        bucket.count * source.shape.urls_per_row,
                         lastmod,
                     )
                 )

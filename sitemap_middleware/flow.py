@@ -64,12 +64,15 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
     view = sitemap.view_for(request)
     if view is None:
         return sitemap.bad_host()
+    path = sitemap.path_of(target)
+    failed = f"sitemap {path}: a source failed before the response"
+    read = False  # whether this request read its sources (and so can tell they recovered)
     cut = sitemap.cut_source(target)
     if cut is not None:
         try:
-            yield from _current_pages(sitemap, cut)
-        except Exception:
-            logger.exception("sitemap %s: a source failed before the response", target)
+            read = yield from _current_pages(sitemap, cut)
+        except Exception as exc:
+            sitemap.failures.failed(failed, exc)
             return sitemap.unavailable()
     parts = sitemap.parts(target)
     if parts is None:
@@ -80,25 +83,28 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
     if summaries is None:
         try:
             summaries = yield Summarize(parts, sitemap.settings.naive_timezone)
-        except Exception:
-            logger.exception("sitemap %s: a source failed before the response", target)
+        except Exception as exc:
+            sitemap.failures.failed(failed, exc)
             return sitemap.unavailable()
+        read = True
         sitemap.keep_summaries(parts, summaries)
     plan = sitemap.respond(request, target, parts, summaries, now, view)
     if not plan.stream:
+        if read:
+            sitemap.failures.succeeded(path)
         return plan
     slot = sitemap.generations.acquire()
     if slot is None:
-        return sitemap.busy()
+        return sitemap.busy(path)
     if not plan.index:
         if plan.html and target.source is not None and cut is None:
             # The HTML page links to its neighbours: the source's pages must be known
             # (a cut source's are: they were read to find the page).
             try:
                 yield from _current_pages(sitemap, sitemap.by_name[target.source])
-            except Exception:
+            except Exception as exc:
                 slot.release()
-                logger.exception("sitemap %s: a source failed before the response", target)
+                sitemap.failures.failed(failed, exc)
                 return sitemap.unavailable()
         return Transfer(sitemap, plan, slot, spool=request.http_version == "1.0")
     try:
@@ -107,19 +113,22 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
             sitemap.remember(source, summary, pages)
         document = sitemap.index(plan)
     except (LimitExceeded, NotPageable) as exc:
-        return sitemap.too_large(exc)
-    except Exception:
-        logger.exception("sitemap %s: a source failed before the index", sitemap.url)
+        return sitemap.too_large(exc, path)
+    except Exception as exc:
+        sitemap.failures.failed(f"sitemap {path}: a source failed before the index", exc)
         return sitemap.unavailable()
     finally:
         slot.release()
+    if read:
+        sitemap.failures.succeeded(path)
     return replace(plan, body=document, stream=False)
 
 
-def _current_pages(sitemap: Sitemap, source: AnySource) -> Generator[Need, Any, None]:
-    """Make sure the pages of ``source`` are those of its current data."""
+def _current_pages(sitemap: Sitemap, source: AnySource) -> Generator[Need, Any, bool]:
+    """Make sure the pages of ``source`` are those of its current data; whether it read."""
     parts = ((source, ALL),)
     kept = sitemap.recent_summaries(parts)
+    read = kept is None
     if kept is None:
         kept = yield Summarize(parts, sitemap.settings.naive_timezone)
         sitemap.keep_summaries(parts, kept)
@@ -127,6 +136,8 @@ def _current_pages(sitemap: Sitemap, source: AnySource) -> Generator[Need, Any, 
     if sitemap.needs_pages(source, whole):
         pages = yield ReadPages(source, sitemap.width(source), sitemap.settings.naive_timezone)
         sitemap.remember(source, whole, pages)
+        read = True
+    return read
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +206,12 @@ class Transfer:
         return self.plan.parts
 
     @property
+    def path(self) -> str:
+        """The path of the document on its way out (as logs name it)."""
+        target = self.plan.target
+        return self.sitemap.settings.path if target is None else self.sitemap.path_of(target)
+
+    @property
     def batch_size(self) -> int:
         return self.sitemap.settings.batch_size
 
@@ -225,6 +242,7 @@ class Transfer:
     def finish(self) -> Iterator[bytes] | Response:
         """The last chunks (for a spooled document: all of it), or a 404 when every row was
         rejected (an empty urlset is invalid)."""
+        self.sitemap.failures.succeeded(self.path)  # every row was read
         if self.body.urls == 0 and not self.started:
             return self.sitemap.not_found()
         last = self.body.close()
@@ -241,13 +259,13 @@ class Transfer:
 
     def failed(self, error: Exception) -> Response:
         """What a failure means: a response while nothing is sent; re-raised after that."""
+        if isinstance(error, LimitExceeded) and not self.started:
+            return self.sitemap.too_large(error, self.path)
         if self.started:
-            logger.error("sitemap %s: aborting the transfer", self.sitemap.url, exc_info=error)
+            self.sitemap.failures.failed(f"sitemap {self.path}: aborting the transfer", error)
             raise error
-        if isinstance(error, LimitExceeded):
-            return self.sitemap.too_large(error)
-        logger.error(
-            "sitemap %s: a source failed before the first byte", self.sitemap.url, exc_info=error
+        self.sitemap.failures.failed(
+            f"sitemap {self.path}: a source failed before the first byte", error
         )
         return self.sitemap.unavailable()
 

@@ -66,8 +66,13 @@ URLSET_HEAD = (
     "<th>Priority</th></tr></thead><tbody>\n"
 )
 INDEX_HEAD = (
-    "<table><thead><tr><th>#</th><th>Sitemap</th><th>URLs</th><th>Last modified</th>"
+    "<table><thead><tr><th>#</th><th>Sitemap</th><th>URLs (at most)</th><th>Last modified</th>"
     "<th>XML</th></tr></thead><tbody>\n"
+)
+# The index knows each page's rows, not which of them the bad-row rule leaves out.
+INDEX_COUNTS = (
+    "URLs are counted from the rows of each page, one per row and language; a page lists "
+    "fewer when rows are skipped (its own view counts exactly what it lists)."
 )
 
 
@@ -109,6 +114,7 @@ class IndexRow:
     html_href: str
     xml_href: str
     urls: int
+    """The URLs of the page's rows (rows times URLs per row): at most what it lists."""
     lastmod: str | None
 
 
@@ -116,14 +122,14 @@ def index_document(title: str, xml_href: str, rows: list[IndexRow]) -> bytes:
     """The HTML sibling of a ``sitemapindex`` (at most 50,000 short rows: built whole)."""
     total = sum(row.urls for row in rows)
     parts = [
-        document_open(title, xml_href, [], f"{len(rows):,} sitemaps, {total:,} URLs."),
+        document_open(title, xml_href, [], f"{len(rows):,} sitemaps, up to {total:,} URLs."),
         INDEX_HEAD,
     ]
     for number, row in enumerate(rows, 1):
         parts.append(
             index_row(number, row.label, row.html_href, row.xml_href, row.urls, row.lastmod)
         )
-    parts.append(document_close([], f"{len(rows):,} sitemaps."))
+    parts.append(document_close([], f"{len(rows):,} sitemaps. {INDEX_COUNTS}"))
     return "".join(parts).encode("utf-8")
 
 
@@ -153,4 +159,4 @@ class Table:
         return "".join(rows).encode("utf-8")
 
     def close(self) -> bytes:
-        return document_close(self.heading.nav, f"{self.urls:,} URLs.").encode("utf-8")
+        return document_close(self.heading.nav, f"{self.urls:,} URLs, as served.").encode("utf-8")

@@ -60,6 +60,14 @@ class Routes:
             return self.root.removesuffix(".xml") + ".html"
         return self.page_path(target.source, target.page, html=True)
 
+    def path_of(self, target: Target) -> str:
+        """The path of the document a valid target names (for logs)."""
+        if target.html:
+            return self.html_path(target)
+        if target.source is None or target.page is None:
+            return self.root + (".gz" if target.gz else "")
+        return self.page_path(target.source, target.page, target.gz)
+
     def match(self, path: str) -> Target | None:
         """The target a route path names; None when the path is not the sitemap's."""
         if self.html and path.endswith(".html"):

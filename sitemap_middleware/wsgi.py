@@ -312,7 +312,7 @@ class _Body:
                 refusal = transfer.failed(exc)
             except Exception as error:
                 raise SitemapAborted(
-                    f"sitemap {self._target}: transfer aborted after the response started"
+                    f"sitemap {transfer.path}: transfer aborted after the response started"
                 ) from error
             yield from _respond(self._start_response, refusal, "GET")
             return

@@ -126,3 +126,29 @@ async def test_data_cannot_inject_markup(make_app: MakeApp, engine: Engine) -> N
         in shown
     )
     assert "https://example.com/articles/q%3Fa=1&b='2'" in shown
+
+
+async def test_counts_are_urls_as_served_with_languages(
+    make_app: MakeApp, engine: Engine, sitemap_schema: etree.XMLSchema
+) -> None:
+    """Each row gives one URL per language: the index counts URLs, not rows."""
+    source = SQLAlchemySource(
+        select(articles.c.id, articles.c.slug, articles.c.updated_at),
+        engine,
+        name="articles",
+        loc="/{lang}/articles/{slug}",
+        languages=["en", "de", "fr"],
+    )
+    app = make_app(sources=[source], base_url=BASE, html=True, max_urls=1_500)
+    index = await call(app, path="/sitemap.html")
+    rows = table(index.body)
+    counts = [int(row[2].replace(",", "")) for row in rows]
+    assert sum(counts) == 3 * 1_200 and all(count % 3 == 0 for count in counts)
+    assert f"{len(rows)} sitemaps, up to 3,600 URLs." in index.body.decode()
+    for number, row in enumerate(rows, 1):
+        served = assert_valid_urlset(
+            (await call(app, path=f"/sitemap-articles-{number}.xml")).body, sitemap_schema
+        )
+        page = await call(app, path=f"/sitemap-articles-{number}.html")
+        assert len(table(page.body)) == len(served) == int(row[2].replace(",", ""))
+        assert f"{len(served):,} URLs, as served." in page.body.decode()

@@ -1,0 +1,243 @@
+"""What the middleware reports about bad rows and failures: statistics and log lines.
+
+Statistics count rows and the URLs they give (one per language), are read on
+the source objects, with ``bad_row_stats()`` or ``middleware.stats``, under
+Starlette's ``add_middleware`` and under a threaded WSGI server alike. Logs
+name the document served, log a lasting failure's traceback once, and cut
+long values.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lxml import etree
+from sqlalchemy import Column, Engine, Integer, MetaData, String, Table, create_engine, insert
+from sqlalchemy.ext.asyncio import create_async_engine
+from starlette.applications import Starlette
+from starlette.responses import PlainTextResponse
+from starlette.routing import Route
+from starlette.testclient import TestClient
+
+from sitemap_middleware import (
+    AsyncSQLAlchemySource,
+    BadRow,
+    BadRowStats,
+    SitemapAborted,
+    SitemapMiddleware,
+    SitemapWSGIMiddleware,
+    SQLAlchemySource,
+    bad_row_stats,
+)
+from sitemap_middleware.entry import EntryRules
+
+from .conftest import article_source, assert_valid_urlset, seed
+from .driver import call, call_wsgi
+from .test_behaviour import boom_stmt, failing_engine
+from .test_entry_and_xml import SITE
+
+pytestmark = pytest.mark.anyio
+MakeApp = Callable[..., Any]
+LANGUAGES = ["en", "de", "fr"]
+
+metadata = MetaData()
+products = Table(
+    "products",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("slug", String),
+    Column("prio", String),
+)
+
+
+def product_engine(path: Path) -> Engine:
+    """40 products; #5 has a slug XML forbids (skipped), #6 and #7 a bad priority (dropped)."""
+    engine = create_engine(f"sqlite:///{path}")
+    metadata.create_all(engine)
+    rows = [{"id": i, "slug": f"p{i}", "prio": "0.5"} for i in range(1, 41)]
+    rows[4]["slug"] = "bad\x01slug"
+    rows[5]["prio"] = "7"
+    rows[6]["prio"] = "high"
+    with engine.begin() as conn:
+        conn.execute(insert(products), rows)
+    return engine
+
+
+def product_source(engine: Engine) -> SQLAlchemySource:
+    return SQLAlchemySource(
+        products.select(),
+        engine,
+        name="products",
+        loc="/{lang}/p/{slug}",
+        languages=LANGUAGES,
+        priority_column="prio",
+    )
+
+
+def per_get(times: int) -> tuple[int, int, int, int]:
+    """Rows skipped, their URLs, rows with fields dropped, their URLs, after ``times`` GETs."""
+    return (times, 3 * times, 2 * times, 6 * times)
+
+
+def counts(stats: BadRowStats) -> tuple[int, int, int, int]:
+    return (
+        stats.rows_skipped,
+        stats.urls_skipped,
+        stats.rows_with_fields_dropped,
+        stats.urls_with_fields_dropped,
+    )
+
+
+# --- statistics -----------------------------------------------------------------------------
+
+
+def test_statistics_under_starlette_add_middleware(
+    tmp_path: Path, sitemap_schema: etree.XMLSchema
+) -> None:
+    source = product_source(product_engine(tmp_path / "p.sqlite3"))
+    app = Starlette(routes=[Route("/", lambda request: PlainTextResponse("home"))])
+    base = "https://stats-starlette.example/"
+    app.add_middleware(SitemapMiddleware, sources=[source], base_url=base)
+    assert source.bad_rows == BadRowStats()  # readable before the middleware exists
+    with TestClient(app) as client:
+        assert client.get("/").text == "home"
+        for times in (1, 2):
+            response = client.get("/sitemap.xml")
+            assert response.status_code == 200
+            urls = assert_valid_urlset(response.content, sitemap_schema)
+            assert len(urls) == 3 * 39  # the skipped row's three URLs are missing
+            assert counts(source.bad_rows) == per_get(times)
+    stats = source.bad_rows
+    assert stats.skipped == 2 and stats.fields_dropped == 4  # the older names: rows
+    assert bad_row_stats()[base + "sitemap.xml"] == {"products": stats}
+    # The last few problems, distinct, newest last; a GET again repeats them, not adds.
+    assert [problem.key for problem in stats.recent] == [
+        *(f"(5, '{lang}')" for lang in LANGUAGES),
+        *(f"(6, '{lang}')" for lang in LANGUAGES),
+        *(f"(7, '{lang}')" for lang in LANGUAGES),
+    ]
+    assert stats.recent[0].reason.startswith("row skipped: ")
+    assert "priority dropped" in stats.recent[-1].reason
+
+
+def test_statistics_under_a_threaded_wsgi_server(tmp_path: Path) -> None:
+    """Concurrent requests in threads: every row counted once per document, none lost."""
+    source = product_source(product_engine(tmp_path / "p.sqlite3"))
+
+    def inner(environ: Any, start_response: Any) -> list[bytes]:
+        start_response("200 OK", [("content-type", "text/plain")])
+        return [b"home"]
+
+    app = SitemapWSGIMiddleware(
+        inner,
+        sources=[source],
+        base_url="https://stats-wsgi.example/",
+        batch_size=7,
+        max_generations=None,  # every request generates: none is refused as busy
+    )
+    requests = 24
+    with ThreadPoolExecutor(8) as pool:
+        exchanges = list(pool.map(lambda _: call_wsgi(app), range(requests)))
+    assert {exchange.status for exchange in exchanges} == {200}
+    assert counts(source.bad_rows) == per_get(requests)
+    assert app.stats == {"products": source.bad_rows}
+    assert len(source.bad_rows.recent) == 9
+
+
+def test_recent_problems_are_bounded_and_keys_cut() -> None:
+    rules = EntryRules(SITE, UTC)
+    for key in range(25):
+        rules.check("s", (key, "https://elsewhere.example/x", None, None, None))
+    long_key = "k" * 3_000
+    rules.check("s", (long_key, "/fine", "not a date", None, None))
+    stats = rules.stats["s"]
+    assert (stats.rows_skipped, stats.rows_with_fields_dropped) == (25, 1)
+    assert len(stats.recent) == 10
+    assert [problem.key for problem in stats.recent[:9]] == [str(k) for k in range(16, 25)]
+    last = stats.recent[-1]
+    assert isinstance(last, BadRow) and len(last.key) < 250
+    assert last.key.startswith("'kkk") and "2,802 more characters" in last.key
+
+
+# --- logs -------------------------------------------------------------------------------------
+
+
+def test_long_keys_and_values_are_cut_in_the_log(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, "sitemap_middleware")
+    rules = EntryRules(SITE, UTC)
+    rules.check("s", ("k" * 3_000, "/fine", None, None, "9" * 3_000))
+    (record,) = caplog.records
+    message = record.getMessage()
+    assert len(message) < 700
+    assert "more characters]" in message and "priority dropped" in message
+
+
+async def test_an_aborted_page_is_logged_by_its_own_path(
+    make_app: MakeApp, engine: Engine, db_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    broken = failing_engine(db_path, fail_at_id=900)  # on page 2 of 500-row pages
+    source = article_source(broken, stmt=boom_stmt())
+    app = make_app(
+        sources=[source],
+        base_url="https://example.com/",
+        max_urls=500,
+        batch_size=100,
+        chunk_bytes=4096,
+    )
+    caplog.set_level(logging.ERROR, "sitemap_middleware")
+    response = await call(app, path="/sitemap-articles-2.xml")
+    assert response.status == 200 and isinstance(response.error, SitemapAborted)
+    assert "/sitemap-articles-2.xml" in str(response.error)
+    (record,) = caplog.records
+    assert record.getMessage() == "sitemap /sitemap-articles-2.xml: aborting the transfer"
+    assert record.exc_info is not None
+
+
+async def test_an_async_source_failure_names_the_document(
+    make_app: MakeApp, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A database without the table: every summary query fails.
+    empty = create_async_engine(f"sqlite+aiosqlite:///{tmp_path}/empty.sqlite3")
+    source = AsyncSQLAlchemySource(products.select(), empty, name="products", loc="/p/{slug}")
+    app = make_app(sources=[source], base_url="https://example.com/")
+    caplog.set_level(logging.ERROR, "sitemap_middleware")
+    for path in ("/sitemap.xml", "/sitemap-products-1.xml.gz"):
+        assert (await call(app, path=path)).status == 503
+    messages = [record.getMessage() for record in caplog.records]
+    assert messages[0] == "sitemap /sitemap.xml: a source failed before the response"
+    assert messages[1].startswith("sitemap /sitemap-products-1.xml.gz: a source failed")
+    assert not any("Target(" in message for message in messages)
+    await empty.dispose()
+
+
+async def test_a_lasting_failure_logs_its_traceback_once_then_counts(
+    make_app: MakeApp, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    directory = tmp_path / "later"
+    down = create_engine(f"sqlite:///{directory}/db.sqlite3")
+    app = make_app(sources=[article_source(down)], base_url="https://example.com/")
+    caplog.set_level(logging.WARNING, "sitemap_middleware")
+    for _ in range(3):
+        assert (await call(app)).status == 503
+    first, second, third = caplog.records
+    assert first.exc_info is not None
+    assert second.exc_info is None and third.exc_info is None
+    assert "2 failed requests" in second.getMessage()
+    assert "3 failed requests" in third.getMessage() and "OperationalError" in third.getMessage()
+    assert "\n" not in third.getMessage()
+    caplog.clear()
+    directory.mkdir()
+    seed(down, 20)
+    assert (await call(app)).status == 200
+    (recovered,) = caplog.records
+    assert recovered.levelno == logging.WARNING
+    assert "answer again, after 3 failed requests" in recovered.getMessage()
+    assert (await call(app)).status == 200
+    assert len(caplog.records) == 1  # recovery is said once
+    down.dispose()
