@@ -42,6 +42,13 @@ LOCS: list[Any] = [
     "/catalog/./item",
     "/.well-known/x",
     "/a//b",
+    "/catalog/item ",
+    " /catalog/item",
+    "\t/x\n",
+    "https://example.com/abs ",
+    " https://example.com/abs",
+    "/%2E%2e/x",
+    "/x/.",
 ]
 LASTMODS: list[Any] = [
     None,
@@ -137,24 +144,31 @@ def test_affixed_locs_give_the_bytes_of_whole_locs(
     assert Renderer(EntryRules(site, UTC)).elements("s", whole) == expected
 
 
-def test_dot_segments_are_resolved_on_the_fast_paths_too() -> None:
+def test_dot_segments_are_bad_rows_on_the_fast_paths_too() -> None:
     site = Site.build("https://example.com/", "/catalog/sitemap.xml")
-    rules = EntryRules(site, UTC)
-    batch = [(1, "/catalog/a/../b", None, None, None), (2, "/catalog/../admin", None, None, None)]
+    batch = [
+        (1, "/catalog/a/../b", None, None, None),
+        (2, "/catalog/../admin", None, None, None),
+        (3, "/catalog/c", None, None, None),
+    ]
     for rows in (batch, batch[:1], batch[1:]):
+        rules = EntryRules(site, UTC)
         elements = Renderer(rules).elements("s", Batch.of(rows))
-        assert "admin" not in "".join(elements)
-    assert Renderer(rules).elements("s", Batch.of(batch)) == [
-        "<url><loc>https://example.com/catalog/b</loc></url>\n"
+        assert "admin" not in "".join(elements) and "/b<" not in "".join(elements)
+        assert rules.stats["s"].skipped == len([row for row in rows if ".." in row[1]])
+    assert Renderer(EntryRules(site, UTC)).elements("s", Batch.of(batch)) == [
+        "<url><loc>https://example.com/catalog/c</loc></url>\n"
     ]
 
 
-def test_template_middles_that_are_dot_segments_take_the_rules() -> None:
+def test_template_middles_that_are_dot_segments_are_bad_rows() -> None:
     site = Site.build("https://example.com/", "/catalog/sitemap.xml")
-    locs = Affixed("/catalog/", ["a", "..", "b/../../admin", "."], "")
-    keys = list(range(4))
-    batch = Batch(keys, locs, [None] * 4, [None] * 4, [None] * 4)
-    assert Renderer(EntryRules(site, UTC)).elements("s", batch) == [
+    locs = Affixed("/catalog/", ["a", "..", "b/../../admin", ".", "%2E", "c "], "")
+    keys = list(range(6))
+    batch = Batch(keys, locs, [None] * 6, [None] * 6, [None] * 6)
+    rules = EntryRules(site, UTC)
+    assert Renderer(rules).elements("s", batch) == [
         "<url><loc>https://example.com/catalog/a</loc></url>\n",
-        "<url><loc>https://example.com/catalog/</loc></url>\n",  # "/catalog/." is the directory
+        "<url><loc>https://example.com/catalog/c%20</loc></url>\n",  # kept, encoded
     ]
+    assert rules.stats["s"].skipped == 4
