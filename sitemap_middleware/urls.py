@@ -281,8 +281,8 @@ class Site:
 def _split_absolute(url: str, noun: str) -> tuple[str, str, str]:
     """Scheme, normalised authority and path/query/fragment of an absolute http(s) URL;
     ``LocError`` (naming the ``noun``) when it is not one."""
-    authority = _AUTHORITY.match(url)
-    if authority is not None and any(space in authority.group(1) for space in WHITESPACE):
+    head = _AUTHORITY.match(url)
+    if head is not None and any(space in head.group(1) for space in WHITESPACE):
         raise LocError(f"{noun} has whitespace in its host")
     url = url.translate(_URL_WHITESPACE)
     try:
