@@ -16,8 +16,8 @@ from datetime import UTC, date, datetime
 from operator import attrgetter
 from typing import Any
 
-from .entry import Affixed, Batch, EntryRules, RawEntry, format_changefreq, format_priority
 from .duplicates import SeenLocs
+from .entry import Affixed, Batch, EntryRules, RawEntry, format_changefreq, format_priority
 from .extensions import Shape
 from .urls import MIN_LOC_LENGTH
 from .xml import escape, url_element
@@ -323,15 +323,19 @@ class Renderer:
         out: list[str] = []
         for raw in batch.rows():
             key, loc, lastmod, changefreq, priority = raw
+            recorded = False  # whether ``seen`` has this row's loc already
             if (
                 type(loc) is str
                 and shortest <= len(loc) <= room
                 and loc.startswith(scope_path)
                 and plain(loc)
             ):
-                if seen is not None and not seen.first_path(loc):  # a plain path is its own form
-                    self.rules.duplicate(source, key, root + loc)
-                    continue
+                # A plain path is its own comparison form, and the rules give it root + loc.
+                if seen is not None:
+                    if not seen.first_path(loc):
+                        self.rules.duplicate(source, key, root + loc)
+                        continue
+                    recorded = True
                 try:
                     # True == 1.0 would find 1.0's tail, but a bool is not a priority.
                     tail = None if type(priority) is bool else tails.get((changefreq, priority))
@@ -355,7 +359,7 @@ class Renderer:
                             f"<url><loc>{root}{loc}</loc><lastmod>{lastmod.isoformat()}</lastmod>{tail}"
                         )
                         continue
-            element = self._checked(source, raw, seen)
+            element = self._checked(source, raw, None if recorded else seen)
             if element:
                 out.append(element)
         return out

@@ -111,9 +111,7 @@ async def test_extension_urls_follow_the_loc_rule(
     with engine.begin() as conn:
         conn.execute(pages.update().where(pages.c.id == 2).values(photo="/img/../secret.png"))
     app = make_app(
-        sources=[
-            source(engine, images="photo", languages=["en", "de"], loc="/{lang}/p/{slug}")
-        ],
+        sources=[source(engine, images="photo", languages=["en", "de"], loc="/{lang}/p/{slug}")],
         base_url=BASE,
     )
     reply = await call(app)
@@ -245,8 +243,7 @@ async def test_duplicates_across_documents_are_the_applications(
 ) -> None:
     """Each document lists its own locs once; the same loc in two documents is listed by both
     (the README says so; ``check`` reports it)."""
-    app = make_app(
-        sources={"one": ["/shared", "/one"], "two": ["/shared", "/two"]}, base_url=BASE
-    )
-    assert await served(app, sitemap_schema, "/sitemap-one-1.xml") == [f"{BASE}shared", f"{BASE}one"]
-    assert await served(app, sitemap_schema, "/sitemap-two-1.xml") == [f"{BASE}shared", f"{BASE}two"]
+    app = make_app(sources={"one": ["/shared", "/one"], "two": ["/shared", "/two"]}, base_url=BASE)
+    for name in ("one", "two"):
+        listed = await served(app, sitemap_schema, f"/sitemap-{name}-1.xml")
+        assert listed == [f"{BASE}shared", f"{BASE}{name}"]

@@ -216,8 +216,12 @@ def test_comparison_form_follows_rfc_3986(one: str, other: str) -> None:
 
 
 def test_comparison_form_keeps_reserved_escapes_apart() -> None:
-    assert comparison_form("https://example.com/a%2Fb") != comparison_form("https://example.com/a/b")
-    assert comparison_form("https://example.com/a%3Fb") != comparison_form("https://example.com/a?b")
+    assert comparison_form("https://example.com/a%2Fb") != comparison_form(
+        "https://example.com/a/b"
+    )
+    assert comparison_form("https://example.com/a%3Fb") != comparison_form(
+        "https://example.com/a?b"
+    )
 
 
 def test_idn_host_and_port() -> None:
