@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from typing import Protocol
 
 from . import html, robots
+from .duplicates import SeenLocs
 from .encoding import GzipStream, gzip_whole
 from .entry import Batch, EntryRules
 from .extensions import NAMESPACES, NEWS_WINDOW, Shape, urlset_open
@@ -555,6 +556,7 @@ class Urlset:
 
     It declares the namespaces its sources' shapes can use; rows with extension
     data take the full rules (``news_cutoff``: news published before it are old).
+    It lists no loc twice: it remembers the locs it listed (at most ``max_urls``).
     """
 
     def __init__(
@@ -568,6 +570,7 @@ class Urlset:
         self.writer = UrlsetWriter(settings.max_urls, settings.max_bytes)
         self.shapes = shapes
         self.news_cutoff = news_cutoff
+        self.seen = SeenLocs(renderer.rules.site)
 
     @property
     def urls(self) -> int:
@@ -581,9 +584,11 @@ class Urlset:
     def write(self, source: str, batch: Batch) -> bytes:
         extras = batch.extras
         if extras is not None and extras.count(None) != len(extras):
-            elements = self.renderer.extended(source, batch, self.shapes[source], self.news_cutoff)
+            elements = self.renderer.extended(
+                source, batch, self.shapes[source], self.news_cutoff, self.seen
+            )
         else:
-            elements = self.renderer.elements(source, batch)
+            elements = self.renderer.elements(source, batch, self.seen)
         return self.writer.write(elements)
 
     def close(self) -> bytes:

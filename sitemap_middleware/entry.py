@@ -3,7 +3,8 @@
 The bad-row rule:
 
 * a row whose ``loc`` cannot be listed (missing, not a URL on the site, outside
-  the sitemap's scope, too long, holding a character XML forbids) is **skipped**;
+  the sitemap's scope, too long, holding a character XML forbids or a dot
+  segment, or already listed in the document) is **skipped**;
 * a row with a bad optional field (``lastmod``, ``changefreq``, ``priority``)
   is listed **without that field**;
 * either way the problem is logged once per process (source name, row key,
@@ -286,6 +287,10 @@ class EntryRules:
         except (ValueError, UnicodeError) as exc:  # lone surrogates and the like
             self._skip(source, key, f"loc cannot be encoded ({exc})")
         return None
+
+    def duplicate(self, source: str, key: Any, url: str) -> None:
+        """A row whose loc the document already lists: skipped, reported as a bad row."""
+        self._skip(source, key, f"duplicate loc {url} (listed earlier in this document)")
 
     def _skip(self, source: str, key: Any, reason: str, urls: int = 1) -> None:
         """Report a row (or one language version of it) left out of the document.

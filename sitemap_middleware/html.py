@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from html import escape
 
+from .duplicates import SeenLocs
 from .entry import Batch, EntryRules, UrlFields
 
 CONTENT_TYPE = "text/html; charset=utf-8"
@@ -137,13 +138,14 @@ class Table:
     """The HTML sibling of a ``urlset``, streamed: one table row per listed URL.
 
     Rows go through the same rules as the XML (a skipped row is skipped here
-    too), so the table shows exactly what crawlers get.
+    too, a repeated loc too), so the table shows exactly what crawlers get.
     """
 
     def __init__(self, rules: EntryRules, heading: Heading) -> None:
         self.rules = rules
         self.heading = heading
         self.urls = 0
+        self.seen = SeenLocs(rules.site)
 
     def open(self) -> bytes:
         head = self.heading
@@ -153,7 +155,9 @@ class Table:
         rows = []
         for raw in batch.rows():
             url = self.rules.check(source, raw)
-            if url is not None:
+            if url is not None and not self.seen.first_url(url.loc):
+                self.rules.duplicate(source, raw[0], url.loc)
+            elif url is not None:
                 self.urls += 1
                 rows.append(url_row(self.urls, url))
         return "".join(rows).encode("utf-8")

@@ -4,7 +4,8 @@ The common row (a plain ASCII path, a naive UTC ``datetime`` or a ``date``,
 a changefreq/priority seen before) is written directly; anything else goes
 through the full rules in :mod:`sitemap_middleware.entry` and
 :func:`~sitemap_middleware.xml.url_element`. Both paths give the same bytes
-(the tests compare them).
+(the tests compare them). Given the document's :class:`SeenLocs`, every path
+drops the rows whose loc the document already lists.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from datetime import UTC, date, datetime
 from operator import attrgetter
 from typing import Any
 
+from .duplicates import SeenLocs
 from .entry import Affixed, Batch, EntryRules, RawEntry, format_changefreq, format_priority
 from .extensions import Shape
 from .urls import MIN_LOC_LENGTH
@@ -165,14 +167,15 @@ class Renderer:
             self._tails[(changefreq, priority)] = tail
         return tail
 
-    def elements(self, source: str, batch: Batch) -> list[str]:
-        """The ``<url>`` elements of a batch, in order; bad rows follow the bad-row rule."""
+    def elements(self, source: str, batch: Batch, seen: SeenLocs | None = None) -> list[str]:
+        """The ``<url>`` elements of a batch, in order; bad rows follow the bad-row rule, and
+        with ``seen`` (the document's listed locs) so do locs listed before."""
         if not batch:
             return []
-        uniform = self._uniform(source, batch)
-        return uniform if uniform is not None else self._rows(source, batch)
+        uniform = self._uniform(source, batch, seen)
+        return uniform if uniform is not None else self._rows(source, batch, seen)
 
-    def _uniform(self, source: str, batch: Batch) -> list[str] | None:
+    def _uniform(self, source: str, batch: Batch, seen: SeenLocs | None) -> list[str] | None:
         """A batch of the common shape in a few C-level passes: one (changefreq, priority)
         pair, lastmods all absent, all naive datetimes read as UTC, or all dates, and string
         locs. Plain paths are written directly, other locs go through the rules.
@@ -259,13 +262,14 @@ class Renderer:
                 f"{head}{middle}{mid}{text[:10]}T{text[11:19]}{end}"
                 for middle, text in zip(middles, texts, strict=True)
             ]
-        if not odd:
+        if not odd and seen is None:
             return out
         # Locs that need encoding or escaping (or are bad): the loc rule, the rest as checked.
         skipped = False
+        checked: dict[int, str | None] = {}
         for at in odd:
             loc = locs[at]
-            url = self.rules.check_loc(source, batch.keys[at], loc)
+            url = checked[at] = self.rules.check_loc(source, batch.keys[at], loc)
             if url is None:
                 out[at] = ""
                 skipped = True
@@ -273,6 +277,12 @@ class Renderer:
             # The element so far starts "<url><loc>{root}{loc}</loc>"; keep what follows.
             rest = out[at][len(root) + len(loc) + 16 :]
             out[at] = f"<url><loc>{escape(url)}</loc>{rest}"
+        if seen is not None:
+            for at in seen.repeats(middles, before, after, checked):
+                url = checked.get(at) or f"{root}{before}{middles[at]}{after}"
+                self.rules.duplicate(source, batch.keys[at], url)
+                out[at] = ""
+                skipped = True
         return [element for element in out if element] if skipped else out
 
     def _affixes_plain(self, before: str, after: str) -> bool:
@@ -290,12 +300,21 @@ class Renderer:
                 self._plain_affixes[(before, after)] = known
         return known
 
-    def _checked(self, source: str, raw: RawEntry) -> str:
+    def _checked(self, source: str, raw: RawEntry, seen: SeenLocs | None) -> str:
         """One row through the full rules; ``""`` when it is skipped."""
         url = self.rules.check(source, raw)
-        return "" if url is None else url_element(url)
+        if url is None or not self._first(source, raw[0], url.loc, seen):
+            return ""
+        return url_element(url)
 
-    def _rows(self, source: str, batch: Batch) -> list[str]:
+    def _first(self, source: str, key: object, url: str, seen: SeenLocs | None) -> bool:
+        """Whether a checked loc is not yet in the document (else the row is reported)."""
+        if seen is None or seen.first_url(url):
+            return True
+        self.rules.duplicate(source, key, url)
+        return False
+
+    def _rows(self, source: str, batch: Batch, seen: SeenLocs | None) -> list[str]:
         """Row by row: a fast path per row, the full rules for the rest."""
         root, scope_path, plain = self.root, self.scope_path, _PLAIN_PATH.fullmatch
         room = self.room
@@ -303,13 +322,20 @@ class Renderer:
         naive_is_utc, tails = self.naive_is_utc, self._tails
         out: list[str] = []
         for raw in batch.rows():
-            _, loc, lastmod, changefreq, priority = raw
+            key, loc, lastmod, changefreq, priority = raw
+            recorded = False  # whether ``seen`` has this row's loc already
             if (
                 type(loc) is str
                 and shortest <= len(loc) <= room
                 and loc.startswith(scope_path)
                 and plain(loc)
             ):
+                # A plain path is its own comparison form, and the rules give it root + loc.
+                if seen is not None:
+                    if not seen.first_path(loc):
+                        self.rules.duplicate(source, key, root + loc)
+                        continue
+                    recorded = True
                 try:
                     # True == 1.0 would find 1.0's tail, but a bool is not a priority.
                     tail = None if type(priority) is bool else tails.get((changefreq, priority))
@@ -333,13 +359,18 @@ class Renderer:
                             f"<url><loc>{root}{loc}</loc><lastmod>{lastmod.isoformat()}</lastmod>{tail}"
                         )
                         continue
-            element = self._checked(source, raw)
+            element = self._checked(source, raw, None if recorded else seen)
             if element:
                 out.append(element)
         return out
 
     def extended(
-        self, source: str, batch: Batch, shape: Shape, news_cutoff: datetime | None
+        self,
+        source: str,
+        batch: Batch,
+        shape: Shape,
+        news_cutoff: datetime | None,
+        seen: SeenLocs | None = None,
     ) -> list[str]:
         """The ``<url>`` elements of a batch whose rows carry extensions (full rules per row)."""
         extras = batch.extras
@@ -347,7 +378,7 @@ class Renderer:
         out = []
         for raw, extensions in zip(batch.rows(), extras, strict=True):
             url = self.rules.check(source, raw)
-            if url is None:
+            if url is None or not self._first(source, raw[0], url.loc, seen):
                 continue
             if extensions is not None:
                 url = self.rules.extend(source, raw[0], url, extensions, shape, news_cutoff)

@@ -1,6 +1,7 @@
 """Turning the locs a source gives into absolute, percent-encoded URIs on the site.
 
-Rules (sitemaps.org "Escaping" and "Sitemap file location"):
+Rules (sitemaps.org "Escaping" and "Sitemap file location"); a loc is never
+changed into one that names another resource:
 
 * a loc is absolute (same scheme, host and port as the base URL) or a path
   relative to the base URL (``/articles/1`` and ``articles/1`` both mean
@@ -8,8 +9,11 @@ Rules (sitemaps.org "Escaping" and "Sitemap file location"):
 * IRIs become URIs: non-ASCII characters are UTF-8 percent-encoded and
   characters a URI cannot hold (space, ``"``, ``<``, ``>`` ...) are escaped,
   while existing ``%XX`` escapes are kept as they are (no double encoding);
-* ``.`` and ``..`` path segments (``%2e`` too, as browsers read them) are
-  resolved (RFC 3986 §5.2.4), so no loc climbs out of the scope unseen;
+  whitespace at either end is data like any other (``%20``, ``%09`` ...), never
+  stripped;
+* what cannot be kept as it is is refused (:class:`LocError`): a path holding a
+  ``.`` or ``..`` segment (``%2e`` too, as browsers read them), which a client
+  would resolve to another URL, and whitespace before a scheme or ``//``;
 * the result must lie within the sitemap's scope (the directory of the sitemap
   URL) and be shorter than 2,048 characters.
 """
@@ -36,13 +40,21 @@ _LONE_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 _SAFE_REST = "!$&'()*+,;=:@/?#%~"
 _FRAGMENT_SAFE = _SAFE_REST.replace("#", "")
-# urlsplit deletes tab, CR and LF anywhere in a URL (as WHATWG parsers do); escape them
-# first so an absolute loc keeps them as a relative one does.
-_URL_DELETED = str.maketrans({"\t": "%09", "\n": "%0A", "\r": "%0D"})
+# XML's whitespace: data in a loc, at either end too. (Every other control character is
+# forbidden in XML, so a loc holding one is refused before it reaches a parser.)
+WHITESPACE = " \t\n\r"
+# urlsplit strips leading C0 controls and spaces and deletes tab, CR and LF anywhere (as
+# WHATWG parsers do): escape the whitespace first so an absolute loc keeps it, as a
+# relative one does.
+_URL_WHITESPACE = str.maketrans({" ": "%20", "\t": "%09", "\n": "%0A", "\r": "%0D"})
+_AUTHORITY = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://([^/?#]*)")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 # A path segment that starts with a dot, written or %-escaped: maybe "." or "..".
 _DOTTED = re.compile(r"/(?:\.|%2e)", re.I)
-_DOT_SEGMENTS = {".": 1, "%2e": 1, "..": 2, ".%2e": 2, "%2e.": 2, "%2e%2e": 2}
+_DOT_SEGMENTS = frozenset({".", "%2e", "..", ".%2e", "%2e.", "%2e%2e"})
+# A %XX escape, for the comparison form of a URI (RFC 3986 §6.2.2).
+_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+_UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
 
 # RFC 9110 §7.2 Host: uri-host [ ":" port ]; a reg-name, an IPv4 address or an IPv6 literal.
@@ -86,31 +98,52 @@ def iri_to_uri(rest: str) -> str:
     return uri + hash_ + quote(fragment, safe=_FRAGMENT_SAFE) if hash_ else uri
 
 
-def remove_dot_segments(path: str) -> str:
-    """RFC 3986 §5.2.4 for an absolute path, reading ``%2e`` as ``.`` (as WHATWG URLs do)."""
+def has_dot_segment(path: str) -> bool:
+    """Whether an absolute path holds a ``.`` or ``..`` segment, written or ``%2e``-escaped:
+    a client removes it (RFC 3986 §5.2.4, WHATWG URL), so it would fetch another URL."""
     if _DOTTED.search(path) is None:
-        return path
-    segments = path.split("/")[1:]
-    out: list[str] = []
-    for at, segment in enumerate(segments):
-        dots = _DOT_SEGMENTS.get(segment.lower(), 0)
-        if dots == 2 and out:
-            out.pop()
-        if not dots:
-            out.append(segment)
-        elif at == len(segments) - 1:
-            out.append("")  # "/a/." and "/a/b/.." end in a slash
-    return "/" + "/".join(out)
+        return False
+    return any(segment.lower() in _DOT_SEGMENTS for segment in path.split("/"))
 
 
-def _normalize(rest: str) -> str:
-    """The path, query and fragment of a URI with the path's dot segments resolved."""
+def _path(rest: str) -> str:
+    """The path of a URI's path, query and fragment."""
     cut = len(rest)
     for delimiter in "?#":
-        at = rest.find(delimiter)
-        if 0 <= at < cut:
+        at = rest.find(delimiter, 0, cut)
+        if at >= 0:
             cut = at
-    return remove_dot_segments(rest[:cut]) + rest[cut:]
+    return rest[:cut]
+
+
+def _unescape_unreserved(match: re.Match[str]) -> str:
+    byte = int(match.group()[1:], 16)
+    return chr(byte) if byte in _UNRESERVED else match.group().upper()
+
+
+def comparison_form(uri: str) -> str:
+    """The form in which two URIs naming one resource are equal (RFC 3986 §6.2.2.1-2):
+    escapes in uppercase, escaped unreserved characters decoded (``%c3%bc`` = ``%C3%BC``,
+    ``%41`` = ``A``). Locs this module writes are otherwise normalised already."""
+    return uri if "%" not in uri else _ESCAPE.sub(_unescape_unreserved, uri)
+
+
+def _refuse_odd_start(text: str, noun: str) -> None:
+    """A URL needs no whitespace around it, but a path may hold it: whitespace before a
+    scheme or ``//`` would make a relative path of a URL, so that is refused."""
+    start = text.lstrip(WHITESPACE)
+    if not start:
+        raise LocError(f"{noun} is empty or whitespace only")
+    if len(start) != len(text) and (_SCHEME.match(start) or start.startswith("//")):
+        raise LocError(f"{noun} has whitespace before its scheme or '//'")
+
+
+def _refuse_dot_segments(rest: str, noun: str) -> None:
+    if has_dot_segment(_path(rest)):
+        raise LocError(
+            f"{noun} has a dot segment ('.' or '..') in its path, which a client would "
+            "resolve to another URL"
+        )
 
 
 def _authority(scheme: str, host: str, port: int | None) -> str:
@@ -159,6 +192,8 @@ class Site:
         except (ValueError, UnicodeError) as exc:
             raise ValueError(f"base_url has an invalid host or port: {base_url!r}") from exc
         prefix = iri_to_uri(parts.path or "/")
+        if has_dot_segment(prefix):
+            raise ValueError(f"base_url must not hold '.' or '..' path segments, got {base_url!r}")
         if not prefix.endswith("/"):
             prefix += "/"
         origin = f"{scheme}://{authority}"
@@ -184,9 +219,7 @@ class Site:
 
     def resolve(self, loc: str) -> str:
         """The absolute URI to list for ``loc``; raises ``LocError`` when it cannot be listed."""
-        loc = loc.strip(" \t\n\r")  # XML whitespace only: control characters make a bad row
-        if not loc:
-            raise LocError("loc is empty")
+        _refuse_odd_start(loc, "loc")
         bad = XML_FORBIDDEN.search(loc)
         if bad is not None:
             raise LocError(f"loc contains the character U+{ord(bad.group()):04X}, forbidden in XML")
@@ -196,8 +229,8 @@ class Site:
             raise LocError("loc is a scheme-relative URL; give a path or an absolute URL")
         else:
             url = self.base_url + iri_to_uri(loc.lstrip("/"))
-        # Every branch gives self.origin + "/...": resolve the dot segments of that path.
-        url = self.origin + _normalize(url[len(self.origin) :])
+        # Every branch gives self.origin + "/...".
+        _refuse_dot_segments(url[len(self.origin) :], "loc")
         if not url.startswith(self.scope):
             raise LocError(f"loc is outside the sitemap's scope {self.scope}")
         if len(url) > self.max_loc_length:
@@ -211,22 +244,23 @@ class Site:
         relative to the base URL; encoded like a loc, but not bound to the sitemap's scope."""
         if not isinstance(link, str):
             raise LocError(f"a URL must be a string, not {type(link).__name__}")
-        link = link.strip(" \t\n\r")
-        if not link:
-            raise LocError("URL is empty")
+        _refuse_odd_start(link, "URL")
         bad = XML_FORBIDDEN.search(link)
         if bad is not None:
             raise LocError(f"URL contains U+{ord(bad.group()):04X}, forbidden in XML")
         if link.startswith("//"):
             raise LocError("URL is scheme-relative; give a path or an absolute URL")
         if not _SCHEME.match(link):
-            url = self.base_url + iri_to_uri(link.lstrip("/"))
+            rest = self.base_url[len(self.origin) :] + iri_to_uri(link.lstrip("/"))
+            url = self.origin + rest
         else:
             scheme, authority, rest = _split_absolute(link, "URL")
             # Any host may be named, but only in URI characters (IDNA keeps "{", "<", "|"...).
             if not _HOST.fullmatch(authority) or _LONE_PERCENT.search(authority):
                 raise LocError(f"URL has an invalid host {authority!r}")
-            url = f"{scheme}://{authority}" + iri_to_uri(rest)
+            rest = iri_to_uri(rest)
+            url = f"{scheme}://{authority}" + rest
+        _refuse_dot_segments(rest, "URL")
         if len(url) > self.max_loc_length:
             raise LocError(f"URL is {len(url)} characters long; the limit is {self.max_loc_length}")
         return url
@@ -235,7 +269,8 @@ class Site:
         # Fast path: already in the base URL's own spelling.
         if loc.startswith(self.origin) and loc[len(self.origin) : len(self.origin) + 1] in "/?#":
             rest = loc[len(self.origin) :]
-            return self.origin + iri_to_uri(rest or "/")
+            # An empty path is "/" in http(s) (RFC 3986 §6.2.3), as urlsplit's path below.
+            return self.origin + iri_to_uri(rest if rest[:1] == "/" else "/" + rest)
         scheme, authority, rest = _split_absolute(loc, "loc")
         origin = f"{scheme}://{authority}"
         if origin != self.origin:
@@ -246,7 +281,10 @@ class Site:
 def _split_absolute(url: str, noun: str) -> tuple[str, str, str]:
     """Scheme, normalised authority and path/query/fragment of an absolute http(s) URL;
     ``LocError`` (naming the ``noun``) when it is not one."""
-    url = url.translate(_URL_DELETED)
+    head = _AUTHORITY.match(url)
+    if head is not None and any(space in head.group(1) for space in WHITESPACE):
+        raise LocError(f"{noun} has whitespace in its host")
+    url = url.translate(_URL_WHITESPACE)
     try:
         parts = urlsplit(url)
         scheme = parts.scheme.lower()

@@ -151,6 +151,17 @@ SCENARIOS: dict[str, Scenario] = {
         coding="never",
     ),
     "/elsewhere/c.xml": Scenario(lambda o: urlset(url(f"{o}/elsewhere/c"))),
+    # One resource, spelt differently in two children (and twice in the first one).
+    "/spelt/sitemap.xml": Scenario(
+        lambda o: sitemapindex(f"{o}/spelt/a.xml", f"{o}/spelt/b.xml", f"{o}/spelt/c.xml")
+    ),
+    "/spelt/a.xml": Scenario(
+        lambda o: urlset(url(f"{o}/spelt/m%C3%BCsli"), url(f"{o}/spelt/a"), url(f"{o}/spelt/%61"))
+    ),
+    "/spelt/b.xml": Scenario(
+        lambda o: urlset(url(f"{o}/spelt/b"), url(f"{o}/spelt/m%c3%bcsli"), url(f"{o}/spelt/x"))
+    ),
+    "/spelt/c.xml": Scenario(lambda o: urlset(url(f"{o}/spelt/x"), url(f"{o}/spelt/c"))),
     "/nested/sitemap.xml": Scenario(lambda o: sitemapindex(f"{o}/nested/inner.xml")),
     "/nested/inner.xml": Scenario(lambda o: sitemapindex(f"{o}/nested/leaf.xml")),
     # Extensions, one broken rule each.

@@ -155,6 +155,27 @@ def test_an_index_and_its_children(site: str, capsys: pytest.CaptureFixture[str]
     assert examples(b, "duplicate.across") == [f"{site}/index/shared (also in {site}/index/a.xml)"]
 
 
+@pytest.mark.parametrize("concurrency", ["1", "3"])
+def test_duplicates_in_and_across_documents_however_spelt(
+    site: str, capsys: pytest.CaptureFixture[str], concurrency: str
+) -> None:
+    """A loc's spellings are one loc; a loc in two children is reported on the later one in
+    the index's order, whichever answered first."""
+    status, report = check(capsys, "--concurrency", concurrency, site + "/spelt/sitemap.xml")
+    assert status == 1
+    _, a, b, c = report["documents"]
+    assert codes(a) == {"duplicate.loc"}
+    assert examples(a, "duplicate.loc") == [
+        f"{site}/spelt/a (2 times, also spelt {site}/spelt/%61)"
+    ]
+    assert codes(b) == {"duplicate.across"}
+    assert [e.partition(" (")[2] for e in examples(b, "duplicate.across")] == [
+        f"also in {site}/spelt/a.xml)"
+    ]
+    assert codes(c) == {"duplicate.across"}
+    assert examples(c, "duplicate.across")[0].endswith(f"(also in {site}/spelt/b.xml)")
+
+
 def test_an_index_listing_an_index(site: str, capsys: pytest.CaptureFixture[str]) -> None:
     status, report = check(capsys, site + "/nested/sitemap.xml")
     assert status == 1

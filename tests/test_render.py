@@ -11,9 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitemap_middleware.entry import Affixed, Batch, EntryRules, RawEntry
+from sitemap_middleware.duplicates import SeenLocs
+from sitemap_middleware.entry import Affixed, BadRowStats, Batch, EntryRules, RawEntry
 from sitemap_middleware.render import Renderer
-from sitemap_middleware.urls import Site
+from sitemap_middleware.urls import Site, comparison_form
 from sitemap_middleware.xml import url_element
 
 LOCS: list[Any] = [
@@ -42,6 +43,13 @@ LOCS: list[Any] = [
     "/catalog/./item",
     "/.well-known/x",
     "/a//b",
+    "/catalog/item ",
+    " /catalog/item",
+    "\t/x\n",
+    "https://example.com/abs ",
+    " https://example.com/abs",
+    "/%2E%2e/x",
+    "/x/.",
 ]
 LASTMODS: list[Any] = [
     None,
@@ -137,24 +145,131 @@ def test_affixed_locs_give_the_bytes_of_whole_locs(
     assert Renderer(EntryRules(site, UTC)).elements("s", whole) == expected
 
 
-def test_dot_segments_are_resolved_on_the_fast_paths_too() -> None:
+def test_dot_segments_are_bad_rows_on_the_fast_paths_too() -> None:
     site = Site.build("https://example.com/", "/catalog/sitemap.xml")
-    rules = EntryRules(site, UTC)
-    batch = [(1, "/catalog/a/../b", None, None, None), (2, "/catalog/../admin", None, None, None)]
+    batch = [
+        (1, "/catalog/a/../b", None, None, None),
+        (2, "/catalog/../admin", None, None, None),
+        (3, "/catalog/c", None, None, None),
+    ]
     for rows in (batch, batch[:1], batch[1:]):
+        rules = EntryRules(site, UTC)
         elements = Renderer(rules).elements("s", Batch.of(rows))
-        assert "admin" not in "".join(elements)
-    assert Renderer(rules).elements("s", Batch.of(batch)) == [
-        "<url><loc>https://example.com/catalog/b</loc></url>\n"
+        assert "admin" not in "".join(elements) and "/b<" not in "".join(elements)
+        assert rules.stats["s"].skipped == len([row for row in rows if ".." in row[1]])
+    assert Renderer(EntryRules(site, UTC)).elements("s", Batch.of(batch)) == [
+        "<url><loc>https://example.com/catalog/c</loc></url>\n"
     ]
 
 
-def test_template_middles_that_are_dot_segments_take_the_rules() -> None:
+def test_template_middles_that_are_dot_segments_are_bad_rows() -> None:
     site = Site.build("https://example.com/", "/catalog/sitemap.xml")
-    locs = Affixed("/catalog/", ["a", "..", "b/../../admin", "."], "")
-    keys = list(range(4))
-    batch = Batch(keys, locs, [None] * 4, [None] * 4, [None] * 4)
-    assert Renderer(EntryRules(site, UTC)).elements("s", batch) == [
+    locs = Affixed("/catalog/", ["a", "..", "b/../../admin", ".", "%2E", "c "], "")
+    keys = list(range(6))
+    batch = Batch(keys, locs, [None] * 6, [None] * 6, [None] * 6)
+    rules = EntryRules(site, UTC)
+    assert Renderer(rules).elements("s", batch) == [
         "<url><loc>https://example.com/catalog/a</loc></url>\n",
-        "<url><loc>https://example.com/catalog/</loc></url>\n",  # "/catalog/." is the directory
+        "<url><loc>https://example.com/catalog/c%20</loc></url>\n",  # kept, encoded
     ]
+    assert rules.stats["s"].skipped == 4
+
+
+# --- no loc twice in one document ------------------------------------------------------------
+
+
+def unique(site: Site, batches: list[list[RawEntry]]) -> tuple[list[str], int]:
+    """The reference: every row through the full rules, a loc whose comparison form was
+    listed before in the document dropped; and how many rows were skipped."""
+    rules = EntryRules(site, UTC)
+    listed: set[str] = set()
+    out = []
+    for rows in batches:
+        for raw in rows:
+            url = rules.check("s", raw)
+            if url is not None and comparison_form(url.loc) not in listed:
+                listed.add(comparison_form(url.loc))
+                out.append(url_element(url))
+    return out, sum(map(len, batches)) - len(out)
+
+
+SPELLINGS = ["a", "%61", "with space", "with%20space", "m\u00fcsli", "m%C3%BCsli", "m%c3%bcsli"]
+spellings = st.sampled_from([*SPELLINGS, "b", "b ", "q%3Fx", "x/y", "..", "c&d", "c%26d"])
+row_fields = st.tuples(
+    st.sampled_from([None, datetime(2024, 1, 2, 3, 4, 5), date(2024, 1, 2)]),
+    st.sampled_from([None, 0.5, 0]),  # an int priority sends the batch row by row
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(spellings, row_fields), min_size=1, max_size=40),
+    st.lists(st.integers(1, 8), min_size=1, max_size=10),
+    st.sampled_from(["affixed", "whole", "absolute", "mixed"]),
+    st.booleans(),
+)
+def test_every_path_drops_repeated_locs_as_the_rules_say(
+    rows: list[tuple[str, tuple[Any, Any]]], sizes: list[int], form: str, uniform: bool
+) -> None:
+    site = Site.build("https://example.com/", "/sitemap.xml")
+    raws: list[RawEntry] = []
+    for key, (middle, (lastmod, priority)) in enumerate(rows):
+        loc = {"absolute": f"https://example.com/p/{middle}"}.get(form, f"/p/{middle}")
+        if form == "mixed" and key % 3 == 1:
+            loc = f"HTTPS://EXAMPLE.COM/p/{middle}"
+        raws.append((key, loc, None if uniform else lastmod, "daily", 0.5 if uniform else priority))
+    batches, at = [], 0
+    for size in sizes * len(raws):
+        if at >= len(raws):
+            break
+        batches.append(raws[at : at + size])
+        at += size
+    rules = EntryRules(site, UTC)
+    renderer, seen = Renderer(rules), SeenLocs(site)
+    out: list[str] = []
+    for chunk in batches:
+        whole = Batch.of(chunk)
+        batch = whole
+        if form == "affixed" or (form == "mixed" and len(chunk) % 2):
+            values = [rows[key][0] for key, *_ in chunk]
+            batch = Batch(
+                whole.keys,
+                Affixed("/p/", values, ""),
+                whole.lastmods,
+                whole.changefreqs,
+                whole.priorities,
+            )
+        out += renderer.elements("s", batch, seen)
+    expected, skipped = unique(site, batches)
+    assert out == expected
+    assert rules.stats.get("s", BadRowStats()).skipped == skipped
+    assert len(seen) == len(out)
+
+
+def test_spellings_of_one_loc_are_one_loc() -> None:
+    site = Site.build("https://example.com/", "/sitemap.xml")
+    rules = EntryRules(site, UTC)
+    batch = Batch.of([(i, f"/p/{value}", None, None, None) for i, value in enumerate(SPELLINGS)])
+    assert Renderer(rules).elements("s", batch, SeenLocs(site)) == [
+        "<url><loc>https://example.com/p/a</loc></url>\n",
+        "<url><loc>https://example.com/p/with%20space</loc></url>\n",
+        "<url><loc>https://example.com/p/m%C3%BCsli</loc></url>\n",
+    ]
+    assert rules.stats["s"].skipped == 4
+
+
+def test_template_middles_meet_whole_paths_listed_before() -> None:
+    """A path listed whole before the template's first batch is found by its middle."""
+    site = Site.build("https://example.com/", "/sitemap.xml")
+    rules = EntryRules(site, UTC)
+    renderer, seen = Renderer(rules), SeenLocs(site)
+    first = Batch.of([(0, "/p/a", None, None, None), (1, "/q/a", None, None, None)])
+    assert len(renderer.elements("s", first, seen)) == 2
+    nothing = [None] * 3
+    second = Batch([2, 3, 4], Affixed("/p/", ["b", "a", "b"], ""), nothing, nothing, nothing)
+    assert renderer.elements("s", second, seen) == [
+        "<url><loc>https://example.com/p/b</loc></url>\n"
+    ]
+    third = Batch.of([(5, "/p/b", None, None, None), (6, "/q/a", None, None, None)])
+    assert renderer.elements("s", third, seen) == []
+    assert rules.stats["s"].skipped == 4

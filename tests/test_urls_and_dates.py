@@ -11,7 +11,7 @@ import pytest
 from lxml import etree
 
 from sitemap_middleware.dates import LastmodError, format_lastmod, parse_w3c, to_utc
-from sitemap_middleware.urls import LocError, Site, iri_to_uri
+from sitemap_middleware.urls import LocError, Site, comparison_form, iri_to_uri
 from sitemap_middleware.xml import escape
 
 SITE = Site.build("https://example.com/", "/sitemap.xml")
@@ -36,13 +36,17 @@ SITE = Site.build("https://example.com/", "/sitemap.xml")
         ("/<tag>", "https://example.com/%3Ctag%3E"),
         ("/日本語", "https://example.com/%E6%97%A5%E6%9C%AC%E8%AA%9E"),
         ("/🚀", "https://example.com/%F0%9F%9A%80"),
-        ("  /padded  ", "https://example.com/padded"),
+        # Whitespace at either end is data, encoded like any other (never stripped).
+        ("  /padded  ", "https://example.com/%20%20/padded%20%20"),
+        ("/p/trail ", "https://example.com/p/trail%20"),
+        ("/p/ lead", "https://example.com/p/%20lead"),
+        ("\t/p/x\r\n", "https://example.com/%09/p/x%0D%0A"),
+        ("https://example.com/p/trail ", "https://example.com/p/trail%20"),
+        ("HTTPS://EXAMPLE.COM/p/trail \t", "https://example.com/p/trail%20%09"),
         ("/it's", "https://example.com/it's"),
-        ("/a/./b/../c", "https://example.com/a/c"),  # dot segments resolved (RFC 3986 5.2.4)
-        ("/a/%2E%2e/c", "https://example.com/c"),  # escaped dots are dots to a browser
-        ("/a/..", "https://example.com/"),
-        ("/../../x", "https://example.com/x"),  # nothing climbs above the root
-        ("/q?x=/../y#/./z", "https://example.com/q?x=/../y#/./z"),  # only the path's
+        ("/q?x=/../y#/./z", "https://example.com/q?x=/../y#/./z"),  # only the path's dots count
+        ("/a/..b/.c/..%20/%2e%2ex", "https://example.com/a/..b/.c/..%20/%2e%2ex"),
+        ("/a/.. ", "https://example.com/a/..%20"),  # "..%20" is no dot segment to a client
         ("/.well-known/x", "https://example.com/.well-known/x"),
         ("/a#b#c", "https://example.com/a#b%23c"),  # one fragment delimiter at most
         ("/a?q#f#g?h", "https://example.com/a?q#f%23g?h"),
@@ -69,6 +73,11 @@ def test_resolve(loc: str, url: str) -> None:
         ("/bad\ufffe", "U+FFFE"),
         ("/lone\ud800", "U+D800"),
         ("/" + "a" * 2100, "characters long"),
+        # Whitespace before a scheme or "//" would turn a URL into a relative path.
+        (" https://example.com/x", "whitespace before its scheme"),
+        ("\n//example.com/x", "whitespace before its scheme or '//'"),
+        ("https://exa mple.com/x", "whitespace in its host"),
+        ("https://example.com\t/x", "whitespace in its host"),
     ],
 )
 def test_rejected_locs(loc: str, reason: str) -> None:
@@ -123,13 +132,96 @@ def test_scope_is_the_sitemap_directory_under_the_base_url() -> None:
         "catalog/../../x",
         "/catalog/%2e%2e/images/x",
         "/catalog/.%2E/images/x",
+        "/catalog/%2E./images/x",
         "https://example.com/shop/catalog/../../x",
+        "HTTPS://EXAMPLE.COM:443/shop/catalog/a/%2e%2e/b",
+        # Dot segments that stay in the scope, or climb nowhere, are refused as well.
+        "/catalog/a/../b",
+        "/catalog/./item",
+        "/catalog/item/.",
+        "/catalog/item/..",
+        "/catalog/item/%2E",
+        "./catalog/item",
+        "/catalog/a/..?q",
+        "/catalog/a/.#f",
     ],
 )
-def test_dot_segments_cannot_climb_out_of_the_scope(loc: str) -> None:
+def test_dot_segments_are_bad_rows_never_resolved(loc: str) -> None:
     site = Site.build("https://example.com/shop", "/catalog/sitemap.xml")
-    with pytest.raises(LocError, match="scope"):
+    with pytest.raises(LocError, match="dot segment"):
         site.resolve(loc)
+
+
+@pytest.mark.parametrize(
+    ("link", "url"),
+    [
+        ("/img/a.png ", "https://example.com/img/a.png%20"),
+        (" /img/a.png", "https://example.com/%20/img/a.png"),
+        ("https://cdn.example/a.png\t", "https://cdn.example/a.png%09"),
+        ("HTTPS://CDN.example/a b.png ", "https://cdn.example/a%20b.png%20"),
+    ],
+)
+def test_extension_links_keep_their_whitespace(link: str, url: str) -> None:
+    assert SITE.resolve_link(link) == url
+
+
+@pytest.mark.parametrize(
+    ("link", "reason"),
+    [
+        ("/img/../a.png", "dot segment"),
+        ("https://cdn.example/a/%2E%2E/b.png", "dot segment"),
+        ("https://cdn.example/./b.png", "dot segment"),
+        (" https://cdn.example/a.png", "whitespace before its scheme"),
+        ("https://cdn .example/a.png", "whitespace in its host"),
+        ("  ", "whitespace only"),
+    ],
+)
+def test_extension_links_follow_the_loc_rule(link: str, reason: str) -> None:
+    with pytest.raises(LocError, match=re.escape(reason)):
+        SITE.resolve_link(link)
+
+
+def test_urlsplit_never_strips_or_deletes_whitespace() -> None:
+    """urlsplit strips leading C0 controls and spaces and deletes tab, CR and LF anywhere;
+    every spelling of an absolute loc keeps them as the relative one does."""
+    for rest in ["/a b", "/a\tb", "/a\nb", "/a\rb", "/ab ", "/ab\t", "/ab\r\n", "/a?q #f "]:
+        relative = SITE.resolve(rest)
+        for origin in ["https://example.com", "HTTPS://Example.COM", "https://example.com:443"]:
+            assert SITE.resolve(origin + rest) == relative
+        assert SITE.resolve_link("https://example.com" + rest) == relative
+        assert SITE.resolve_link("HTTPS://EXAMPLE.COM" + rest) == relative
+        assert " " not in relative and "\t" not in relative
+
+
+def test_an_empty_path_is_the_root_in_every_spelling() -> None:
+    for loc in ["https://example.com?q", "HTTPS://EXAMPLE.COM?q", "/?q"]:
+        assert SITE.resolve(loc) == "https://example.com/?q"
+
+
+def test_base_url_with_dot_segments_is_refused() -> None:
+    with pytest.raises(ValueError, match="base_url"):
+        Site.build("https://example.com/shop/../", "/sitemap.xml")
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("https://example.com/m%c3%bcsli", "https://example.com/m%C3%BCsli"),
+        ("https://example.com/%41b", "https://example.com/Ab"),
+        ("https://example.com/a%7e", "https://example.com/a~"),
+    ],
+)
+def test_comparison_form_follows_rfc_3986(one: str, other: str) -> None:
+    assert comparison_form(one) == comparison_form(other)
+
+
+def test_comparison_form_keeps_reserved_escapes_apart() -> None:
+    assert comparison_form("https://example.com/a%2Fb") != comparison_form(
+        "https://example.com/a/b"
+    )
+    assert comparison_form("https://example.com/a%3Fb") != comparison_form(
+        "https://example.com/a?b"
+    )
 
 
 def test_idn_host_and_port() -> None:

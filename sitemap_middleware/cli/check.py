@@ -4,8 +4,9 @@ The root document first; when it is a ``sitemapindex``, every child in its
 scope (or the ``--max-children`` first, or a ``--sample`` spread over the
 index), one at a time unless ``--concurrency`` says otherwise. Each document
 gets the header rules, the built-in document rules (and the XSDs with
-``--schemas``), and the conditional-request probes. Locs listed by two
-children are reported on the later one.
+``--schemas``), and the conditional-request probes. Locs that name one
+resource (however spelt) in two children are reported on the later one in the
+index's order, whichever was fetched first.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from .fetch import NetworkError, decode, request
 from .findings import Findings
 from .headers import check_headers, media_type
 from .schemas import Schemas
-from .scope import scope_problem
+from .scope import resource, scope_problem
 
 MAX_BYTES = 52_428_800
 """sitemaps.org: at most 50 MB uncompressed (older text: 10,485,760)."""
@@ -118,7 +119,8 @@ class _Checker:
         self.now = datetime.now(UTC)
         # Enough to read a document of the protocol's maximum, even slightly inflated by gzip.
         self.read_limit = max(options.max_bytes, MAX_BYTES)
-        # blake2b of each loc -> the document that listed it first (for duplicates across).
+        # blake2b of each loc's resource -> the earliest document (in the index's order)
+        # that lists it, for duplicates across documents.
         self.seen: dict[bytes, int] = {}
 
     async def document(self, report: DocumentReport) -> Document | None:
@@ -225,16 +227,29 @@ class _Checker:
     def _duplicates_across(
         self, reports: list[DocumentReport], position: int, document: Document
     ) -> None:
-        for loc in dict.fromkeys(document.locs):
-            key = hashlib.blake2b(loc.encode("utf-8", "surrogatepass"), digest_size=12).digest()
+        """Report each loc another child lists too, on the later child of the two."""
+        own: set[bytes] = set()
+        for loc in document.locs:
+            key = _digest(loc)
+            if key in own:  # a duplicate within the document: reported by its own rules
+                continue
+            own.add(key)
             first = self.seen.setdefault(key, position)
-            if first != position:
-                reports[position].findings.add(
-                    "duplicate.across",
-                    "loc already listed by another sitemap of the index",
-                    f"{loc} (also in {reports[first].url})",
-                )
+            if first == position:
+                continue
+            later, earlier = max(first, position), min(first, position)
+            self.seen[key] = earlier
+            reports[later].findings.add(
+                "duplicate.across",
+                "loc already listed by another sitemap of the index",
+                f"{loc} (also in {reports[earlier].url})",
+            )
         document.locs = []
+
+
+def _digest(loc: str) -> bytes:
+    """A short key for a loc's resource (every spelling of it has this key)."""
+    return hashlib.blake2b(resource(loc).encode("utf-8", "surrogatepass"), digest_size=12).digest()
 
 
 def _is_html_page(content_type: str | None, body: bytes) -> bool:

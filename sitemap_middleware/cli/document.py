@@ -20,7 +20,6 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -29,7 +28,7 @@ from lxml import etree
 
 from .extension_rules import ExtensionRules
 from .findings import Findings
-from .scope import scope_problem
+from .scope import resource, scope_problem
 from .values import changefreq_problem, lastmod_problems, loc_problems, priority_problem
 
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
@@ -297,11 +296,21 @@ def _any_entry(
 
 
 def _duplicates(locs: list[str], findings: Findings) -> None:
-    if len(set(locs)) == len(locs):
+    """Locs that name one resource, however spelt (``a b``, ``a%20b``), listed twice."""
+    if len(set(locs)) == len(locs) and len({resource(loc) for loc in locs}) == len(locs):
         return
-    for loc, count in Counter(locs).items():
-        if count > 1:
-            findings.add("duplicate.loc", "loc listed more than once", f"{loc} ({count} times)")
+    spellings: dict[str, list[str]] = {}
+    for loc in locs:
+        spellings.setdefault(resource(loc), []).append(loc)
+    for found in spellings.values():
+        if len(found) > 1:
+            others = sorted(set(found) - {found[0]})
+            also = f", also spelt {', '.join(others)}" if others else ""
+            findings.add(
+                "duplicate.loc",
+                "loc listed more than once",
+                f"{found[0]} ({len(found)} times{also})",
+            )
 
 
 def _extension(namespace: str, name: str, findings: Findings) -> None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+from ..urls import comparison_form, iri_to_uri
+
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
@@ -53,3 +55,24 @@ def scope_problem(loc: str, sitemap_url: str) -> str | None:
         f"spelled differently from the sitemap's URL (case or default port); crawlers compare "
         f"strings, so locs must start with {prefix}"
     )
+
+
+def resource(loc: str) -> str:
+    """One string for every spelling of a loc that names one resource (to find duplicates):
+    scheme and host in lowercase, no default port, an empty path as ``/``, the rest as a
+    URI (``a b`` is ``a%20b``, ``ü`` is ``%C3%BC``) in RFC 3986 comparison form (``%c3``
+    is ``%C3``, ``%41`` is ``A``). What is no absolute URL stays as it is."""
+    try:
+        scheme, host, port = _origin(loc)
+    except ValueError:
+        return loc
+    if not host or "://" not in loc:
+        return loc
+    after = loc.split("://", 1)[1]
+    cuts = [at for at in map(after.find, "/?#") if at >= 0]
+    rest = after[min(cuts) :] if cuts else ""
+    if not rest.startswith("/"):
+        rest = "/" + rest
+    host = f"[{host}]" if ":" in host else host
+    authority = host if port == _DEFAULT_PORTS.get(scheme) else f"{host}:{port}"
+    return comparison_form(f"{scheme}://{authority}{iri_to_uri(rest)}")
