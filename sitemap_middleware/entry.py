@@ -21,7 +21,7 @@ from datetime import date, datetime, tzinfo
 from decimal import Decimal
 from typing import Any
 
-from .dates import LastmodError, format_lastmod
+from .dates import LastmodError, Unreadable, format_lastmod
 from .extensions import Alternate, Extensions, Image, News, Shape, Video, check
 from .urls import LocError, Site
 
@@ -262,6 +262,9 @@ class EntryRules:
     def check_loc(self, source: str, key: Any, loc: Any) -> str | None:
         """The absolute URI for a loc, or None when the row is skipped (and reported)."""
         if type(loc) is not str:
+            if isinstance(loc, Unreadable):  # a stored value or the loc function failed
+                self._skip(source, key, f"loc cannot be built: {loc.reason}")
+                return None
             self._skip(source, key, f"loc must be a string, not {type(loc).__name__}")
             return None
         try:

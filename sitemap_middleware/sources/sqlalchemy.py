@@ -44,13 +44,24 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection, Dialect, Engine, Row
 from sqlalchemy.sql.elements import ColumnElement
 
-from ..dates import to_utc
+from ..dates import Unreadable, to_utc
 from ..entry import CHANGEFREQS, Affixed, Batch, format_priority
 from ..validators import Summary
 from .base import ALL, Bucket, KeyRange, NotPageable, SyncSource, check_name
 from .change_counter import ChangeCounter
 from .extras import extras_spec
-from .stored_dates import Parser, as_text, converts_nothing, parse_column, parse_one, text_parser
+from .stored_dates import (
+    Parser,
+    as_text,
+    converts_nothing,
+    explain,
+    parse_column,
+    parse_one,
+    stored_text,
+    text_parser,
+    tolerant,
+    unread,
+)
 
 LocSpec = str | Callable[[Row[Any]], str]
 if TYPE_CHECKING:
@@ -104,7 +115,9 @@ class LocTemplate:
                 "".join(literal for literal, _ in self.parts[at + 1 :]),
             )
 
-    def __call__(self, row: Sequence[Any]) -> str | None:
+    def __call__(self, row: Sequence[Any]) -> Any:
+        """The loc; None for a NULL value, the :class:`Unreadable` value for one that cannot
+        be read (the loc rule skips the row either way)."""
         out = []
         for literal, index in self.parts:
             if index is None:
@@ -113,17 +126,19 @@ class LocTemplate:
             value = row[index]
             if value is None:
                 return None
+            if isinstance(value, Unreadable):
+                return Unreadable(value.value, explain(value))
             text = value if type(value) is str else str(value)
             if "?" in text or "#" in text:
                 text = text.replace("?", "%3F").replace("#", "%23")
             out.append(text)
         return "".join(out)
 
-    def locs(self, rows: Sequence[Sequence[Any]]) -> list[str | None]:
+    def locs(self, rows: Sequence[Sequence[Any]]) -> list[Any]:
         """The whole locs of many rows, as a list."""
         return list(self.column(rows))
 
-    def column(self, rows: Sequence[Sequence[Any]]) -> Sequence[str | None]:
+    def column(self, rows: Sequence[Sequence[Any]]) -> Sequence[Any]:
         """The locs of many rows; the same result as calling the template on each."""
         if self._single is not None:
             before, index, after = self._single
@@ -194,7 +209,7 @@ class _Mapping:
             return columns.index(column)
 
         if isinstance(loc, str):
-            self.loc: Callable[[Any], str | None] = LocTemplate(loc, columns)
+            self.loc: Callable[[Any], Any] = LocTemplate(loc, columns)
             loc_fingerprint = loc
         elif callable(loc):
             self.loc = loc
@@ -246,34 +261,10 @@ class _Mapping:
         self.lastmod_parser: Parser | None = None
         if self.lastmod_index is not None:
             self.lastmod_parser = text_parser(selected[self.lastmod_index], dialect)
-        self.read_stmt = self.stmt
-        self.lastmods_as_text = (
-            self.lastmod_parser is not None
-            and isinstance(self.loc, LocTemplate)
-            and self.lastmod_index not in self.key_index
-            and self.lastmod_index not in self.loc.fields
-        )
-        if self.lastmods_as_text:
-            assert lastmod is not None and self.lastmod_index is not None
-            read = list(self.stmt.selected_columns)
-            read[self.lastmod_index] = as_text(read[self.lastmod_index], lastmod)
-            self.read_stmt = self.stmt.with_only_columns(*read, maintain_column_froms=True)
-        # pysqlite reads lazily by itself: when no column the mapping reads needs converting,
-        # its cursor's own tuples stand in for SQLAlchemy's Row objects (and their buffer).
-        used = {*self.key_index, self.lastmod_index, self.changefreq_index, self.priority_index}
-        if isinstance(self.loc, LocTemplate):
-            used |= self.loc.fields
-        self.driver_rows = (
-            isinstance(self.loc, LocTemplate)
-            and dialect.name == "sqlite"
-            and dialect.driver == "pysqlite"
-            and all(
-                converts_nothing(self.read_stmt.selected_columns[index], dialect)
-                for index in used
-                if index is not None
-            )
-        )
+        self.dialect = dialect
+        self.columns = columns
         self._statements: dict[tuple[str, object], AnySelect] = {}
+        self._plan_reads(every_column=not isinstance(self.loc, LocTemplate))
         # One aggregate over a key range instead of one per column (set on PostgreSQL).
         self.ranges_in_one_pass = dialect.name == "postgresql"
         # A single integer key pages by fixed key ranges; any other unique key is cut at
@@ -295,8 +286,53 @@ class _Mapping:
         )
 
     def keep_rows(self) -> None:
-        """Read SQLAlchemy's own rows and values: functions of the source's options see them."""
-        self.read_stmt, self.lastmods_as_text, self.driver_rows = self.stmt, False, False
+        """Read SQLAlchemy's rows with every column's values: functions of the source's
+        options see them."""
+        self._plan_reads(every_column=True)
+
+    def _plan_reads(self, *, every_column: bool) -> None:
+        """How each column is read: as it is, as stored text, or through its type's conversion
+        value by value (:func:`tolerant`), so that no stored value can fail a fetch.
+
+        ``every_column``: functions of the row see every column. Otherwise only the columns
+        the mapping uses are read, and one that cannot be converted is not sent at all.
+        """
+        used = {*self.key_index, self.lastmod_index, self.changefreq_index, self.priority_index}
+        if isinstance(self.loc, LocTemplate):
+            used |= self.loc.fields
+        self.lastmods_as_text = (
+            not every_column
+            and self.lastmod_parser is not None
+            and self.lastmod_index not in self.key_index
+            and isinstance(self.loc, LocTemplate)
+            and self.lastmod_index not in self.loc.fields
+        )
+        read = list(self.stmt.selected_columns)
+        for index, column in enumerate(read):
+            name = self.columns[index]
+            if index == self.lastmod_index and self.lastmods_as_text:
+                read[index] = as_text(column, name, self.dialect)
+            elif every_column or index in used:
+                read[index] = tolerant(column, name, self.dialect)
+            elif not converts_nothing(column, self.dialect):
+                read[index] = unread(name)
+        changed = any(a is not b for a, b in zip(read, self.stmt.selected_columns, strict=True))
+        self.read_stmt = (
+            self.stmt.with_only_columns(*read, maintain_column_froms=True) if changed else self.stmt
+        )
+        # pysqlite reads lazily by itself: when no column the mapping reads needs converting,
+        # its cursor's own tuples stand in for SQLAlchemy's Row objects (and their buffer).
+        dialect = self.dialect
+        self.driver_rows = (
+            not every_column
+            and dialect.name == "sqlite"
+            and dialect.driver == "pysqlite"
+            and all(
+                converts_nothing(self.read_stmt.selected_columns[index], dialect)
+                for index in used
+                if index is not None
+            )
+        )
         self._statements.clear()
 
     def where(self, stmt: AnySelect, keys: KeyRange) -> AnySelect:
@@ -410,7 +446,7 @@ class _Mapping:
         return self._stored(func.max(column))
 
     def _stored(self, newest: ColumnElement[Any]) -> ColumnElement[Any]:
-        return newest if self.lastmod_parser is None else type_coerce(newest, String)
+        return newest if self.lastmod_parser is None else stored_text(newest, self.dialect)
 
     def newest(self, value: Any, naive_timezone: tzinfo) -> datetime | None:
         """A ``max(lastmod)`` as an aware UTC datetime; None when absent or unreadable."""
@@ -562,11 +598,11 @@ class _Mapping:
             texts,
         )
 
-    def _call_loc(self, row: Row[Any]) -> str | None:
+    def _call_loc(self, row: Row[Any]) -> Any:
         try:
             return self.loc(row)
-        except Exception:  # a callable failing on one row is a bad row, not a failure
-            return None
+        except Exception as exc:  # a callable failing on one row is a bad row, not a failure
+            return Unreadable(None, f"the loc function raised {exc!r:.200}")
 
     @staticmethod
     def _column(
