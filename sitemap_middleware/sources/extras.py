@@ -25,6 +25,7 @@ import string
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ..dates import Unreadable
 from ..entry import Batch
 from ..extensions import MAX_IMAGES, Extensions, Failed, Shape
 
@@ -161,6 +162,8 @@ class ExtrasSpec:
         all_extras: list[Extensions | None] = []
         for i, key in enumerate(batch.keys):
             versions = {lang: per_language[j][i] for j, lang in enumerate(self.languages)}
+            if isinstance(batch.locs[i], Unreadable):  # a row that cannot be listed (NULL key)
+                versions = dict.fromkeys(self.languages, batch.locs[i])
             alternates: dict[str, Any] = dict(versions)
             if self.x_default is not None:
                 alternates["x-default"] = versions[self.x_default]

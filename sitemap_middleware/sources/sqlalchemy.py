@@ -22,6 +22,7 @@ version stands, a request costs the version alone.
 
 from __future__ import annotations
 
+import logging
 import string
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime, tzinfo
@@ -47,7 +48,7 @@ from sqlalchemy.sql.elements import ColumnElement
 from ..dates import Unreadable, to_utc
 from ..entry import CHANGEFREQS, Affixed, Batch, format_priority
 from ..validators import Summary
-from .base import ALL, Bucket, KeyRange, NotPageable, SyncSource, check_name
+from .base import ALL, Bucket, CutPages, KeyRange, SyncSource, check_name
 from .change_counter import ChangeCounter
 from .extras import extras_spec
 from .stored_dates import (
@@ -62,6 +63,8 @@ from .stored_dates import (
     tolerant,
     unread,
 )
+
+logger = logging.getLogger("sitemap_middleware")
 
 LocSpec = str | Callable[[Row[Any]], str]
 if TYPE_CHECKING:
@@ -156,11 +159,12 @@ class LocTemplate:
 class KeyColumn(Sequence[Any]):
     """The keys of a batch's rows, read from the rows when asked for (bad rows only)."""
 
-    __slots__ = ("get", "rows")
+    __slots__ = ("get", "rows", "single")
 
     def __init__(self, rows: Sequence[Any], key_index: Sequence[int | None]) -> None:
         self.rows = rows
         self.get = itemgetter(*key_index)  # one column: the value; several: a tuple
+        self.single = len(key_index) == 1
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -264,6 +268,9 @@ class _Mapping:
         self.dialect = dialect
         self.columns = columns
         self._statements: dict[tuple[str, object], AnySelect] = {}
+        self._nulls_reported: Any = None
+        self._lowest_by_version: tuple[str, Any] | None = None
+        self.nullable_key = any(getattr(c, "nullable", True) for c in self.key_columns)
         self._plan_reads(every_column=not isinstance(self.loc, LocTemplate))
         # One aggregate over a key range instead of one per column (set on PostgreSQL).
         self.ranges_in_one_pass = dialect.name == "postgresql"
@@ -335,6 +342,68 @@ class _Mapping:
         )
         self._statements.clear()
 
+    def keyed(self, stmt: AnySelect) -> AnySelect:
+        """``stmt`` without the rows whose key is NULL: they belong to no page.
+
+        Only a key column that can hold NULL gets the condition (a primary key never
+        does), so the usual aggregates keep their index-only plans.
+        """
+        nullable = [c for c in self.key_columns if getattr(c, "nullable", True)]
+        return stmt.where(*(c.is_not(None) for c in nullable)) if nullable else stmt
+
+    def lowest_stmt(self) -> AnySelect:
+        """The lowest key of a fixed-range source: below 0, it is cut instead (one index
+        lookup)."""
+        rows = self.stmt.order_by(None).subquery("sitemap_rows")
+        return select(func.min(rows.c[self.key_names[0]]))
+
+    def checks_lowest(self, keys: KeyRange) -> bool:
+        """Whether reading ``keys`` must first tell that no key is below 0 (a fixed range)."""
+        return self.fixed_ranges and keys != ALL
+
+    def with_lowest(self, stmt: AnySelect, keys: KeyRange) -> AnySelect:
+        """``stmt`` with the lowest key as its last column, ``sitemap_lowest``, when
+        ``keys`` is a fixed range: the page's one statement tells whether it still is."""
+        if not self.checks_lowest(keys):
+            return stmt
+        return stmt.add_columns(self.lowest_stmt().scalar_subquery().label("sitemap_lowest"))
+
+    def lowest_for(self, version: Any) -> Any:
+        """The lowest key remembered for an application's version (a callable): the version
+        changes whenever the data does."""
+        known = self._lowest_by_version
+        return known[1] if known is not None and known[0] == repr(version) else _UNKNOWN
+
+    def remember_lowest(self, version: Any, lowest: Any) -> None:
+        self._lowest_by_version = (repr(version), lowest)
+
+    @staticmethod
+    def must_cut(lowest: Any) -> bool:
+        """Whether a fixed-range source's data needs cut pages (a key below 0)."""
+        return lowest is not None and lowest < 0
+
+    def nulls_stmt(self) -> AnySelect | None:
+        """How many rows have a NULL key (None when no key column can hold NULL)."""
+        nullable = [c for c in self.key_columns if getattr(c, "nullable", True)]
+        if not nullable:
+            return None
+        rows = self.stmt.order_by(None).subquery("sitemap_rows")
+        keys = [rows.c[name] for name in self.key_names]
+        return select(func.count()).select_from(rows).where(or_(*(k.is_(None) for k in keys)))
+
+    def report_nulls(self, count: Any) -> None:
+        """Log rows with a NULL key, once per count: they are on no page."""
+        if not count or count == self._nulls_reported:
+            return
+        self._nulls_reported = count
+        logger.warning(
+            "bad sitemap rows: source %r: %d rows have a NULL key (%s) and are not listed; "
+            "give them a key or leave them out of the select",
+            self.name,
+            count,
+            ", ".join(self.key_names),
+        )
+
     def where(self, stmt: AnySelect, keys: KeyRange) -> AnySelect:
         """``stmt`` limited to the keys in ``keys``.
 
@@ -399,7 +468,8 @@ class _Mapping:
         index-only scan only when the aggregate stands alone (SQLite's combined
         form scans the whole table: 9 ms against 0.3 ms for 50,000 rows).
         """
-        rows = self.where(self.stmt, keys).order_by(None).subquery("sitemap_rows")
+        stmt = self.keyed(self.stmt) if keys == ALL else self.stmt
+        rows = self.where(stmt, keys).order_by(None).subquery("sitemap_rows")
 
         def alone(aggregate: ColumnElement[Any]) -> ColumnElement[Any]:
             return select(aggregate).select_from(rows).scalar_subquery()
@@ -422,18 +492,18 @@ class _Mapping:
             ]
             if lastmod is not None:
                 columns.append(self._newest(rows.c[lastmod]))
-            return select(*columns).select_from(rows)
+            return self.with_lowest(select(*columns).select_from(rows), keys)
         aggregates = [alone(func.count()), alone(func.min(first_key)), alone(func.max(first_key))]
         if newest is not None:
             aggregates.append(newest)
-        return select(*aggregates)
+        return self.with_lowest(select(*aggregates), keys)
 
     def buckets_stmt(self, width: int) -> AnySelect:
         """One aggregate over the whole select: count, lowest key and newest lastmod per page
         (fixed integer ranges), or the cuts of a source with another key."""
         if not self.fixed_ranges:
             return self.cuts_stmt(width)
-        rows = self.stmt.order_by(None).subquery("sitemap_rows")
+        rows = self.keyed(self.stmt).order_by(None).subquery("sitemap_rows")
         key = rows.c[self.key_names[0]]
         bucket = (key // width).label("bucket")
         columns: list[ColumnElement[Any]] = [bucket, func.count(), func.min(key)]
@@ -460,7 +530,7 @@ class _Mapping:
         One statement (one snapshot, one pass in key order): rows are numbered,
         grouped ``width`` at a time, and only each group's last row is returned.
         """
-        rows = self.stmt.order_by(None).subquery("sitemap_rows")
+        rows = self.keyed(self.stmt).order_by(None).subquery("sitemap_rows")
         keys = [rows.c[name] for name in self.key_names]
         lastmod = self.lastmod_name
         numbered = select(
@@ -500,31 +570,27 @@ class _Mapping:
         columns += [windowed.c[name] for name in self.key_names]
         return select(*columns).where(last).order_by(windowed.c.sitemap_rn)
 
-    def buckets(self, rows: Sequence[Row[Any]], naive_timezone: tzinfo) -> list[Bucket]:
+    def buckets(self, rows: Sequence[Row[Any]], naive_timezone: tzinfo) -> list[Bucket] | None:
+        """The pages :meth:`buckets_stmt` found; None when a key below 0 means the source
+        must be cut (read :meth:`cuts_stmt` and give its rows to :meth:`cuts`)."""
         if not self.fixed_ranges:
-            return self._cuts(rows, naive_timezone)
+            return self.cuts(rows, naive_timezone)
         out = []
         for row in rows:
             values = tuple(row)
-            if values[2] is None or values[2] < 0:
-                raise NotPageable(
-                    f"source {self.name!r}: key {self.key_names[0]!r} holds values below 0 "
-                    "(or NULL); pages of integer keys need keys >= 0; select another unique "
-                    "key with key=... (any type is cut into pages)"
-                )
+            if values[2] < 0:
+                return None
             newest = self.newest(values[3], naive_timezone) if len(values) > 3 else None
             out.append(Bucket(int(values[0]), int(values[1]), newest))
         return out
 
-    def _cuts(self, rows: Sequence[Row[Any]], naive_timezone: tzinfo) -> list[Bucket]:
+    def cuts(self, rows: Sequence[Row[Any]], naive_timezone: tzinfo) -> list[Bucket]:
         has_lastmod = self.lastmod_name is not None
         out = []
         for row in rows:
             values = tuple(row)
             newest = self.newest(values[2], naive_timezone) if has_lastmod else None
             last = values[3 if has_lastmod else 2 :]
-            if any(value is None for value in last):
-                raise NotPageable(f"source {self.name!r}: a key column holds NULL")
             out.append(Bucket(int(values[0]), int(values[1]), newest, tuple(last)))
         return out
 
@@ -581,6 +647,8 @@ class _Mapping:
             locs = self.loc.column(rows)
         else:
             locs = [self._call_loc(row) for row in rows]
+        if self.nullable_key and _holds_none(keys):
+            locs = [_NULL_KEY if _has_none(key) else loc for key, loc in zip(keys, locs)]
         lastmods = self._column(rows, self.lastmod_index, None, count)
         texts = None
         if self.lastmods_as_text:
@@ -611,6 +679,21 @@ class _Mapping:
         if index is None:
             return [constant] * count
         return list(map(itemgetter(index), rows))
+
+
+_UNKNOWN = object()
+_NULL_KEY = Unreadable(None, "the key is NULL: a row without a key cannot be placed on a page")
+
+
+def _has_none(key: Any) -> bool:
+    return key is None or (type(key) is tuple and None in key)
+
+
+def _holds_none(keys: KeyColumn) -> bool:
+    """Whether any key of a batch is (or holds) NULL; one C-level pass for one key column."""
+    if keys.single:
+        return None in list(keys)
+    return any(None in key for key in keys)
 
 
 def _in_utc(value: Any) -> Any:
@@ -694,30 +777,48 @@ class SQLAlchemySource(_Options, SyncSource):
     )
     engine: Engine
 
-    def _version(self, conn: Connection, keys: KeyRange) -> Any:
+    def _version(self, conn: Connection, keys: KeyRange) -> tuple[Any, Any]:
+        """The version of the rows in ``keys`` and, for a fixed range, the lowest key."""
         mapping = self.mapping
-        if mapping.version is None:
-            return None
         stmt = mapping.version_stmt(keys)
         if stmt is not None:
-            return mapping.version_of(conn.scalar(stmt, mapping.version_bounds(keys)))
+            row = conn.execute(mapping.with_lowest(stmt, keys), mapping.version_bounds(keys))
+            values = tuple(row.one())
+            return mapping.version_of(values[0]), values[-1]
         assert callable(mapping.version)
-        return mapping.version()
+        version = mapping.version()
+        lowest = mapping.lowest_for(version) if mapping.checks_lowest(keys) else None
+        if lowest is _UNKNOWN:
+            lowest = conn.scalar(mapping.lowest_stmt())
+            mapping.remember_lowest(version, lowest)
+        return version, lowest
 
     def summarize(self, keys: KeyRange, naive_timezone: tzinfo) -> Summary:
+        mapping = self.mapping
         with self.engine.connect() as conn:
-            version = self._version(conn, keys)
-            known = self.mapping.cached(version, keys, naive_timezone)
-            if known is not None:
-                return known
-            mapping = self.mapping
+            version = None
+            if mapping.version is not None:
+                version, lowest = self._version(conn, keys)
+                if mapping.checks_lowest(keys) and mapping.must_cut(lowest):
+                    raise CutPages(self.name)
+                known = mapping.cached(version, keys, naive_timezone)
+                if known is not None:
+                    return known
             row = conn.execute(mapping.summary_stmt(keys), mapping.bounds(keys)).first()
-        return self.mapping.summary(row, version, keys, naive_timezone)
+        if mapping.checks_lowest(keys) and row is not None and mapping.must_cut(row[-1]):
+            raise CutPages(self.name)
+        return mapping.summary(row, version, keys, naive_timezone)
 
     def buckets(self, width: int, naive_timezone: tzinfo) -> list[Bucket]:
-        stmt = self.mapping.buckets_stmt(width)
+        mapping = self.mapping
         with self.engine.connect() as conn:
-            return self.mapping.buckets(conn.execute(stmt).all(), naive_timezone)
+            nulls = mapping.nulls_stmt()
+            if nulls is not None:
+                mapping.report_nulls(conn.scalar(nulls))
+            found = mapping.buckets(conn.execute(mapping.buckets_stmt(width)).all(), naive_timezone)
+            if found is None:  # a key below 0: cut like any other key
+                found = mapping.cuts(conn.execute(mapping.cuts_stmt(width)).all(), naive_timezone)
+        return found
 
     def batches(self, keys: KeyRange = ALL, size: int = 500) -> Iterator[Batch]:
         mapping, extras = self.mapping, self.extras
