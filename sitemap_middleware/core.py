@@ -25,7 +25,7 @@ from .extensions import NAMESPACES, NEWS_WINDOW, Shape, urlset_open
 from .http import accepts_gzip, evaluate_preconditions, format_http_date
 from .render import Renderer
 from .routing import Routes, Target
-from .settings import ConfigurationError, Settings
+from .settings import ConfigurationError, ConfigurationTypeError, Settings
 from .sources.base import ALL, AnySource, Bucket, KeyRange, NotPageable, Source, page_keys
 from .sources.iterable import as_source
 from .urls import Site, normalize_host
@@ -641,6 +641,10 @@ def build_sources(value: object) -> list[AnySource]:
     elif isinstance(value, Mapping):
         sources = []
         for name, item in value.items():
+            if not isinstance(name, str):
+                raise ConfigurationTypeError(
+                    f"sources: the names of a mapping of sources must be strings, got {name!r}"
+                )
             source = as_source(item, name)
             if source.name != name:
                 raise ConfigurationError(
@@ -652,6 +656,8 @@ def build_sources(value: object) -> list[AnySource]:
     else:
         try:
             sources = [as_source(value, "urls")]
+        except ConfigurationError:
+            raise
         except TypeError as exc:
             raise ConfigurationError(f"sources: {exc}") from None
     if not sources:

@@ -22,6 +22,7 @@ from typing import Any
 
 from ..entry import Batch
 from ..extensions import Shape
+from ..settings import ConfigurationError
 from ..validators import Summary
 
 _NAME = re.compile(r"[a-z0-9](?:[a-z0-9_-]{0,62}[a-z0-9])?")
@@ -68,8 +69,8 @@ class CutPages(Exception):
 def check_name(name: str) -> str:
     """A source name must be usable as a URL segment (``articles``, ``blog-posts``)."""
     if not isinstance(name, str) or not _NAME.fullmatch(name):
-        raise ValueError(
-            f"source name {name!r} must be 1-64 lowercase letters, digits, '-' or '_', "
+        raise ConfigurationError(
+            f"name: source name {name!r} must be 1-64 lowercase letters, digits, '-' or '_', "
             "starting and ending with a letter or digit"
         )
     return name

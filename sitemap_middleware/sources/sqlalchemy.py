@@ -40,13 +40,13 @@ from sqlalchemy import (
     or_,
     select,
     tuple_,
-    type_coerce,
 )
 from sqlalchemy.engine import Connection, Dialect, Engine, Row
 from sqlalchemy.sql.elements import ColumnElement
 
 from ..dates import Unreadable, to_utc
 from ..entry import CHANGEFREQS, Affixed, Batch, format_priority
+from ..settings import ConfigurationError, ConfigurationTypeError
 from ..validators import Summary
 from .base import ALL, Bucket, CutPages, KeyRange, SyncSource, check_name
 from .change_counter import ChangeCounter
@@ -91,16 +91,17 @@ class LocTemplate:
         self.parts: list[tuple[str, int | None]] = []
         for literal, field, spec, conversion in string.Formatter().parse(template):
             if spec or conversion:
-                raise ValueError(
-                    f"loc template {template!r}: format specs and conversions are not supported"
+                raise ConfigurationError(
+                    f"loc: template {template!r}: format specs and conversions are not "
+                    "supported; name the column alone, e.g. '/articles/{slug}'"
                 )
             if literal:
                 self.parts.append((literal, None))
             if field is not None:
                 if field not in columns:
-                    raise ValueError(
-                        f"loc template {template!r} names {field!r}, which the select does not "
-                        f"return; selected columns: {', '.join(columns)}"
+                    raise ConfigurationError(
+                        f"loc: template {template!r} names {field!r}, which the select does not "
+                        f"return; select it, or use one of: {', '.join(columns)}"
                     )
                 self.parts.append(("", columns.index(field)))
         self.fields = {index for _, index in self.parts if index is not None}
@@ -198,7 +199,9 @@ class _Mapping:
     ) -> None:
         self.name = check_name(name)
         if not isinstance(stmt, Select):
-            raise TypeError(f"source {name!r}: expected a sqlalchemy select(), got {stmt!r}")
+            raise ConfigurationTypeError(
+                f"stmt: source {name!r} needs a sqlalchemy select(), got {type(stmt).__name__}"
+            )
         columns = [str(c.key) for c in stmt.selected_columns]
         selected = stmt.selected_columns
 
@@ -206,9 +209,9 @@ class _Mapping:
             if column is None:
                 return None
             if column not in columns:
-                raise ValueError(
-                    f"source {name!r}: {setting}={column!r} is not a selected column; "
-                    f"selected columns: {', '.join(columns)}"
+                raise ConfigurationError(
+                    f"{setting}: source {name!r}: {column!r} is not a selected column; "
+                    f"select it, or use one of: {', '.join(columns)}"
                 )
             return columns.index(column)
 
@@ -219,13 +222,16 @@ class _Mapping:
             self.loc = loc
             loc_fingerprint = f"{loc.__module__}.{getattr(loc, '__qualname__', repr(loc))}"
         else:
-            raise TypeError(f"source {name!r}: loc must be a template string or a callable")
+            raise ConfigurationTypeError(
+                f"loc: source {name!r}: must be a template string such as '/articles/{{slug}}' "
+                f"or a callable taking the row, got {type(loc).__name__}"
+            )
 
         if key is None:
             key_names = [str(c.key) for c in selected if getattr(c, "primary_key", False)]
             if not key_names:
-                raise ValueError(
-                    f"source {name!r}: cannot tell the row key; select the primary key or "
+                raise ConfigurationError(
+                    f"key: source {name!r}: cannot tell the row key; select the primary key or "
                     "pass key='column' (a unique, indexed column)"
                 )
         else:
@@ -234,19 +240,32 @@ class _Mapping:
         self.key_columns: list[ColumnElement[Any]] = [selected[k] for k in key_names]
 
         if changefreq is not None and changefreq not in CHANGEFREQS:
-            raise ValueError(
-                f"source {name!r}: changefreq={changefreq!r} is not one of "
+            raise ConfigurationError(
+                f"changefreq: source {name!r}: {changefreq!r} is not one of "
                 f"{', '.join(sorted(CHANGEFREQS))}"
             )
         if changefreq is not None and changefreq_column is not None:
-            raise ValueError(f"source {name!r}: give changefreq or changefreq_column, not both")
+            raise ConfigurationError(
+                f"changefreq: source {name!r}: give changefreq or changefreq_column, not both"
+            )
         if priority is not None:
             try:
                 format_priority(priority)
             except (ValueError, TypeError) as exc:
-                raise ValueError(f"source {name!r}: priority={priority!r}: {exc}") from None
+                raise ConfigurationError(
+                    f"priority: source {name!r}: {exc}; give a number from 0.0 to 1.0"
+                ) from None
         if priority is not None and priority_column is not None:
-            raise ValueError(f"source {name!r}: give priority or priority_column, not both")
+            raise ConfigurationError(
+                f"priority: source {name!r}: give priority or priority_column, not both"
+            )
+        if version is not None and not (
+            isinstance(version, ChangeCounter | Select) or callable(version)
+        ):
+            raise ConfigurationTypeError(
+                f"version: source {name!r}: must be a ChangeCounter, a scalar select() or a "
+                f"callable, got {type(version).__name__}"
+            )
 
         self.lastmod_index = column_index("lastmod", lastmod)
         self.changefreq_index = column_index("changefreq_column", changefreq_column)
@@ -648,7 +667,8 @@ class _Mapping:
         else:
             locs = [self._call_loc(row) for row in rows]
         if self.nullable_key and _holds_none(keys):
-            locs = [_NULL_KEY if _has_none(key) else loc for key, loc in zip(keys, locs)]
+            pairs = zip(keys, locs, strict=True)
+            locs = [_NULL_KEY if _has_none(key) else loc for key, loc in pairs]
         lastmods = self._column(rows, self.lastmod_index, None, count)
         texts = None
         if self.lastmods_as_text:
@@ -730,7 +750,7 @@ class _Options:
         **extensions: Any,
     ) -> None:
         if not isinstance(engine, self.engine_type):
-            raise TypeError(f"source {name!r}: {self.wrong_engine}")
+            raise ConfigurationTypeError(f"engine: source {name!r}: {self.wrong_engine}")
         self.engine = engine
         columns = [str(c.key) for c in stmt.selected_columns] if isinstance(stmt, Select) else []
         self.extras = extras_spec(name, columns, loc, extensions)

@@ -67,6 +67,7 @@ class Unconvertible(Unreadable):
 
     __str__ = __bool__ = __float__ = __int__ = __index__ = __format__ = __iter__ = _fail
 
+
 # SQLAlchemy's conversions of stored text, and the parser each one is.
 _PARSERS: tuple[tuple[object, Parser], ...] = (
     (processors.str_to_datetime, datetime.fromisoformat),
