@@ -127,9 +127,10 @@ async def db(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Db
         path = tmp_path / "shop.sqlite3"
         admin = create_engine(f"sqlite:///{path}")
         metadata = MetaData()
-        engine: Engine | AsyncEngine = (
-            admin if backend == "sqlite" else create_async_engine(f"sqlite+aiosqlite:///{path}", poolclass=NullPool)
-        )
+        # Async engines without a pool: the WSGI adapter runs them on its own event loop.
+        engine: Engine | AsyncEngine = admin
+        if backend == "aiosqlite":
+            engine = create_async_engine(f"sqlite+aiosqlite:///{path}", poolclass=NullPool)
         schema = None
         dialect = "sqlite"
     else:
