@@ -27,7 +27,7 @@ from .failures import FailureLog
 from .http import accepts_gzip, evaluate_preconditions, format_http_date
 from .render import Renderer
 from .routing import Routes, Target
-from .settings import ConfigurationError, Settings
+from .settings import ConfigurationError, ConfigurationTypeError, Settings
 from .sources.base import ALL, AnySource, Bucket, KeyRange, NotPageable, Source, page_keys
 from .sources.iterable import as_source
 from .stats import BadRowStats, register, tally_of
@@ -167,6 +167,7 @@ class Sitemap:
         self.failures = FailureLog()
         # summary_ttl: summaries read in the last few seconds, by (source, key range).
         self._recent: dict[tuple[str, KeyRange], tuple[float, Summary]] = {}
+        self._reported: set[str] = set()
 
     def _view(self, site: Site) -> View:
         # Every view counts and logs bad rows in the same place.
@@ -267,8 +268,11 @@ class Sitemap:
         """The document a route path names, or None when the path is not the sitemap's."""
         return self.routes.match(path)
 
-    def parts(self, target: Target) -> tuple[Part, ...] | None:
-        """The (source, key range) parts a target lists; None when it names nothing."""
+    def parts(self, target: Target, cut: bool = False) -> tuple[Part, ...] | None:
+        """The (source, key range) parts a target lists; None when it names nothing.
+
+        ``cut``: the page's source is cut (its data says so): its pages were just read.
+        """
         if not target.valid:
             return None
         if target.source is None:
@@ -278,8 +282,9 @@ class Sitemap:
             return None
         if not source.pageable:  # served whole, as page 1
             return ((source, ALL),) if target.page == 1 else None
-        if not source.fixed_ranges:
-            pages = self.pages(source)  # read just before (see cut_source)
+        pages = self.pages(source)
+        if not source.fixed_ranges or (cut and pages and pages[0].last is not None):
+            # Read just before (see cut_source and CutPages).
             if target.page > len(pages):
                 return None
             after = pages[target.page - 2].last if target.page > 1 else None
@@ -295,12 +300,16 @@ class Sitemap:
             return None
         return source
 
-    def page_summaries(self, target: Target, parts: Sequence[Part]) -> list[Summary] | None:
+    def page_summaries(
+        self, target: Target, parts: Sequence[Part], cut: bool = False
+    ) -> list[Summary] | None:
         """A cut page's summary, known from its cut (read just before): no query needed."""
         source, keys = parts[0]
-        if source.fixed_ranges or keys == ALL or target.page is None:
+        if (source.fixed_ranges and not cut) or keys == ALL or target.page is None:
             return None
         bucket = self.pages(source)[target.page - 1]  # parts() found the page
+        if bucket.last is None:
+            return None  # the data no longer needs cuts: a page of fixed key ranges
         token = f"cut:{bucket.count}:{keys!r}:{bucket.newest}"
         return [Summary(bucket.newest, bucket.count, token)]
 
@@ -336,9 +345,13 @@ class Sitemap:
     def too_large(self, error: Exception, path: str | None = None) -> Response:
         """A document the protocol's limits (or the source's keys) do not allow: a 500 whose
         log line says which (``path``: the document's)."""
-        logger.error("sitemap %s cannot be served: %s", path or self.settings.path, error)
         if isinstance(error, NotPageable):
+            # The same every time until the configuration changes: said once.
+            if str(error) not in self._reported:
+                self._reported.add(str(error))
+                logger.error("sitemap %s cannot be served: %s", path or self.settings.path, error)
             return _text(500, "Sitemap source cannot be split into pages")
+        logger.error("sitemap %s cannot be served: %s", path or self.settings.path, error)
         return _text(500, "Sitemap exceeds the protocol limits")
 
     def is_index(self, target: Target, summaries: Sequence[Summary]) -> bool:
@@ -446,7 +459,8 @@ class Sitemap:
             if summary.count is not None and summary.count > self.width(source):
                 raise NotPageable(
                     f"source {source.name!r} has {summary.count} rows, more than one page "
-                    f"holds ({self.width(source)}), and pages need a single integer key"
+                    f"holds ({self.width(source)}), and cannot be split into pages; split it "
+                    "into several sources, or give it buckets() (see Source.buckets)"
                 )
             self.remember(source, summary, [Bucket(0, summary.count or 1, summary.newest)])
             return False
@@ -643,6 +657,10 @@ def build_sources(value: object) -> list[AnySource]:
     elif isinstance(value, Mapping):
         sources = []
         for name, item in value.items():
+            if not isinstance(name, str):
+                raise ConfigurationTypeError(
+                    f"sources: the names of a mapping of sources must be strings, got {name!r}"
+                )
             source = as_source(item, name)
             if source.name != name:
                 raise ConfigurationError(
@@ -654,6 +672,8 @@ def build_sources(value: object) -> list[AnySource]:
     else:
         try:
             sources = [as_source(value, "urls")]
+        except ConfigurationError:
+            raise
         except TypeError as exc:
             raise ConfigurationError(f"sources: {exc}") from None
     if not sources:

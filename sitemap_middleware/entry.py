@@ -24,7 +24,7 @@ from datetime import date, datetime, tzinfo
 from decimal import Decimal
 from typing import Any
 
-from .dates import LastmodError, format_lastmod
+from .dates import LastmodError, Unreadable, format_lastmod
 from .extensions import Alternate, Extensions, Image, News, Shape, Video, check
 from .stats import MAX_VALUE, BadRow, Tally, shorten
 from .stats import BadRowStats as BadRowStats  # its home is .stats; importable here too
@@ -278,6 +278,9 @@ class EntryRules:
 
     def _loc(self, source: str, key: Any, loc: Any) -> str | None:
         if type(loc) is not str:
+            if isinstance(loc, Unreadable):  # a stored value or the loc function failed
+                self._skip(source, key, f"loc cannot be built: {loc.reason}")
+                return None
             self._skip(source, key, f"loc must be a string, not {type(loc).__name__}")
             return None
         try:

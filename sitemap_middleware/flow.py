@@ -15,7 +15,7 @@ asking it, at each point, what may be sent.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Generator, Iterator
+from collections.abc import Awaitable, Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, tzinfo
 from tempfile import SpooledTemporaryFile
@@ -24,7 +24,7 @@ from typing import IO, Any
 from .core import Body, Part, Request, Response, Sitemap, Slot
 from .entry import Batch
 from .routing import Target
-from .sources.base import ALL, AnySource, NotPageable
+from .sources.base import ALL, AnySource, CutPages, NotPageable
 from .validators import Summary
 from .xml import LimitExceeded
 
@@ -83,12 +83,22 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
     if summaries is None:
         try:
             summaries = yield Summarize(parts, sitemap.settings.naive_timezone)
+        except CutPages:
+            # Its keys say the source is cut now: the page is found among its cuts.
+            cut = parts[0][0]
+            found = yield from _cut_page(sitemap, target, cut, failed)
+            if isinstance(found, Response):
+                return found
+            parts, summaries = found
         except Exception as exc:
             sitemap.failures.failed(failed, exc)
             return sitemap.unavailable()
+        else:
+            sitemap.keep_summaries(parts, summaries)
         read = True
-        sitemap.keep_summaries(parts, summaries)
     plan = sitemap.respond(request, target, parts, summaries, now, view)
+    if plan.status == 200 and plan.index:
+        return (yield from _index(sitemap, plan, summaries, path, read))
     if not plan.stream:
         if read:
             sitemap.failures.succeeded(path)
@@ -96,32 +106,60 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
     slot = sitemap.generations.acquire()
     if slot is None:
         return sitemap.busy(path)
-    if not plan.index:
-        if plan.html and target.source is not None and cut is None:
-            # The HTML page links to its neighbours: the source's pages must be known
-            # (a cut source's are: they were read to find the page).
-            try:
-                yield from _current_pages(sitemap, sitemap.by_name[target.source])
-            except Exception as exc:
-                slot.release()
-                sitemap.failures.failed(failed, exc)
-                return sitemap.unavailable()
-        return Transfer(sitemap, plan, slot, spool=request.http_version == "1.0")
+    if plan.html and target.source is not None and cut is None:
+        # The HTML page links to its neighbours: the source's pages must be known
+        # (a cut source's are: they were read to find the page).
+        try:
+            yield from _current_pages(sitemap, sitemap.by_name[target.source])
+        except Exception as exc:
+            slot.release()
+            sitemap.failures.failed(failed, exc)
+            return sitemap.unavailable()
+    return Transfer(sitemap, plan, slot, spool=request.http_version == "1.0")
+
+
+def _cut_page(
+    sitemap: Sitemap, target: Target, source: AnySource, failed: str
+) -> Generator[Need, Any, tuple[tuple[Part, ...], list[Summary]] | Response]:
+    """The parts and summary of a page of a source whose data says it is cut now."""
+    try:
+        yield from _current_pages(sitemap, source)
+    except Exception as exc:
+        sitemap.failures.failed(failed, exc)
+        return sitemap.unavailable()
+    parts = sitemap.parts(target, cut=True)
+    if parts is None:
+        return sitemap.not_found()
+    summaries = sitemap.page_summaries(target, parts, cut=True)
+    if summaries is None:  # its keys changed again meanwhile: as for any failed read
+        return sitemap.unavailable()
+    return parts, summaries
+
+
+def _index(
+    sitemap: Sitemap, plan: Response, summaries: Sequence[Summary], path: str, read: bool
+) -> Flow:
+    """A ``sitemapindex``: its pages are read for HEAD as for GET, so both get one status."""
+    slot = sitemap.generations.acquire() if plan.stream else None
+    if plan.stream and slot is None:
+        return sitemap.busy(path)
     try:
         for source, summary in sitemap.index_needs(plan, summaries):
             pages = yield ReadPages(source, sitemap.width(source), sitemap.settings.naive_timezone)
             sitemap.remember(source, summary, pages)
-        document = sitemap.index(plan)
+            read = True
+        document = sitemap.index(plan) if plan.stream else None
     except (LimitExceeded, NotPageable) as exc:
         return sitemap.too_large(exc, path)
     except Exception as exc:
         sitemap.failures.failed(f"sitemap {path}: a source failed before the index", exc)
         return sitemap.unavailable()
     finally:
-        slot.release()
+        if slot is not None:
+            slot.release()
     if read:
         sitemap.failures.succeeded(path)
-    return replace(plan, body=document, stream=False)
+    return plan if document is None else replace(plan, body=document, stream=False)
 
 
 def _current_pages(sitemap: Sitemap, source: AnySource) -> Generator[Need, Any, bool]:

@@ -17,7 +17,12 @@ _PATH = re.compile(r"/[A-Za-z0-9\-._~!$&'()*+,;=:@/%]*")
 
 
 class ConfigurationError(ValueError):
-    """A setting is wrong; raised when the middleware is built, never per request."""
+    """A setting is wrong; raised when the middleware or a source is built, never per
+    request. The message starts with the setting's name and says the fix."""
+
+
+class ConfigurationTypeError(ConfigurationError, TypeError):
+    """A setting of the wrong kind (an ``Engine`` where an ``AsyncEngine`` belongs, ...)."""
 
 
 @dataclass(frozen=True, slots=True)

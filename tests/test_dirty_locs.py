@@ -124,7 +124,7 @@ async def test_extension_urls_follow_the_loc_rule(
     assert images == [f"{BASE}img/a%20.png", f"{BASE}img/a%20.png"]  # none for "/img/../"
     hrefs = urls[0].xpath("x:link/@href", namespaces=ns)
     assert hrefs == [f"{BASE}en/p/a%20", f"{BASE}de/p/a%20"]
-    assert app.stats["pages"].fields_dropped == 2  # row 2's image, in each language
+    assert app.stats["pages"].urls_with_fields_dropped == 2  # row 2's image, in each language
 
 
 # --- finding 6: the same loc twice in one document --------------------------------------------

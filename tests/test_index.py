@@ -381,12 +381,25 @@ async def test_a_composite_key_is_cut_too(
     assert seen == [BASE + f"{lang}/{slug}" for lang, slug in expected]
 
 
-async def test_a_negative_integer_key_is_a_clear_500(
-    make_app: MakeApp, engine: Engine, caplog: pytest.LogCaptureFixture
+async def test_a_negative_integer_key_cuts_the_source(
+    make_app: MakeApp, engine: Engine, sitemap_schema: etree.XMLSchema
 ) -> None:
+    """A key below 0 is listed: the source is cut into pages while such a key exists."""
     with engine.begin() as conn:
         conn.execute(insert(articles).values(id=-3, slug="minus", updated_at=BASE_TIME))
-    response = await call(paged_app(make_app, engine))
-    assert response.status == 500
-    assert response.body == b"Sitemap source cannot be split into pages\n"
-    assert any("key 'id' holds values below 0" in r.getMessage() for r in caplog.records)
+    app = paged_app(make_app, engine)
+    index = await call(app)
+    assert index.status == 200
+    children = [loc for loc, _ in assert_valid_index(index.body)]
+    assert children[1:] == [BASE + f"sitemap-articles-{n}.xml" for n in (1, 2, 3)]
+    seen: list[str] = []
+    for n in (1, 2, 3):
+        head = await call(app, "HEAD", path=f"/sitemap-articles-{n}.xml")
+        page = await call(app, path=f"/sitemap-articles-{n}.xml")
+        assert head.status == page.status == 200
+        seen += locs(assert_valid_urlset(page.body, sitemap_schema))
+    assert len(seen) == len(set(seen)) == 1201 and seen[0] == BASE + "articles/minus"
+    with engine.begin() as conn:  # the key gone, the pages are key ranges again
+        conn.execute(articles.delete().where(articles.c.id == -3))
+    page = await call(app, path="/sitemap-articles-1.xml")
+    assert len(locs(assert_valid_urlset(page.body, sitemap_schema))) == 499

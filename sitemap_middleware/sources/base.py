@@ -22,6 +22,7 @@ from typing import Any
 
 from ..entry import Batch
 from ..extensions import Shape
+from ..settings import ConfigurationError
 from ..stats import BadRowStats, tally_of
 from ..validators import Summary
 
@@ -57,14 +58,20 @@ def page_keys(page: int, width: int) -> KeyRange:
 
 
 class NotPageable(ValueError):
-    """A source too large for one page cannot be split (its key is not one integer column)."""
+    """A source too large for one page cannot be split into pages."""
+
+
+class CutPages(Exception):
+    """Raised by :meth:`SyncSource.summarize` for a page of fixed key ranges when the data
+    says the source must be cut instead (an integer key below 0): the page is planned again
+    from the source's cuts."""
 
 
 def check_name(name: str) -> str:
     """A source name must be usable as a URL segment (``articles``, ``blog-posts``)."""
     if not isinstance(name, str) or not _NAME.fullmatch(name):
-        raise ValueError(
-            f"source name {name!r} must be 1-64 lowercase letters, digits, '-' or '_', "
+        raise ConfigurationError(
+            f"name: source name {name!r} must be 1-64 lowercase letters, digits, '-' or '_', "
             "starting and ending with a letter or digit"
         )
     return name
@@ -75,10 +82,12 @@ class Source(ABC):
 
     name: str
     pageable: bool = True
-    """Whether :meth:`buckets` can split it: its keys are integers ``>= 0``."""
+    """Whether :meth:`buckets` can split it into pages."""
     fixed_ranges: bool = True
     """Pages are the integer key ranges ``[(n - 1) * width, n * width)`` (stable: a change
-    moves no other row). False: :meth:`buckets` cuts the rows at every ``width``-th key in
+    moves no other row) while every key is ``>= 0``; when the data holds a key below 0,
+    :meth:`buckets` gives cuts instead and :meth:`summarize` of a fixed range raises
+    :class:`CutPages`. False: :meth:`buckets` cuts the rows at every ``width``-th key in
     key order and gives each page's ``last`` key (any unique key: text, UUID, composite);
     the cuts are read again whenever the source's summary changes."""
     shape: Shape = Shape()
@@ -104,8 +113,9 @@ class SyncSource(Source):
     def buckets(self, width: int, naive_timezone: tzinfo) -> list[Bucket]:
         """Count and newest lastmod of every non-empty page of ``width`` keys, in key order.
 
-        One aggregate (``GROUP BY key / width``) for a database. Keys must be
-        integers ``>= 0``; raises :class:`NotPageable` otherwise.
+        One aggregate (``GROUP BY key / width``) for a database, or the cuts (each
+        bucket's ``last`` key) when the keys are not integers ``>= 0``; raises
+        :class:`NotPageable` when the source cannot be split.
         """
         raise NotPageable(f"source {self.name!r} cannot be split into pages")
 

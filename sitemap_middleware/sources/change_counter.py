@@ -53,6 +53,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.sql.expression import Select
 
+from ..settings import ConfigurationError, ConfigurationTypeError
 from .base import KeyRange
 
 _IDENTIFIER = re.compile(r"[a-z][a-z0-9_]{0,23}")
@@ -90,33 +91,43 @@ class ChangeCounter:
         granularity: int = 1000,
     ) -> None:
         if not isinstance(table, Table):
-            raise TypeError(f"ChangeCounter needs a sqlalchemy Table, got {table!r}")
+            raise ConfigurationTypeError(
+                f"table: ChangeCounter needs a sqlalchemy Table, got {type(table).__name__}"
+            )
         if key is None:
             primary = list(table.primary_key.columns)
             if len(primary) != 1:
-                raise ValueError(
-                    f"ChangeCounter: table {table.name!r} has no one-column primary key; "
+                raise ConfigurationError(
+                    f"key: ChangeCounter: table {table.name!r} has no one-column primary key; "
                     "pass key='column' (the integer key the source pages by)"
                 )
             key = str(primary[0].name)
         if key not in table.c:
-            raise ValueError(f"ChangeCounter: table {table.name!r} has no column {key!r}")
+            raise ConfigurationError(
+                f"key: ChangeCounter: table {table.name!r} has no column {key!r}; name one of "
+                f"{', '.join(table.c.keys())}"
+            )
         if not isinstance(table.c[key].type, Integer):
-            raise ValueError(f"ChangeCounter: key column {key!r} must be an integer column")
+            raise ConfigurationError(
+                f"key: ChangeCounter: key column {key!r} must be an integer column (the key "
+                "the source pages by)"
+            )
         name = table.name.lower() if name is None else name
         if not _IDENTIFIER.fullmatch(name):
-            raise ValueError(
-                f"ChangeCounter: name {name!r} must be 1-24 lowercase letters, digits or '_', "
-                "starting with a letter (pass name=...)"
+            raise ConfigurationError(
+                f"name: ChangeCounter: name {name!r} must be 1-24 lowercase letters, digits or "
+                "'_', starting with a letter (pass name=...)"
             )
-        if not isinstance(granularity, int) or granularity < 1:
-            raise ValueError(
-                f"ChangeCounter: granularity must be a positive integer, got {granularity!r}"
+        if isinstance(granularity, bool) or not isinstance(granularity, int) or granularity < 1:
+            raise ConfigurationError(
+                f"granularity: ChangeCounter: must be a positive integer (a divisor of the page "
+                f"width), got {granularity!r}"
             )
         suffixes = [_suffix(t) for t in (table, *also)]
         if len(set(suffixes)) != len(suffixes):
-            raise ValueError(
-                "ChangeCounter: the tables' names must differ in their first 16 characters"
+            raise ConfigurationError(
+                "also: ChangeCounter: the tables' names must differ in their first 16 "
+                "characters; rename a table or leave it out"
             )
         self.table = table
         self.key = key

@@ -25,8 +25,10 @@ import string
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ..dates import Unreadable
 from ..entry import Batch
 from ..extensions import MAX_IMAGES, Extensions, Failed, Shape
+from ..settings import ConfigurationError, ConfigurationTypeError
 from ..stats import LanguageKey
 
 RowFunction = Callable[[Any], Any]
@@ -51,8 +53,8 @@ def extras_spec(
     """The extension options a source was given (an unknown option is named)."""
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
-        raise TypeError(
-            f"source {name!r}: unknown option {unknown[0]!r}; extension options are "
+        raise ConfigurationTypeError(
+            f"{unknown[0]}: source {name!r}: not an option; the extension options are "
             f"{', '.join(OPTIONS)}"
         )
     return ExtrasSpec(name, columns, loc, **{option: options.get(option) for option in OPTIONS})
@@ -77,30 +79,54 @@ class ExtrasSpec:
         max_videos: int | None,
         news: RowFunction | None,
     ) -> None:
-        def fail(problem: str) -> ValueError:
-            return ValueError(f"source {name!r}: {problem}")
+        def fail(setting: str, problem: str) -> ConfigurationError:
+            return ConfigurationError(f"{setting}: source {name!r}: {problem}")
 
+        for setting, function in (("alternates", alternates), ("videos", videos), ("news", news)):
+            if function is not None and not callable(function):
+                raise ConfigurationTypeError(
+                    f"{setting}: source {name!r}: must be a function taking the row, "
+                    f"got {type(function).__name__}"
+                )
+        if images is not None and not isinstance(images, str) and not callable(images):
+            raise ConfigurationTypeError(
+                f"images: source {name!r}: must name a column or be a function taking the row, "
+                f"got {type(images).__name__}"
+            )
+        if languages is not None and (
+            isinstance(languages, str | bytes)
+            or not isinstance(languages, Sequence)
+            or not all(isinstance(lang, str) and lang for lang in languages)
+        ):
+            raise fail("languages", f"must be a list such as ['en', 'de'], got {languages!r}")
         self.languages = tuple(languages or ())
         self.templates: list[str] = []
         if languages is not None:
-            if isinstance(languages, str) or not self.languages:
-                raise fail("languages must be a non-empty list such as ['en', 'de']")
+            if not self.languages:
+                raise fail("languages", "must be a non-empty list such as ['en', 'de']")
             if len(set(self.languages)) != len(self.languages):
-                raise fail("languages must not repeat")
+                raise fail("languages", f"must not repeat a language, got {list(self.languages)}")
             if alternates is not None:
-                raise fail("give languages or alternates, not both")
+                raise fail("languages", "give languages or alternates, not both")
             if not isinstance(loc, str) or "lang" not in {
                 field for _, field, _, _ in string.Formatter().parse(loc) if field
             }:
-                raise fail("with languages, loc must be a template holding {lang}")
+                raise fail(
+                    "languages",
+                    "loc must then be a template holding {lang}, e.g. '/{lang}/articles/{slug}'",
+                )
             self.templates = [loc.replace("{lang}", lang) for lang in self.languages]
         if x_default is not None and x_default not in self.languages:
-            raise fail(f"x_default={x_default!r} must be one of languages")
+            raise fail("x_default", f"{x_default!r} must be one of {list(self.languages)}")
         self.x_default = x_default
         self.alternates = alternates
         if isinstance(images, str):
             if images not in columns:
-                raise fail(f"images={images!r} is not a selected column")
+                raise fail(
+                    "images",
+                    f"{images!r} is not a selected column; select it, or use one of: "
+                    f"{', '.join(columns)}",
+                )
             self.image_column: int | None = list(columns).index(images)
             self.images: RowFunction | None = None
         else:
@@ -111,7 +137,7 @@ class ExtrasSpec:
             if value is None:
                 return default
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
-                raise fail(f"{setting} must be an integer from 1 to {high}")
+                raise fail(setting, f"must be an integer from 1 to {high}, got {value!r}")
             return value
 
         if self.languages:
@@ -162,6 +188,8 @@ class ExtrasSpec:
         all_extras: list[Extensions | None] = []
         for i, key in enumerate(batch.keys):
             versions = {lang: per_language[j][i] for j, lang in enumerate(self.languages)}
+            if isinstance(batch.locs[i], Unreadable):  # a row that cannot be listed (NULL key)
+                versions = dict.fromkeys(self.languages, batch.locs[i])
             alternates: dict[str, Any] = dict(versions)
             if self.x_default is not None:
                 alternates["x-default"] = versions[self.x_default]

@@ -29,6 +29,7 @@ from typing import Any
 from ..dates import to_utc
 from ..entry import Batch, RawEntry, coerce_extras, coerce_item
 from ..extensions import MAX_IMAGES, Extensions, Shape
+from ..settings import ConfigurationError, ConfigurationTypeError
 from ..validators import Summary
 from .base import ALL, AsyncSource, Bucket, KeyRange, SyncSource, check_name
 
@@ -61,7 +62,12 @@ def _declared(name: str, alternates: int, images: int, videos: int, news: bool) 
         ("videos", videos, 1_000),
     ):
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= high:
-            raise ValueError(f"source {name!r}: {setting} must be an integer from 0 to {high}")
+            raise ConfigurationError(
+                f"{setting}: source {name!r}: must be an integer from 0 to {high} (the most "
+                f"an entry carries), got {value!r}"
+            )
+    if not isinstance(news, bool):
+        raise ConfigurationTypeError(f"news: source {name!r}: must be True or False, got {news!r}")
     return Shape(alternates=alternates, images=images, videos=videos, news=bool(news))
 
 
@@ -151,9 +157,14 @@ class IterableSource(SyncSource):
         self._version = version
         self._summaries: dict[tuple[KeyRange, tzinfo], Summary] = {}
         if isinstance(items, Iterator):
-            raise TypeError(
-                f"source {name!r}: an iterator or generator can be read only once; pass a list "
-                "or the function that makes it"
+            raise ConfigurationTypeError(
+                f"items: source {name!r}: an iterator or generator can be read only once; pass "
+                "a list or the function that makes it"
+            )
+        if version is not None and not callable(version):
+            raise ConfigurationTypeError(
+                f"version: source {name!r}: must be a function returning a string that changes "
+                f"with the data, got {type(version).__name__}"
             )
         self._items: tuple[Item, ...] | None
         self._factory: Callable[[], Iterable[Any]] | None
@@ -165,9 +176,9 @@ class IterableSource(SyncSource):
             self._factory = None
             self.shape = _inferred(self._items)
         else:
-            raise TypeError(
-                f"source {name!r}: expected a list of entries/URLs or a function returning "
-                f"an iterable, got {type(items).__name__}"
+            raise ConfigurationTypeError(
+                f"items: source {name!r}: expected a list of entries/URLs or a function "
+                f"returning an iterable, got {type(items).__name__}"
             )
 
     def _raw(self, keys: KeyRange) -> Iterator[Item]:
@@ -223,7 +234,15 @@ class AsyncIterableSource(AsyncSource):
         self.name = check_name(name)
         self.shape = _declared(name, alternates, images, videos, news)
         if not callable(factory):
-            raise TypeError(f"source {name!r}: expected an async generator function")
+            raise ConfigurationTypeError(
+                f"factory: source {name!r}: expected an async generator function, "
+                f"got {type(factory).__name__}"
+            )
+        if version is not None and not callable(version):
+            raise ConfigurationTypeError(
+                f"version: source {name!r}: must be an async function returning a string "
+                f"that changes with the data, got {type(version).__name__}"
+            )
         self._factory = factory
         self._version = version
 
@@ -290,8 +309,8 @@ def as_source(value: object, name: str = "urls") -> SyncSource | AsyncSource:
     if inspect.isasyncgenfunction(value):
         return AsyncIterableSource(value, name=name)
     if isinstance(value, AsyncIterable):
-        raise TypeError(
-            f"source {name!r}: an async iterator can be read only once; pass the async "
-            "generator function that makes it"
+        raise ConfigurationTypeError(
+            f"sources: source {name!r}: an async iterator can be read only once; pass the "
+            "async generator function that makes it"
         )
     return IterableSource(value, name=name)  # type: ignore[arg-type]

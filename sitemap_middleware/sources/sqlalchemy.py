@@ -22,6 +22,7 @@ version stands, a request costs the version alone.
 
 from __future__ import annotations
 
+import logging
 import string
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime, tzinfo
@@ -39,18 +40,31 @@ from sqlalchemy import (
     or_,
     select,
     tuple_,
-    type_coerce,
 )
 from sqlalchemy.engine import Connection, Dialect, Engine, Row
 from sqlalchemy.sql.elements import ColumnElement
 
-from ..dates import to_utc
+from ..dates import Unreadable, to_utc
 from ..entry import CHANGEFREQS, Affixed, Batch, format_priority
+from ..settings import ConfigurationError, ConfigurationTypeError
 from ..validators import Summary
-from .base import ALL, Bucket, KeyRange, NotPageable, SyncSource, check_name
+from .base import ALL, Bucket, CutPages, KeyRange, SyncSource, check_name
 from .change_counter import ChangeCounter
 from .extras import extras_spec
-from .stored_dates import Parser, as_text, converts_nothing, parse_column, parse_one, text_parser
+from .stored_dates import (
+    Parser,
+    as_text,
+    converts_nothing,
+    explain,
+    parse_column,
+    parse_one,
+    stored_text,
+    text_parser,
+    tolerant,
+    unread,
+)
+
+logger = logging.getLogger("sitemap_middleware")
 
 LocSpec = str | Callable[[Row[Any]], str]
 if TYPE_CHECKING:
@@ -77,16 +91,17 @@ class LocTemplate:
         self.parts: list[tuple[str, int | None]] = []
         for literal, field, spec, conversion in string.Formatter().parse(template):
             if spec or conversion:
-                raise ValueError(
-                    f"loc template {template!r}: format specs and conversions are not supported"
+                raise ConfigurationError(
+                    f"loc: template {template!r}: format specs and conversions are not "
+                    "supported; name the column alone, e.g. '/articles/{slug}'"
                 )
             if literal:
                 self.parts.append((literal, None))
             if field is not None:
                 if field not in columns:
-                    raise ValueError(
-                        f"loc template {template!r} names {field!r}, which the select does not "
-                        f"return; selected columns: {', '.join(columns)}"
+                    raise ConfigurationError(
+                        f"loc: template {template!r} names {field!r}, which the select does not "
+                        f"return; select it, or use one of: {', '.join(columns)}"
                     )
                 self.parts.append(("", columns.index(field)))
         self.fields = {index for _, index in self.parts if index is not None}
@@ -104,7 +119,9 @@ class LocTemplate:
                 "".join(literal for literal, _ in self.parts[at + 1 :]),
             )
 
-    def __call__(self, row: Sequence[Any]) -> str | None:
+    def __call__(self, row: Sequence[Any]) -> Any:
+        """The loc; None for a NULL value, the :class:`Unreadable` value for one that cannot
+        be read (the loc rule skips the row either way)."""
         out = []
         for literal, index in self.parts:
             if index is None:
@@ -113,17 +130,19 @@ class LocTemplate:
             value = row[index]
             if value is None:
                 return None
+            if isinstance(value, Unreadable):
+                return Unreadable(value.value, explain(value))
             text = value if type(value) is str else str(value)
             if "?" in text or "#" in text:
                 text = text.replace("?", "%3F").replace("#", "%23")
             out.append(text)
         return "".join(out)
 
-    def locs(self, rows: Sequence[Sequence[Any]]) -> list[str | None]:
+    def locs(self, rows: Sequence[Sequence[Any]]) -> list[Any]:
         """The whole locs of many rows, as a list."""
         return list(self.column(rows))
 
-    def column(self, rows: Sequence[Sequence[Any]]) -> Sequence[str | None]:
+    def column(self, rows: Sequence[Sequence[Any]]) -> Sequence[Any]:
         """The locs of many rows; the same result as calling the template on each."""
         if self._single is not None:
             before, index, after = self._single
@@ -141,11 +160,12 @@ class LocTemplate:
 class KeyColumn(Sequence[Any]):
     """The keys of a batch's rows, read from the rows when asked for (bad rows only)."""
 
-    __slots__ = ("get", "rows")
+    __slots__ = ("get", "rows", "single")
 
     def __init__(self, rows: Sequence[Any], key_index: Sequence[int | None]) -> None:
         self.rows = rows
         self.get = itemgetter(*key_index)  # one column: the value; several: a tuple
+        self.single = len(key_index) == 1
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -179,7 +199,9 @@ class _Mapping:
     ) -> None:
         self.name = check_name(name)
         if not isinstance(stmt, Select):
-            raise TypeError(f"source {name!r}: expected a sqlalchemy select(), got {stmt!r}")
+            raise ConfigurationTypeError(
+                f"stmt: source {name!r} needs a sqlalchemy select(), got {type(stmt).__name__}"
+            )
         columns = [str(c.key) for c in stmt.selected_columns]
         selected = stmt.selected_columns
 
@@ -187,26 +209,29 @@ class _Mapping:
             if column is None:
                 return None
             if column not in columns:
-                raise ValueError(
-                    f"source {name!r}: {setting}={column!r} is not a selected column; "
-                    f"selected columns: {', '.join(columns)}"
+                raise ConfigurationError(
+                    f"{setting}: source {name!r}: {column!r} is not a selected column; "
+                    f"select it, or use one of: {', '.join(columns)}"
                 )
             return columns.index(column)
 
         if isinstance(loc, str):
-            self.loc: Callable[[Any], str | None] = LocTemplate(loc, columns)
+            self.loc: Callable[[Any], Any] = LocTemplate(loc, columns)
             loc_fingerprint = loc
         elif callable(loc):
             self.loc = loc
             loc_fingerprint = f"{loc.__module__}.{getattr(loc, '__qualname__', repr(loc))}"
         else:
-            raise TypeError(f"source {name!r}: loc must be a template string or a callable")
+            raise ConfigurationTypeError(
+                f"loc: source {name!r}: must be a template string such as '/articles/{{slug}}' "
+                f"or a callable taking the row, got {type(loc).__name__}"
+            )
 
         if key is None:
             key_names = [str(c.key) for c in selected if getattr(c, "primary_key", False)]
             if not key_names:
-                raise ValueError(
-                    f"source {name!r}: cannot tell the row key; select the primary key or "
+                raise ConfigurationError(
+                    f"key: source {name!r}: cannot tell the row key; select the primary key or "
                     "pass key='column' (a unique, indexed column)"
                 )
         else:
@@ -215,19 +240,32 @@ class _Mapping:
         self.key_columns: list[ColumnElement[Any]] = [selected[k] for k in key_names]
 
         if changefreq is not None and changefreq not in CHANGEFREQS:
-            raise ValueError(
-                f"source {name!r}: changefreq={changefreq!r} is not one of "
+            raise ConfigurationError(
+                f"changefreq: source {name!r}: {changefreq!r} is not one of "
                 f"{', '.join(sorted(CHANGEFREQS))}"
             )
         if changefreq is not None and changefreq_column is not None:
-            raise ValueError(f"source {name!r}: give changefreq or changefreq_column, not both")
+            raise ConfigurationError(
+                f"changefreq: source {name!r}: give changefreq or changefreq_column, not both"
+            )
         if priority is not None:
             try:
                 format_priority(priority)
             except (ValueError, TypeError) as exc:
-                raise ValueError(f"source {name!r}: priority={priority!r}: {exc}") from None
+                raise ConfigurationError(
+                    f"priority: source {name!r}: {exc}; give a number from 0.0 to 1.0"
+                ) from None
         if priority is not None and priority_column is not None:
-            raise ValueError(f"source {name!r}: give priority or priority_column, not both")
+            raise ConfigurationError(
+                f"priority: source {name!r}: give priority or priority_column, not both"
+            )
+        if version is not None and not (
+            isinstance(version, ChangeCounter | Select) or callable(version)
+        ):
+            raise ConfigurationTypeError(
+                f"version: source {name!r}: must be a ChangeCounter, a scalar select() or a "
+                f"callable, got {type(version).__name__}"
+            )
 
         self.lastmod_index = column_index("lastmod", lastmod)
         self.changefreq_index = column_index("changefreq_column", changefreq_column)
@@ -246,34 +284,13 @@ class _Mapping:
         self.lastmod_parser: Parser | None = None
         if self.lastmod_index is not None:
             self.lastmod_parser = text_parser(selected[self.lastmod_index], dialect)
-        self.read_stmt = self.stmt
-        self.lastmods_as_text = (
-            self.lastmod_parser is not None
-            and isinstance(self.loc, LocTemplate)
-            and self.lastmod_index not in self.key_index
-            and self.lastmod_index not in self.loc.fields
-        )
-        if self.lastmods_as_text:
-            assert lastmod is not None and self.lastmod_index is not None
-            read = list(self.stmt.selected_columns)
-            read[self.lastmod_index] = as_text(read[self.lastmod_index], lastmod)
-            self.read_stmt = self.stmt.with_only_columns(*read, maintain_column_froms=True)
-        # pysqlite reads lazily by itself: when no column the mapping reads needs converting,
-        # its cursor's own tuples stand in for SQLAlchemy's Row objects (and their buffer).
-        used = {*self.key_index, self.lastmod_index, self.changefreq_index, self.priority_index}
-        if isinstance(self.loc, LocTemplate):
-            used |= self.loc.fields
-        self.driver_rows = (
-            isinstance(self.loc, LocTemplate)
-            and dialect.name == "sqlite"
-            and dialect.driver == "pysqlite"
-            and all(
-                converts_nothing(self.read_stmt.selected_columns[index], dialect)
-                for index in used
-                if index is not None
-            )
-        )
+        self.dialect = dialect
+        self.columns = columns
         self._statements: dict[tuple[str, object], AnySelect] = {}
+        self._nulls_reported: Any = None
+        self._lowest_by_version: tuple[str, Any] | None = None
+        self.nullable_key = any(getattr(c, "nullable", True) for c in self.key_columns)
+        self._plan_reads(every_column=not isinstance(self.loc, LocTemplate))
         # One aggregate over a key range instead of one per column (set on PostgreSQL).
         self.ranges_in_one_pass = dialect.name == "postgresql"
         # A single integer key pages by fixed key ranges; any other unique key is cut at
@@ -295,9 +312,116 @@ class _Mapping:
         )
 
     def keep_rows(self) -> None:
-        """Read SQLAlchemy's own rows and values: functions of the source's options see them."""
-        self.read_stmt, self.lastmods_as_text, self.driver_rows = self.stmt, False, False
+        """Read SQLAlchemy's rows with every column's values: functions of the source's
+        options see them."""
+        self._plan_reads(every_column=True)
+
+    def _plan_reads(self, *, every_column: bool) -> None:
+        """How each column is read: as it is, as stored text, or through its type's conversion
+        value by value (:func:`tolerant`), so that no stored value can fail a fetch.
+
+        ``every_column``: functions of the row see every column. Otherwise only the columns
+        the mapping uses are read, and one that cannot be converted is not sent at all.
+        """
+        used = {*self.key_index, self.lastmod_index, self.changefreq_index, self.priority_index}
+        if isinstance(self.loc, LocTemplate):
+            used |= self.loc.fields
+        self.lastmods_as_text = (
+            not every_column
+            and self.lastmod_parser is not None
+            and self.lastmod_index not in self.key_index
+            and isinstance(self.loc, LocTemplate)
+            and self.lastmod_index not in self.loc.fields
+        )
+        read = list(self.stmt.selected_columns)
+        for index, column in enumerate(read):
+            name = self.columns[index]
+            if index == self.lastmod_index and self.lastmods_as_text:
+                read[index] = as_text(column, name, self.dialect)
+            elif every_column or index in used:
+                read[index] = tolerant(column, name, self.dialect)
+            elif not converts_nothing(column, self.dialect):
+                read[index] = unread(name)
+        changed = any(a is not b for a, b in zip(read, self.stmt.selected_columns, strict=True))
+        self.read_stmt = (
+            self.stmt.with_only_columns(*read, maintain_column_froms=True) if changed else self.stmt
+        )
+        # pysqlite reads lazily by itself: when no column the mapping reads needs converting,
+        # its cursor's own tuples stand in for SQLAlchemy's Row objects (and their buffer).
+        dialect = self.dialect
+        self.driver_rows = (
+            not every_column
+            and dialect.name == "sqlite"
+            and dialect.driver == "pysqlite"
+            and all(
+                converts_nothing(self.read_stmt.selected_columns[index], dialect)
+                for index in used
+                if index is not None
+            )
+        )
         self._statements.clear()
+
+    def keyed(self, stmt: AnySelect) -> AnySelect:
+        """``stmt`` without the rows whose key is NULL: they belong to no page.
+
+        Only a key column that can hold NULL gets the condition (a primary key never
+        does), so the usual aggregates keep their index-only plans.
+        """
+        nullable = [c for c in self.key_columns if getattr(c, "nullable", True)]
+        return stmt.where(*(c.is_not(None) for c in nullable)) if nullable else stmt
+
+    def lowest_stmt(self) -> AnySelect:
+        """The lowest key of a fixed-range source: below 0, it is cut instead (one index
+        lookup)."""
+        rows = self.stmt.order_by(None).subquery("sitemap_rows")
+        return select(func.min(rows.c[self.key_names[0]]))
+
+    def checks_lowest(self, keys: KeyRange) -> bool:
+        """Whether reading ``keys`` must first tell that no key is below 0 (a fixed range)."""
+        return self.fixed_ranges and keys != ALL
+
+    def with_lowest(self, stmt: AnySelect, keys: KeyRange) -> AnySelect:
+        """``stmt`` with the lowest key as its last column, ``sitemap_lowest``, when
+        ``keys`` is a fixed range: the page's one statement tells whether it still is."""
+        if not self.checks_lowest(keys):
+            return stmt
+        return stmt.add_columns(self.lowest_stmt().scalar_subquery().label("sitemap_lowest"))
+
+    def lowest_for(self, version: Any) -> Any:
+        """The lowest key remembered for an application's version (a callable): the version
+        changes whenever the data does."""
+        known = self._lowest_by_version
+        return known[1] if known is not None and known[0] == repr(version) else _UNKNOWN
+
+    def remember_lowest(self, version: Any, lowest: Any) -> None:
+        self._lowest_by_version = (repr(version), lowest)
+
+    @staticmethod
+    def must_cut(lowest: Any) -> bool:
+        """Whether a fixed-range source's data needs cut pages (a key below 0)."""
+        return lowest is not None and lowest < 0
+
+    def nulls_stmt(self) -> AnySelect | None:
+        """How many rows have a NULL key (None when no key column can hold NULL)."""
+        nullable = [c for c in self.key_columns if getattr(c, "nullable", True)]
+        if not nullable:
+            return None
+        rows = self.stmt.order_by(None).subquery("sitemap_rows")
+        keys = [rows.c[name] for name in self.key_names]
+        return select(func.count()).select_from(rows).where(or_(*(k.is_(None) for k in keys)))
+
+    def report_nulls(self, count: Any) -> None:
+        """Log rows with a NULL key, once per count: they are on no page."""
+        if not count or count == self._nulls_reported:
+            return
+        self._nulls_reported = count
+        logger.warning(
+            "bad sitemap rows: source %r: %d rows have a NULL key (%s) and are not listed; "
+            "give them a key or leave them out of the select",
+            self.name,
+            count,
+            ", ".join(self.key_names),
+        )
 
     def where(self, stmt: AnySelect, keys: KeyRange) -> AnySelect:
         """``stmt`` limited to the keys in ``keys``.
@@ -363,7 +487,8 @@ class _Mapping:
         index-only scan only when the aggregate stands alone (SQLite's combined
         form scans the whole table: 9 ms against 0.3 ms for 50,000 rows).
         """
-        rows = self.where(self.stmt, keys).order_by(None).subquery("sitemap_rows")
+        stmt = self.keyed(self.stmt) if keys == ALL else self.stmt
+        rows = self.where(stmt, keys).order_by(None).subquery("sitemap_rows")
 
         def alone(aggregate: ColumnElement[Any]) -> ColumnElement[Any]:
             return select(aggregate).select_from(rows).scalar_subquery()
@@ -386,18 +511,18 @@ class _Mapping:
             ]
             if lastmod is not None:
                 columns.append(self._newest(rows.c[lastmod]))
-            return select(*columns).select_from(rows)
+            return self.with_lowest(select(*columns).select_from(rows), keys)
         aggregates = [alone(func.count()), alone(func.min(first_key)), alone(func.max(first_key))]
         if newest is not None:
             aggregates.append(newest)
-        return select(*aggregates)
+        return self.with_lowest(select(*aggregates), keys)
 
     def buckets_stmt(self, width: int) -> AnySelect:
         """One aggregate over the whole select: count, lowest key and newest lastmod per page
         (fixed integer ranges), or the cuts of a source with another key."""
         if not self.fixed_ranges:
             return self.cuts_stmt(width)
-        rows = self.stmt.order_by(None).subquery("sitemap_rows")
+        rows = self.keyed(self.stmt).order_by(None).subquery("sitemap_rows")
         key = rows.c[self.key_names[0]]
         bucket = (key // width).label("bucket")
         columns: list[ColumnElement[Any]] = [bucket, func.count(), func.min(key)]
@@ -410,7 +535,7 @@ class _Mapping:
         return self._stored(func.max(column))
 
     def _stored(self, newest: ColumnElement[Any]) -> ColumnElement[Any]:
-        return newest if self.lastmod_parser is None else type_coerce(newest, String)
+        return newest if self.lastmod_parser is None else stored_text(newest, self.dialect)
 
     def newest(self, value: Any, naive_timezone: tzinfo) -> datetime | None:
         """A ``max(lastmod)`` as an aware UTC datetime; None when absent or unreadable."""
@@ -424,7 +549,7 @@ class _Mapping:
         One statement (one snapshot, one pass in key order): rows are numbered,
         grouped ``width`` at a time, and only each group's last row is returned.
         """
-        rows = self.stmt.order_by(None).subquery("sitemap_rows")
+        rows = self.keyed(self.stmt).order_by(None).subquery("sitemap_rows")
         keys = [rows.c[name] for name in self.key_names]
         lastmod = self.lastmod_name
         numbered = select(
@@ -464,31 +589,27 @@ class _Mapping:
         columns += [windowed.c[name] for name in self.key_names]
         return select(*columns).where(last).order_by(windowed.c.sitemap_rn)
 
-    def buckets(self, rows: Sequence[Row[Any]], naive_timezone: tzinfo) -> list[Bucket]:
+    def buckets(self, rows: Sequence[Row[Any]], naive_timezone: tzinfo) -> list[Bucket] | None:
+        """The pages :meth:`buckets_stmt` found; None when a key below 0 means the source
+        must be cut (read :meth:`cuts_stmt` and give its rows to :meth:`cuts`)."""
         if not self.fixed_ranges:
-            return self._cuts(rows, naive_timezone)
+            return self.cuts(rows, naive_timezone)
         out = []
         for row in rows:
             values = tuple(row)
-            if values[2] is None or values[2] < 0:
-                raise NotPageable(
-                    f"source {self.name!r}: key {self.key_names[0]!r} holds values below 0 "
-                    "(or NULL); pages of integer keys need keys >= 0; select another unique "
-                    "key with key=... (any type is cut into pages)"
-                )
+            if values[2] < 0:
+                return None
             newest = self.newest(values[3], naive_timezone) if len(values) > 3 else None
             out.append(Bucket(int(values[0]), int(values[1]), newest))
         return out
 
-    def _cuts(self, rows: Sequence[Row[Any]], naive_timezone: tzinfo) -> list[Bucket]:
+    def cuts(self, rows: Sequence[Row[Any]], naive_timezone: tzinfo) -> list[Bucket]:
         has_lastmod = self.lastmod_name is not None
         out = []
         for row in rows:
             values = tuple(row)
             newest = self.newest(values[2], naive_timezone) if has_lastmod else None
             last = values[3 if has_lastmod else 2 :]
-            if any(value is None for value in last):
-                raise NotPageable(f"source {self.name!r}: a key column holds NULL")
             out.append(Bucket(int(values[0]), int(values[1]), newest, tuple(last)))
         return out
 
@@ -545,6 +666,9 @@ class _Mapping:
             locs = self.loc.column(rows)
         else:
             locs = [self._call_loc(row) for row in rows]
+        if self.nullable_key and _holds_none(keys):
+            pairs = zip(keys, locs, strict=True)
+            locs = [_NULL_KEY if _has_none(key) else loc for key, loc in pairs]
         lastmods = self._column(rows, self.lastmod_index, None, count)
         texts = None
         if self.lastmods_as_text:
@@ -562,11 +686,11 @@ class _Mapping:
             texts,
         )
 
-    def _call_loc(self, row: Row[Any]) -> str | None:
+    def _call_loc(self, row: Row[Any]) -> Any:
         try:
             return self.loc(row)
-        except Exception:  # a callable failing on one row is a bad row, not a failure
-            return None
+        except Exception as exc:  # a callable failing on one row is a bad row, not a failure
+            return Unreadable(None, f"the loc function raised {exc!r:.200}")
 
     @staticmethod
     def _column(
@@ -575,6 +699,21 @@ class _Mapping:
         if index is None:
             return [constant] * count
         return list(map(itemgetter(index), rows))
+
+
+_UNKNOWN = object()
+_NULL_KEY = Unreadable(None, "the key is NULL: a row without a key cannot be placed on a page")
+
+
+def _has_none(key: Any) -> bool:
+    return key is None or (type(key) is tuple and None in key)
+
+
+def _holds_none(keys: KeyColumn) -> bool:
+    """Whether any key of a batch is (or holds) NULL; one C-level pass for one key column."""
+    if keys.single:
+        return None in list(keys)
+    return any(None in key for key in keys)
 
 
 def _in_utc(value: Any) -> Any:
@@ -611,7 +750,7 @@ class _Options:
         **extensions: Any,
     ) -> None:
         if not isinstance(engine, self.engine_type):
-            raise TypeError(f"source {name!r}: {self.wrong_engine}")
+            raise ConfigurationTypeError(f"engine: source {name!r}: {self.wrong_engine}")
         self.engine = engine
         columns = [str(c.key) for c in stmt.selected_columns] if isinstance(stmt, Select) else []
         self.extras = extras_spec(name, columns, loc, extensions)
@@ -658,30 +797,48 @@ class SQLAlchemySource(_Options, SyncSource):
     )
     engine: Engine
 
-    def _version(self, conn: Connection, keys: KeyRange) -> Any:
+    def _version(self, conn: Connection, keys: KeyRange) -> tuple[Any, Any]:
+        """The version of the rows in ``keys`` and, for a fixed range, the lowest key."""
         mapping = self.mapping
-        if mapping.version is None:
-            return None
         stmt = mapping.version_stmt(keys)
         if stmt is not None:
-            return mapping.version_of(conn.scalar(stmt, mapping.version_bounds(keys)))
+            row = conn.execute(mapping.with_lowest(stmt, keys), mapping.version_bounds(keys))
+            values = tuple(row.one())
+            return mapping.version_of(values[0]), values[-1]
         assert callable(mapping.version)
-        return mapping.version()
+        version = mapping.version()
+        lowest = mapping.lowest_for(version) if mapping.checks_lowest(keys) else None
+        if lowest is _UNKNOWN:
+            lowest = conn.scalar(mapping.lowest_stmt())
+            mapping.remember_lowest(version, lowest)
+        return version, lowest
 
     def summarize(self, keys: KeyRange, naive_timezone: tzinfo) -> Summary:
+        mapping = self.mapping
         with self.engine.connect() as conn:
-            version = self._version(conn, keys)
-            known = self.mapping.cached(version, keys, naive_timezone)
-            if known is not None:
-                return known
-            mapping = self.mapping
+            version = None
+            if mapping.version is not None:
+                version, lowest = self._version(conn, keys)
+                if mapping.checks_lowest(keys) and mapping.must_cut(lowest):
+                    raise CutPages(self.name)
+                known = mapping.cached(version, keys, naive_timezone)
+                if known is not None:
+                    return known
             row = conn.execute(mapping.summary_stmt(keys), mapping.bounds(keys)).first()
-        return self.mapping.summary(row, version, keys, naive_timezone)
+        if mapping.checks_lowest(keys) and row is not None and mapping.must_cut(row[-1]):
+            raise CutPages(self.name)
+        return mapping.summary(row, version, keys, naive_timezone)
 
     def buckets(self, width: int, naive_timezone: tzinfo) -> list[Bucket]:
-        stmt = self.mapping.buckets_stmt(width)
+        mapping = self.mapping
         with self.engine.connect() as conn:
-            return self.mapping.buckets(conn.execute(stmt).all(), naive_timezone)
+            nulls = mapping.nulls_stmt()
+            if nulls is not None:
+                mapping.report_nulls(conn.scalar(nulls))
+            found = mapping.buckets(conn.execute(mapping.buckets_stmt(width)).all(), naive_timezone)
+            if found is None:  # a key below 0: cut like any other key
+                found = mapping.cuts(conn.execute(mapping.cuts_stmt(width)).all(), naive_timezone)
+        return found
 
     def batches(self, keys: KeyRange = ALL, size: int = 500) -> Iterator[Batch]:
         mapping, extras = self.mapping, self.extras

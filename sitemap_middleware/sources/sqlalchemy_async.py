@@ -15,8 +15,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from ..entry import Batch
 from ..validators import Summary
-from .base import ALL, AsyncSource, Bucket, KeyRange
-from .sqlalchemy import _Options
+from .base import ALL, AsyncSource, Bucket, CutPages, KeyRange
+from .sqlalchemy import _UNKNOWN, _Options
 
 if TYPE_CHECKING:
     pass
@@ -31,34 +31,54 @@ class AsyncSQLAlchemySource(_Options, AsyncSource):
     )
     engine: AsyncEngine
 
-    async def _version(self, conn: AsyncConnection, keys: KeyRange) -> Any:
+    async def _version(self, conn: AsyncConnection, keys: KeyRange) -> tuple[Any, Any]:
+        """The version of the rows in ``keys`` and, for a fixed range, the lowest key."""
         mapping = self.mapping
-        if mapping.version is None:
-            return None
         stmt = mapping.version_stmt(keys)
         if stmt is not None:
-            return mapping.version_of(await conn.scalar(stmt, mapping.version_bounds(keys)))
+            result = await conn.execute(
+                mapping.with_lowest(stmt, keys), mapping.version_bounds(keys)
+            )
+            values = tuple(result.one())
+            return mapping.version_of(values[0]), values[-1]
         assert callable(mapping.version)
-        value = mapping.version()
-        if hasattr(value, "__await__"):
-            value = await value
-        return value
+        version = mapping.version()
+        if hasattr(version, "__await__"):
+            version = await version
+        lowest = mapping.lowest_for(version) if mapping.checks_lowest(keys) else None
+        if lowest is _UNKNOWN:
+            lowest = await conn.scalar(mapping.lowest_stmt())
+            mapping.remember_lowest(version, lowest)
+        return version, lowest
 
     async def summarize(self, keys: KeyRange, naive_timezone: tzinfo) -> Summary:
+        mapping = self.mapping
         async with self.engine.connect() as conn:
-            version = await self._version(conn, keys)
-            known = self.mapping.cached(version, keys, naive_timezone)
-            if known is not None:
-                return known
-            mapping = self.mapping
+            version = None
+            if mapping.version is not None:
+                version, lowest = await self._version(conn, keys)
+                if mapping.checks_lowest(keys) and mapping.must_cut(lowest):
+                    raise CutPages(self.name)
+                known = mapping.cached(version, keys, naive_timezone)
+                if known is not None:
+                    return known
             row = (await conn.execute(mapping.summary_stmt(keys), mapping.bounds(keys))).first()
-        return self.mapping.summary(row, version, keys, naive_timezone)
+        if mapping.checks_lowest(keys) and row is not None and mapping.must_cut(row[-1]):
+            raise CutPages(self.name)
+        return mapping.summary(row, version, keys, naive_timezone)
 
     async def buckets(self, width: int, naive_timezone: tzinfo) -> list[Bucket]:
-        stmt = self.mapping.buckets_stmt(width)
+        mapping = self.mapping
         async with self.engine.connect() as conn:
-            rows = (await conn.execute(stmt)).all()  # one row per page: small
-        return self.mapping.buckets(rows, naive_timezone)
+            nulls = mapping.nulls_stmt()
+            if nulls is not None:
+                mapping.report_nulls(await conn.scalar(nulls))
+            rows = (await conn.execute(mapping.buckets_stmt(width))).all()  # one row per page
+            found = mapping.buckets(rows, naive_timezone)
+            if found is None:  # a key below 0: cut like any other key
+                rows = (await conn.execute(mapping.cuts_stmt(width))).all()
+                found = mapping.cuts(rows, naive_timezone)
+        return found
 
     async def batches(self, keys: KeyRange = ALL, size: int = 500) -> AsyncIterator[Batch]:
         mapping = self.mapping
