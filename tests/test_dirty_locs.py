@@ -209,7 +209,7 @@ async def test_languages_and_images_rows_with_one_slug(
         f"{BASE}en/p/with%20space",
         f"{BASE}de/p/with%20space",
     ]
-    assert app.stats["pages"].skipped == 4
+    assert app.stats["pages"].urls_skipped == 4
     logged = reported(caplog, "duplicate loc")
     assert any("(3, 'de')" in message for message in logged), logged
 

@@ -293,7 +293,9 @@ async def test_sqlite_text_gives_the_bytes_of_sqlalchemys_values(
     tmp_path: Path, sitemap_schema: etree.XMLSchema, lastmod: str, priority_column: str | None
 ) -> None:
     path = tmp_path / "posts.sqlite3"
-    slugs = ["a", "b c", "é", "x&y", None, "it's", "d\x01", "q?x", "/"]
+    odd = ["a", "b c", "é", "x&y", None, "it's", "d\x01", "q?x", "/"]
+    # Each slug once (a loc is listed once per document): odd ones, numbered.
+    slugs = [s if s is None else f"{s}-{n}" for n in range(40) for s in odd]
     seed_posts(path, READABLE * 40, slugs)
     engine = create_engine(f"sqlite:///{path}")
     with engine.begin() as conn:  # odd stored types: a blob and a number in the text column
