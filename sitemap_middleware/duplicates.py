@@ -76,10 +76,14 @@ class SeenLocs:
                 keys[at] = _GAP
         batch = set(keys)
         batch.discard(_GAP)
-        # The common batch: its plain locs are new and distinct (C-level set operations).
-        if len(batch) != len(values) - len(checked) or not store.isdisjoint(batch):
+        # The common batch: its plain locs are distinct and new. One C-level pass over the
+        # store tells: toggling them in adds them all only if none was there (else a second
+        # toggle puts the store back as it was).
+        size = len(store)
+        store ^= batch
+        if len(batch) != len(values) - len(checked) or len(store) - size != len(batch):
+            store ^= batch
             return self._one_by_one(values, before, after, checked)
-        store |= batch
         found: list[int] = []
         demoted: set[int] = set()
         for at, url in checked.items():
