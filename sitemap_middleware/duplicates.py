@@ -10,10 +10,12 @@ document order is listed, later ones are bad rows. A document holds at most
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from .urls import Site, comparison_form
 
 NO_CHECKED: Mapping[int, str | None] = {}
+_GAP = object()  # stands for a checked row among a batch's plain locs
 
 
 class SeenLocs:
@@ -58,21 +60,58 @@ class SeenLocs:
         the others are remembered.
 
         ``before + values[i] + after`` is the root-relative path of row ``i``, in
-        comparison form already (a plain path), except for the rows in ``checked``,
-        whose final URI the rules gave (None: the row was skipped, so it is ignored).
+        comparison form already (a plain path), except for the rows in ``checked``
+        (ascending positions), whose final URI the rules gave (None: the row was
+        skipped, so it is ignored).
         """
         if (before or after) and self.affixes is None:
             self._adopt(before, after)
-        if (before, after) == (self.affixes or ("", "")):
-            store = self.middles if self.affixes is not None else self.paths
-            if not checked:
-                batch = set(values)
-                if len(batch) == len(values) and store.isdisjoint(batch):
-                    store |= batch
-                    return []
-            direct = True
-        else:
-            direct = False
+        if (before, after) != (self.affixes or ("", "")):
+            return self._one_by_one(values, before, after, checked)
+        store = self.middles if self.affixes is not None else self.paths
+        keys: Sequence[Any] = values
+        if checked:
+            keys = list(values)
+            for at in checked:
+                keys[at] = _GAP
+        batch = set(keys)
+        batch.discard(_GAP)
+        # The common batch: its plain locs are distinct and new. One C-level pass over the
+        # store tells: toggling them in adds them all only if none was there (else a second
+        # toggle puts the store back as it was).
+        size = len(store)
+        store ^= batch
+        if len(batch) != len(values) - len(checked) or len(store) - size != len(batch):
+            store ^= batch
+            return self._one_by_one(values, before, after, checked)
+        found: list[int] = []
+        demoted: set[int] = set()
+        for at, url in checked.items():
+            if url is None:
+                continue
+            place, key = self._place(comparison_form(url[len(self.root) :]))
+            if key not in place:
+                place.add(key)
+                continue
+            if place is store and key in batch:
+                # Also a plain loc of this batch: the later of the two is the repeat.
+                plain_at = keys.index(key)
+                if plain_at > at and plain_at not in demoted:
+                    demoted.add(plain_at)
+                    found.append(plain_at)
+                    continue
+            found.append(at)
+        return sorted(found)
+
+    def _one_by_one(
+        self,
+        values: Sequence[str],
+        before: str,
+        after: str,
+        checked: Mapping[int, str | None],
+    ) -> list[int]:
+        """:meth:`repeats` row by row, in document order (a batch with repeats in it)."""
+        direct = (before, after) == (self.affixes or ("", ""))
         found = []
         for at, value in enumerate(values):
             if at in checked:
@@ -81,14 +120,18 @@ class SeenLocs:
                     continue
                 new = self.first_url(url)
             elif direct:
-                new = value not in store
-                if new:
-                    store.add(value)
+                new = self.first_path(value) if self.affixes is None else self._first_middle(value)
             else:
                 new = self.first_path(before + value + after)
             if not new:
                 found.append(at)
         return found
+
+    def _first_middle(self, middle: str) -> bool:
+        if middle in self.middles:
+            return False
+        self.middles.add(middle)
+        return True
 
     def _place(self, path: str) -> tuple[set[str], str]:
         """The set a path's key belongs to, and the key."""

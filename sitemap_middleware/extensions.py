@@ -28,7 +28,7 @@ from datetime import date, datetime, timedelta, tzinfo
 from typing import Any
 
 from .dates import LastmodError, format_lastmod, to_utc
-from .urls import XML_FORBIDDEN, LocError, Site
+from .urls import XML_FORBIDDEN, LocError, Site, comparison_form
 from .xml import DECLARATION, ESCAPE_GROWTH, URL_OVERHEAD, URLSET_CLOSE, escape
 
 XHTML_NS = "http://www.w3.org/1999/xhtml"
@@ -313,9 +313,9 @@ def alternates_xml(
             url = site.resolve_link(href)
         except (LocError, TypeError) as exc:
             raise ExtensionError(f"alternate {hreflang}: {exc}") from None
-        hrefs.add(url)
+        hrefs.add(comparison_form(url))
         links.append(_alternate(hreflang, escape(url)))
-    if loc not in hrefs:
+    if comparison_form(loc) not in hrefs:  # "%c3" and "%C3" name one page
         raise ExtensionError("the page is not among its own alternates")
     return "".join(links)
 

@@ -23,7 +23,7 @@ from .urls import MIN_LOC_LENGTH
 from .xml import escape, url_element
 
 # A path that needs neither percent-encoding nor entity-escaping, is not "//host" and has
-# no segment starting with a dot (".." must be resolved by the rules).
+# no segment starting with a dot (".." is a bad row: the rules say so).
 _SEGMENT = r"[A-Za-z0-9\-_~][A-Za-z0-9\-._~]*"
 _PLAIN_PATH = re.compile(rf"/(?:{_SEGMENT}(?:/(?:{_SEGMENT})?)*)?")
 # The bytes of plain paths, and the newline that joins a column of them.

@@ -52,8 +52,12 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 # A path segment that starts with a dot, written or %-escaped: maybe "." or "..".
 _DOTTED = re.compile(r"/(?:\.|%2e)", re.I)
 _DOT_SEGMENTS = frozenset({".", "%2e", "..", ".%2e", "%2e.", "%2e%2e"})
-# A %XX escape, for the comparison form of a URI (RFC 3986 §6.2.2).
+# A %XX escape, for the comparison form of a URI (RFC 3986 §6.2.2), and one that the
+# comparison form changes: lowercase hex, or an unreserved character (ALPHA, DIGIT, -._~).
 _ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+_CHANGED_ESCAPE = re.compile(
+    r"%(?:[0-9A-Fa-f][a-f]|[a-f][0-9A-Fa-f]|3[0-9]|[46][1-9A-F]|[57][0-9A]|2[DE]|5F|7E)"
+)
 _UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
 
@@ -125,7 +129,9 @@ def comparison_form(uri: str) -> str:
     """The form in which two URIs naming one resource are equal (RFC 3986 §6.2.2.1-2):
     escapes in uppercase, escaped unreserved characters decoded (``%c3%bc`` = ``%C3%BC``,
     ``%41`` = ``A``). Locs this module writes are otherwise normalised already."""
-    return uri if "%" not in uri else _ESCAPE.sub(_unescape_unreserved, uri)
+    if "%" not in uri or _CHANGED_ESCAPE.search(uri) is None:
+        return uri
+    return _ESCAPE.sub(_unescape_unreserved, uri)
 
 
 def _refuse_odd_start(text: str, noun: str) -> None:

@@ -116,6 +116,8 @@ def test_namespaces_are_declared_only_when_used() -> None:
         ({"en": "/en/page", "english": "/de"}, "not a language code"),
         ({"en": "/en/page", "de": "//evil.example/de"}, "scheme-relative"),
         ([Alternate("en", "/en/page"), Alternate("de", "ftp://example.com/de")], "scheme"),
+        ({"en": "/en/page", "de": "/de/../seite"}, "dot segment"),
+        ({"en": "/en/page ", "de": "/de/seite"}, "not among its own alternates"),  # page%20
     ],
 )
 def test_alternates_are_one_group(alternates: object, problem: str) -> None:
@@ -214,3 +216,16 @@ def test_the_worst_case_bounds_the_longest_values() -> None:
     assert (xml.count("<video:video>"), xml.count("<news:news>")) == (2, 1)
     assert len(xml.encode()) <= shape.worst_case(2047)
     assert len(xml.encode()) > 0.9 * shape.worst_case(2047)  # and the bound is not loose
+
+
+def test_the_page_is_found_among_its_alternates_however_its_escapes_are_spelt() -> None:
+    alternates = {"de": "/de/m%c3%bcsli", "en": "https://EXAMPLE.com/en/m%C3%BCsli"}
+    checked = check(
+        Extensions(alternates=alternates),
+        "https://example.com/de/m%C3%BCsli",
+        SITE,
+        FULL,
+        UTC,
+        CUTOFF,
+    )
+    assert checked.problems == [] and checked.xml.count("<xhtml:link") == 2

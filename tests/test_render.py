@@ -273,3 +273,23 @@ def test_template_middles_meet_whole_paths_listed_before() -> None:
     third = Batch.of([(5, "/p/b", None, None, None), (6, "/q/a", None, None, None)])
     assert renderer.elements("s", third, seen) == []
     assert rules.stats["s"].skipped == 4
+
+
+@pytest.mark.parametrize(
+    "values",
+    [["%61", "%61", "a"], ["%61", "a", "%61"], ["a", "%61", "%61"], ["x", "%61", "%2561", "a"]],
+)
+def test_encoded_and_plain_spellings_in_one_batch_keep_the_first(values: list[str]) -> None:
+    site = Site.build("https://example.com/", "/sitemap.xml")
+    count = len(values)
+    nothing: list[Any] = [None] * count
+    batch = Batch(list(range(count)), Affixed("/p/", values, ""), nothing, nothing, nothing)
+    rules = EntryRules(site, UTC)
+    out = Renderer(rules).elements("s", batch, SeenLocs(site))
+    rows = [(i, f"/p/{value}", None, None, None) for i, value in enumerate(values)]
+    assert out == unique(site, [rows])[0]
+    assert (
+        out.count("<url><loc>https://example.com/p/a</loc></url>\n")
+        + out.count("<url><loc>https://example.com/p/%61</loc></url>\n")
+        == 1
+    )

@@ -361,3 +361,19 @@ def test_links_on_any_host(link: str, url: str) -> None:
 def test_links_need_a_host_in_uri_characters(link: str) -> None:
     with pytest.raises(LocError, match="invalid host"):
         SITE.resolve_link(link)
+
+
+def test_comparison_form_changes_exactly_the_escapes_it_must() -> None:
+    """Every escape of every byte, in each case mix: the quick test agrees with the rewrite."""
+    for byte in range(256):
+        upper = f"%{byte:02X}"
+        for escape_ in {
+            upper,
+            upper.lower(),
+            upper[:2] + upper[2].lower(),
+            upper[:2].lower() + upper[2],
+        }:
+            uri = f"https://example.com/a{escape_}b"
+            unreserved = chr(byte).isascii() and (chr(byte).isalnum() or chr(byte) in "-._~")
+            expected = f"https://example.com/a{chr(byte) if unreserved else upper}b"
+            assert comparison_form(uri) == expected, uri
