@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import math
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, tzinfo
 from decimal import Decimal
@@ -231,12 +231,21 @@ class EntryRules:
         """A snapshot of the counters, by source name."""
         return {name: tally.snapshot() for name, tally in list(self.tallies.items())}
 
-    def check(self, source: str, raw: RawEntry) -> UrlFields | None:
-        """The entry's final fields, or None when the row is skipped."""
+    def check(
+        self, source: str, raw: RawEntry, first: Callable[[str], bool] | None = None
+    ) -> UrlFields | None:
+        """The entry's final fields, or None when the row is skipped.
+
+        ``first(url)`` says whether the document lists the loc for the first
+        time; a repeated loc skips the row before its other fields are judged.
+        """
         key, loc, lastmod, changefreq, priority = raw
         self._marks.entry = None  # a new entry: its problems count it once
         url = self._loc(source, key, loc)
         if url is None:
+            return None
+        if first is not None and not first(url):
+            self.duplicate(source, key, url)
             return None
         lastmod_text = changefreq_text = priority_text = None
         if lastmod is not None:

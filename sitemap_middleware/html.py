@@ -154,10 +154,8 @@ class Table:
     def write(self, source: str, batch: Batch) -> bytes:
         rows = []
         for raw in batch.rows():
-            url = self.rules.check(source, raw)
-            if url is not None and not self.seen.first_url(url.loc):
-                self.rules.duplicate(source, raw[0], url.loc)
-            elif url is not None:
+            url = self.rules.check(source, raw, self.seen.first_url)
+            if url is not None:
                 self.urls += 1
                 rows.append(url_row(self.urls, url))
         return "".join(rows).encode("utf-8")

@@ -302,17 +302,8 @@ class Renderer:
 
     def _checked(self, source: str, raw: RawEntry, seen: SeenLocs | None) -> str:
         """One row through the full rules; ``""`` when it is skipped."""
-        url = self.rules.check(source, raw)
-        if url is None or not self._first(source, raw[0], url.loc, seen):
-            return ""
-        return url_element(url)
-
-    def _first(self, source: str, key: object, url: str, seen: SeenLocs | None) -> bool:
-        """Whether a checked loc is not yet in the document (else the row is reported)."""
-        if seen is None or seen.first_url(url):
-            return True
-        self.rules.duplicate(source, key, url)
-        return False
+        url = self.rules.check(source, raw, None if seen is None else seen.first_url)
+        return "" if url is None else url_element(url)
 
     def _rows(self, source: str, batch: Batch, seen: SeenLocs | None) -> list[str]:
         """Row by row: a fast path per row, the full rules for the rest."""
@@ -377,8 +368,8 @@ class Renderer:
         assert extras is not None
         out = []
         for raw, extensions in zip(batch.rows(), extras, strict=True):
-            url = self.rules.check(source, raw)
-            if url is None or not self._first(source, raw[0], url.loc, seen):
+            url = self.rules.check(source, raw, None if seen is None else seen.first_url)
+            if url is None:
                 continue
             if extensions is not None:
                 url = self.rules.extend(source, raw[0], url, extensions, shape, news_cutoff)
