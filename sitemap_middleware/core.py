@@ -83,6 +83,8 @@ class Response:
     html: bool = False
     target: Target | None = None
     news_cutoff: datetime | None = None
+    horizons: tuple[datetime | None, ...] = ()
+    """Per part, the horizon its summary was read under: later lastmods are not served."""
 
 
 def _text(status: int, message: str, extra: Sequence[tuple[str, str]] = ()) -> Response:
@@ -155,8 +157,9 @@ class Sitemap:
         self.view = self._view(self.site)
         # Host-derived URLs: a view per allowed host, made on first use (the list bounds them).
         self._views = {self.site.origin.partition("://")[2]: self.view}
-        # Pages of each source, remembered for the data version (summary token) they came from.
-        self._buckets: dict[str, tuple[str, list[Bucket]]] = {}
+        # Pages of each source, remembered for the data version (summary token) they came from,
+        # with the horizon they were read under.
+        self._buckets: dict[str, tuple[str, list[Bucket], datetime | None]] = {}
         self.generations = Generations(settings.max_generations)
         # summary_ttl: summaries read in the last few seconds, by (source, key range).
         self._recent: dict[tuple[str, KeyRange], tuple[float, Summary]] = {}
@@ -174,15 +177,16 @@ class Sitemap:
         fingerprint = "|".join((self.settings.fingerprint(), site.base_url, widths))
         return View(site, rules, Renderer(rules), fingerprint)
 
-    def recent_summaries(self, parts: Sequence[Part]) -> list[Summary] | None:
-        """The parts' summaries if all were read less than ``summary_ttl`` seconds ago."""
+    def recent_summaries(self, parts: Sequence[Part], horizon: datetime) -> list[Summary] | None:
+        """The parts' summaries if all were read less than ``summary_ttl`` seconds ago and no
+        future lastmod they saw is due by ``horizon``."""
         if not self.settings.summary_ttl:
             return None
         now = time.monotonic()
         found = []
         for source, keys in parts:
             kept = self._recent.get((source.name, keys))
-            if kept is None or kept[0] < now:
+            if kept is None or kept[0] < now or not kept[1].fresh(horizon):
                 return None
             found.append(kept[1])
         return found
@@ -290,8 +294,9 @@ class Sitemap:
         if source.fixed_ranges or keys == ALL or target.page is None:
             return None
         bucket = self.pages(source)[target.page - 1]  # parts() found the page
-        token = f"cut:{bucket.count}:{keys!r}:{bucket.newest}"
-        return [Summary(bucket.newest, bucket.count, token)]
+        token = f"cut:{bucket.count}:{keys!r}:{bucket.checksum}:{bucket.newest}:{bucket.expires}"
+        horizon = self._buckets[source.name][2]
+        return [Summary(bucket.newest, bucket.count, token, horizon, bucket.expires)]
 
     def method_not_allowed(self, request: Request) -> Response | None:
         if request.method in ALLOWED_METHODS:
@@ -378,8 +383,9 @@ class Sitemap:
             tag_parts.append(f"news:{moment.isoformat()}")
             newest.append(moment)
         etag = make_etag([*tag_parts, representation])
+        # One clock reading gives the Date and caps the Last-Modified (RFC 9110 §8.8.2.1).
         modified = last_modified(newest, now)
-        headers = [("etag", etag)]
+        headers = [("date", format_http_date(now)), ("etag", etag)]
         if modified is not None:
             headers.append(("last-modified", format_http_date(modified)))
         if self.settings.cache_control is not None:
@@ -411,6 +417,7 @@ class Sitemap:
             html=target.html,
             target=target,
             news_cutoff=news_cutoff,
+            horizons=tuple(summary.horizon for summary in summaries),
         )
 
     def index_needs(
@@ -429,7 +436,7 @@ class Sitemap:
 
     def needs_pages(self, source: AnySource, summary: Summary) -> bool:
         """Whether a source's pages must be read for its whole-source ``summary``."""
-        if self._buckets.get(source.name, ("", []))[0] == summary.token:
+        if self._buckets.get(source.name, ("", [], None))[0] == summary.token:
             return False
         if not source.pageable:
             if summary.count is not None and summary.count > self.width(source):
@@ -443,10 +450,10 @@ class Sitemap:
 
     def pages(self, source: AnySource) -> list[Bucket]:
         """The non-empty pages of a source, as last read."""
-        return self._buckets.get(source.name, ("", []))[1]
+        return self._buckets.get(source.name, ("", [], None))[1]
 
     def remember(self, source: AnySource, summary: Summary, buckets: list[Bucket]) -> None:
-        self._buckets[source.name] = (summary.token, buckets)
+        self._buckets[source.name] = (summary.token, buckets, summary.horizon)
 
     def index(self, plan: Response) -> bytes:
         """The ``sitemapindex`` of every non-empty page, each with its newest lastmod."""
@@ -490,11 +497,15 @@ class Sitemap:
     def body(self, plan: Response) -> Body:
         view = plan.view or self.view
         document: Document
+        horizons = {
+            source.name: horizon
+            for (source, _), horizon in zip(plan.parts, plan.horizons, strict=False)
+        }
         if plan.html:
-            document = html.Table(view.rules, self._html_heading(plan, view))
+            document = html.Table(view.rules, self._html_heading(plan, view), horizons)
         else:
             shapes = {source.name: source.shape for source, _ in plan.parts}
-            document = Urlset(view.renderer, self.settings, shapes, plan.news_cutoff)
+            document = Urlset(view.renderer, self.settings, shapes, plan.news_cutoff, horizons)
         return Body(document, self.settings, plan.gzip)
 
     def _html_heading(self, plan: Response, view: View) -> html.Heading:
@@ -552,11 +563,13 @@ class Urlset:
         settings: Settings,
         shapes: Mapping[str, Shape],
         news_cutoff: datetime | None = None,
+        horizons: Mapping[str, datetime | None] | None = None,
     ) -> None:
         self.renderer = renderer
         self.writer = UrlsetWriter(settings.max_urls, settings.max_bytes)
         self.shapes = shapes
         self.news_cutoff = news_cutoff
+        self.horizons = horizons or {}
 
     @property
     def urls(self) -> int:
@@ -569,10 +582,13 @@ class Urlset:
 
     def write(self, source: str, batch: Batch) -> bytes:
         extras = batch.extras
+        horizon = self.horizons.get(source)
         if extras is not None and extras.count(None) != len(extras):
-            elements = self.renderer.extended(source, batch, self.shapes[source], self.news_cutoff)
+            elements = self.renderer.extended(
+                source, batch, self.shapes[source], self.news_cutoff, horizon
+            )
         else:
-            elements = self.renderer.elements(source, batch)
+            elements = self.renderer.elements(source, batch, horizon)
         return self.writer.write(elements)
 
     def close(self) -> bytes:

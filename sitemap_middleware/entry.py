@@ -21,7 +21,7 @@ from datetime import date, datetime, tzinfo
 from decimal import Decimal
 from typing import Any
 
-from .dates import LastmodError, format_lastmod
+from .dates import LastmodError, check_not_future, format_lastmod
 from .extensions import Alternate, Extensions, Image, News, Shape, Video, check
 from .urls import LocError, Site
 
@@ -220,8 +220,11 @@ class EntryRules:
     _logged: set[tuple[str, str, str]] = field(default_factory=set, repr=False)
     _log_limit: int = 10_000
 
-    def check(self, source: str, raw: RawEntry) -> UrlFields | None:
-        """The entry's final fields, or None when the row is skipped."""
+    def check(
+        self, source: str, raw: RawEntry, horizon: datetime | None = None
+    ) -> UrlFields | None:
+        """The entry's final fields, or None when the row is skipped; a lastmod later than
+        ``horizon`` (now + ``lastmod_tolerance``) is in the future: dropped."""
         key, loc, lastmod, changefreq, priority = raw
         url = self.check_loc(source, key, loc)
         if url is None:
@@ -230,7 +233,10 @@ class EntryRules:
         if lastmod is not None:
             try:
                 lastmod_text = format_lastmod(lastmod, self.naive_timezone)
+                if horizon is not None:
+                    check_not_future(lastmod, self.naive_timezone, horizon)
             except (LastmodError, ValueError, OverflowError) as exc:
+                lastmod_text = None
                 self._drop(source, key, f"lastmod dropped: {exc}")
         if changefreq is not None:
             try:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Generator, Iterator
 from dataclasses import dataclass, replace
-from datetime import datetime, tzinfo
+from datetime import UTC, datetime, tzinfo
 from tempfile import SpooledTemporaryFile
 from typing import IO, Any
 
@@ -25,7 +25,7 @@ from .core import Body, Part, Request, Response, Sitemap, Slot
 from .entry import Batch
 from .routing import Target
 from .sources.base import ALL, AnySource, NotPageable
-from .validators import Summary
+from .validators import Summary, horizon_of
 from .xml import LimitExceeded
 
 logger = logging.getLogger("sitemap_middleware")
@@ -41,6 +41,8 @@ class Summarize:
 
     parts: tuple[Part, ...]
     naive_timezone: tzinfo
+    horizon: datetime
+    """Lastmods later than this are future, bad fields (now + ``lastmod_tolerance``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +52,8 @@ class ReadPages:
     source: AnySource
     width: int
     naive_timezone: tzinfo
+    horizon: datetime
+    """The horizon of the summary the pages are remembered under: its rows, its lastmods."""
 
 
 Need = Summarize | ReadPages
@@ -64,10 +68,11 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
     view = sitemap.view_for(request)
     if view is None:
         return sitemap.bad_host()
+    horizon = horizon_of(now, sitemap.settings.lastmod_tolerance)
     cut = sitemap.cut_source(target)
     if cut is not None:
         try:
-            yield from _current_pages(sitemap, cut)
+            yield from _current_pages(sitemap, cut, horizon)
         except Exception:
             logger.exception("sitemap %s: a source failed before the response", target)
             return sitemap.unavailable()
@@ -76,10 +81,10 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
         return sitemap.not_found()
     summaries: list[Summary] | None = sitemap.page_summaries(
         target, parts
-    ) or sitemap.recent_summaries(parts)
+    ) or sitemap.recent_summaries(parts, horizon)
     if summaries is None:
         try:
-            summaries = yield Summarize(parts, sitemap.settings.naive_timezone)
+            summaries = yield Summarize(parts, sitemap.settings.naive_timezone, horizon)
         except Exception:
             logger.exception("sitemap %s: a source failed before the response", target)
             return sitemap.unavailable()
@@ -95,7 +100,7 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
             # The HTML page links to its neighbours: the source's pages must be known
             # (a cut source's are: they were read to find the page).
             try:
-                yield from _current_pages(sitemap, sitemap.by_name[target.source])
+                yield from _current_pages(sitemap, sitemap.by_name[target.source], horizon)
             except Exception:
                 slot.release()
                 logger.exception("sitemap %s: a source failed before the response", target)
@@ -103,7 +108,7 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
         return Transfer(sitemap, plan, slot, spool=request.http_version == "1.0")
     try:
         for source, summary in sitemap.index_needs(plan, summaries):
-            pages = yield ReadPages(source, sitemap.width(source), sitemap.settings.naive_timezone)
+            pages = yield _read_pages(sitemap, source, summary)
             sitemap.remember(source, summary, pages)
         document = sitemap.index(plan)
     except (LimitExceeded, NotPageable) as exc:
@@ -116,16 +121,24 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
     return replace(plan, body=document, stream=False)
 
 
-def _current_pages(sitemap: Sitemap, source: AnySource) -> Generator[Need, Any, None]:
+def _read_pages(sitemap: Sitemap, source: AnySource, whole: Summary) -> ReadPages:
+    """Pages read under the horizon of the summary they are remembered for."""
+    horizon = whole.horizon or horizon_of(datetime.now(UTC), sitemap.settings.lastmod_tolerance)
+    return ReadPages(source, sitemap.width(source), sitemap.settings.naive_timezone, horizon)
+
+
+def _current_pages(
+    sitemap: Sitemap, source: AnySource, horizon: datetime
+) -> Generator[Need, Any, None]:
     """Make sure the pages of ``source`` are those of its current data."""
     parts = ((source, ALL),)
-    kept = sitemap.recent_summaries(parts)
+    kept = sitemap.recent_summaries(parts, horizon)
     if kept is None:
-        kept = yield Summarize(parts, sitemap.settings.naive_timezone)
+        kept = yield Summarize(parts, sitemap.settings.naive_timezone, horizon)
         sitemap.keep_summaries(parts, kept)
     (whole,) = kept
     if sitemap.needs_pages(source, whole):
-        pages = yield ReadPages(source, sitemap.width(source), sitemap.settings.naive_timezone)
+        pages = yield _read_pages(sitemap, source, whole)
         sitemap.remember(source, whole, pages)
 
 

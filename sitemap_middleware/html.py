@@ -13,7 +13,9 @@ Content-Security-Policy that allows no script at all.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from html import escape
 
 from .entry import Batch, EntryRules, UrlFields
@@ -134,10 +136,16 @@ class Table:
     too), so the table shows exactly what crawlers get.
     """
 
-    def __init__(self, rules: EntryRules, heading: Heading) -> None:
+    def __init__(
+        self,
+        rules: EntryRules,
+        heading: Heading,
+        horizons: Mapping[str, datetime | None] | None = None,
+    ) -> None:
         self.rules = rules
         self.heading = heading
         self.urls = 0
+        self.horizons = horizons or {}
 
     def open(self) -> bytes:
         head = self.heading
@@ -146,7 +154,7 @@ class Table:
     def write(self, source: str, batch: Batch) -> bytes:
         rows = []
         for raw in batch.rows():
-            url = self.rules.check(source, raw)
+            url = self.rules.check(source, raw, self.horizons.get(source))
             if url is not None:
                 self.urls += 1
                 rows.append(url_row(self.urls, url))

@@ -215,17 +215,25 @@ class SitemapWSGIMiddleware:
         query."""
         run = self._coalescer.run
         if isinstance(need, Summarize):
-            tz = need.naive_timezone
+            tz, horizon = need.naive_timezone, need.horizon
+            # A shared summary carries the horizon it was read under: the body follows it.
             return [
                 run(
                     ("summary", source.name, keys, tz),
-                    partial(self._call, source, "summarize", keys, tz),
+                    partial(self._call, source, "summarize", keys, tz, horizon),
                 )
                 for source, keys in need.parts
             ]
         return run(
-            ("pages", need.source.name, need.width),
-            partial(self._call, need.source, "buckets", need.width, need.naive_timezone),
+            ("pages", need.source.name, need.width, need.horizon),
+            partial(
+                self._call,
+                need.source,
+                "buckets",
+                need.width,
+                need.naive_timezone,
+                need.horizon,
+            ),
         )
 
     def _call(self, source: AnySource, method: str, *args: Any) -> Any:

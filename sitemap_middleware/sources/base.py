@@ -48,6 +48,10 @@ class Bucket:
     count: int
     newest: datetime | None
     last: tuple[Any, ...] | None = None
+    checksum: str = ""
+    """Changes whenever a row of the page is added, deleted or edited (cut pages' token)."""
+    expires: datetime | None = None
+    """The page's earliest lastmod later than the horizon the pages were read under."""
 
 
 def page_keys(page: int, width: int) -> KeyRange:
@@ -91,10 +95,18 @@ class Source(ABC):
 
 class SyncSource(Source):
     @abstractmethod
-    def summarize(self, keys: KeyRange, naive_timezone: tzinfo) -> Summary:
-        """Newest lastmod, count and version token of the rows in ``keys``; reads no rows."""
+    def summarize(
+        self, keys: KeyRange, naive_timezone: tzinfo, horizon: datetime | None = None
+    ) -> Summary:
+        """Newest lastmod, count and version token of the rows in ``keys``; reads no rows.
 
-    def buckets(self, width: int, naive_timezone: tzinfo) -> list[Bucket]:
+        Lastmods later than ``horizon`` (default: now + 60 s) are future, bad fields:
+        the newest ignores them and ``expires`` is the earliest of them.
+        """
+
+    def buckets(
+        self, width: int, naive_timezone: tzinfo, horizon: datetime | None = None
+    ) -> list[Bucket]:
         """Count and newest lastmod of every non-empty page of ``width`` keys, in key order.
 
         One aggregate (``GROUP BY key / width``) for a database. Keys must be
@@ -113,10 +125,14 @@ class SyncSource(Source):
 
 class AsyncSource(Source):
     @abstractmethod
-    async def summarize(self, keys: KeyRange, naive_timezone: tzinfo) -> Summary:
-        """Newest lastmod, count and version token of the rows in ``keys``; reads no rows."""
+    async def summarize(
+        self, keys: KeyRange, naive_timezone: tzinfo, horizon: datetime | None = None
+    ) -> Summary:
+        """As :meth:`SyncSource.summarize`."""
 
-    async def buckets(self, width: int, naive_timezone: tzinfo) -> list[Bucket]:
+    async def buckets(
+        self, width: int, naive_timezone: tzinfo, horizon: datetime | None = None
+    ) -> list[Bucket]:
         """As :meth:`SyncSource.buckets`."""
         raise NotPageable(f"source {self.name!r} cannot be split into pages")
 

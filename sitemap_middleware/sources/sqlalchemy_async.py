@@ -8,13 +8,13 @@ rows come through ``AsyncConnection.stream()``, a server-side cursor, because
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from datetime import tzinfo
+from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from ..entry import Batch
-from ..validators import Summary
+from ..validators import Summary, default_horizon
 from .base import ALL, AsyncSource, Bucket, KeyRange
 from .sqlalchemy import _Options
 
@@ -44,21 +44,29 @@ class AsyncSQLAlchemySource(_Options, AsyncSource):
             value = await value
         return value
 
-    async def summarize(self, keys: KeyRange, naive_timezone: tzinfo) -> Summary:
+    async def summarize(
+        self, keys: KeyRange, naive_timezone: tzinfo, horizon: datetime | None = None
+    ) -> Summary:
+        horizon = horizon or default_horizon()
+        mapping = self.mapping
         async with self.engine.connect() as conn:
             version = await self._version(conn, keys)
-            known = self.mapping.cached(version, keys, naive_timezone)
+            known = mapping.cached(version, keys, naive_timezone, horizon)
             if known is not None:
                 return known
-            mapping = self.mapping
-            row = (await conn.execute(mapping.summary_stmt(keys), mapping.bounds(keys))).first()
-        return self.mapping.summary(row, version, keys, naive_timezone)
+            bounds = {**mapping.bounds(keys), **mapping.horizon_bounds(horizon, naive_timezone)}
+            row = (await conn.execute(mapping.summary_stmt(keys), bounds)).first()
+        return mapping.summary(row, version, keys, naive_timezone, horizon)
 
-    async def buckets(self, width: int, naive_timezone: tzinfo) -> list[Bucket]:
-        stmt = self.mapping.buckets_stmt(width)
+    async def buckets(
+        self, width: int, naive_timezone: tzinfo, horizon: datetime | None = None
+    ) -> list[Bucket]:
+        horizon = horizon or default_horizon()
+        mapping = self.mapping
+        stmt, bounds = mapping.buckets_stmt(width), mapping.horizon_bounds(horizon, naive_timezone)
         async with self.engine.connect() as conn:
-            rows = (await conn.execute(stmt)).all()  # one row per page: small
-        return self.mapping.buckets(rows, naive_timezone)
+            rows = (await conn.execute(stmt, bounds)).all()  # one row per page: small
+        return mapping.buckets(rows, naive_timezone, horizon)
 
     async def batches(self, keys: KeyRange = ALL, size: int = 500) -> AsyncIterator[Batch]:
         mapping = self.mapping
