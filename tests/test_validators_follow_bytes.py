@@ -3,10 +3,10 @@ lastmod is never served nor Last-Modified, and cannot freeze a page's validators
 
 from __future__ import annotations
 
-import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import anyio
 import pytest
 from lxml import etree
 from sqlalchemy import Column, DateTime, Engine, Float, Integer, MetaData, String, Table, select
@@ -163,7 +163,7 @@ async def test_a_remembered_summary_expires_when_the_clock_reaches_a_future_last
     )
     first = await call(app)
     assert lastmods(first.body, sitemap_schema)["https://example.com/items/item-0"] is None
-    time.sleep(3.1)
+    await anyio.sleep(3.1)
     later = await call(app)
     assert lastmods(later.body, sitemap_schema)["https://example.com/items/item-0"] is not None
     assert later.headers["etag"] != first.headers["etag"]
@@ -174,5 +174,5 @@ async def test_a_remembered_summary_expires_when_the_clock_reaches_a_future_last
 
 def test_lastmod_tolerance_is_a_checked_setting() -> None:
     assert make_settings({"base_url": BASE}).lastmod_tolerance == 60
-    with pytest.raises(ConfigurationError, match="^lastmod_tolerance: "):
+    with pytest.raises(ConfigurationError, match=r"^lastmod_tolerance: "):
         make_settings({"base_url": BASE, "lastmod_tolerance": -1})
