@@ -435,8 +435,11 @@ def _sitemaps() -> list[Sitemap]:
 def _perform(need: flow.Need) -> Any:
     """What an adapter does for the flow: read the (list) sources."""
     if isinstance(need, flow.Summarize):
-        return [_sync(source).summarize(keys, need.naive_timezone) for source, keys in need.parts]
-    return _sync(need.source).buckets(need.width, need.naive_timezone)
+        return [
+            _sync(source).summarize(keys, need.naive_timezone, need.horizon)
+            for source, keys in need.parts
+        ]
+    return _sync(need.source).buckets(need.width, need.naive_timezone, need.horizon)
 
 
 def check_request(
