@@ -116,38 +116,44 @@ class Aggregates:
         return func.hashtextextended(row, literal_column("0"))
 
     def _sqlite_term(self, c: Columns) -> ColumnElement[Any]:
-        key: ColumnElement[Any] = literal_column("0")
+        # A row without a key is never served: its NULL term is left out of the sum.
+        key: ColumnElement[Any] | None = None
         for name, type_ in self.keys:
             column = c(name)
             if isinstance(type_, Integer):
-                feature: ColumnElement[Any] = func.coalesce(column, 0)
+                feature: ColumnElement[Any] = column % _M
             else:  # text: its length and first and last characters
                 feature = (
-                    func.coalesce(func.length(column), 0) * 1_114_112
-                    + func.coalesce(func.unicode(column), 0)
-                ) * 1_114_112 + func.coalesce(func.unicode(func.substr(column, -1)), 0)
-            key = key + feature % _M
-        fields: ColumnElement[Any] = literal_column("0")
+                    (func.length(column) * 1_114_112 + func.coalesce(func.unicode(column), 0))
+                    * 1_114_112
+                    + func.coalesce(func.unicode(func.substr(column, -1)), 0)
+                ) % _M
+            key = feature if key is None else (key + feature) % _M
+        assert key is not None
+        fields: ColumnElement[Any] | None = None
         if self.lastmod is not None:
-            epoch = func.coalesce(func.unixepoch(c(self.lastmod[0])), _NO_DATE)
-            fields = (epoch % _P) * 1_000_003
+            # Every epoch (and _NO_DATE) lies within (-P, P): no reduction needed.
+            fields = func.coalesce(func.unixepoch(c(self.lastmod[0])), _NO_DATE)
+        extra: ColumnElement[Any] | None = None
         if self.changefreq is not None:
             column = c(self.changefreq)
             position = func.instr(
                 _CHANGEFREQS, "," + func.lower(func.trim(column, _WHITESPACE)) + ","
             )
-            fields = (
-                fields
-                + (func.coalesce(position, 0) + 64 * func.coalesce(func.length(column), 0)) * 4099
-            )
+            extra = (func.coalesce(position, 0) + 64 * func.coalesce(func.length(column), 0)) * 4099
         if self.priority is not None:
             column = c(self.priority)
             scaled = func.coalesce(cast(func.round(column * 1_000_000), BigInteger), 0) % _P
             shape = func.coalesce(func.length(column), 0) + case(
                 (func.typeof(column) == "text", 64), else_=0
             )
-            fields = fields + scaled + shape * 4_194_304
-        return ((2 * (key % _M) + 1) * (fields % _P)) % _P % _Q
+            extra = (extra if extra is not None else 0) + scaled + shape * 4_194_304
+        if extra is not None:
+            fields = ((fields % _P) * 1_000_003 if fields is not None else 0) + extra
+            fields = fields % _P
+        if fields is None:
+            fields = literal_column("1")
+        return (2 * key + 1) * fields % _P % _Q
 
     # -- the newest lastmod served, the earliest future one --------------------------------
 
