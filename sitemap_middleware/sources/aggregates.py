@@ -191,9 +191,15 @@ class Aggregates:
             return extract("epoch", value)
         return value
 
-    def newest_alone(self, rows: FromClause, column: ColumnElement[Any]) -> ColumnElement[Any]:
+    def newest_alone(
+        self, rows: FromClause, column: ColumnElement[Any], whole: bool
+    ) -> ColumnElement[Any]:
         """:meth:`newest` as a scalar subquery a lastmod index answers (SQLite: the newest
-        few stored texts, joined, for :meth:`moment` to pick from)."""
+        few stored texts, joined, for :meth:`moment` to pick from). Over a key range
+        (not ``whole``) SQLite must not use the lastmod index: walking it from the
+        horizon would pass the rows of every newer page first."""
+        if self.as_text and not whole:
+            column = func.coalesce(column, column)  # the same text, no index
         if not self.as_text:
             return (
                 select(self._read(func.max(column)))
@@ -203,7 +209,11 @@ class Aggregates:
             )
         return self._candidates(rows, column, column <= self.horizon, column.desc())
 
-    def earliest_alone(self, rows: FromClause, column: ColumnElement[Any]) -> ColumnElement[Any]:
+    def earliest_alone(
+        self, rows: FromClause, column: ColumnElement[Any], whole: bool
+    ) -> ColumnElement[Any]:
+        if self.as_text and not whole:
+            column = func.coalesce(column, column)
         if not self.as_text:
             return (
                 select(self._read(func.min(column)))

@@ -401,9 +401,10 @@ class _Mapping:
         extremes = [alone(func.min(first_key)), alone(func.max(first_key))]
         moments = []
         if lastmod is not None:
+            whole = keys == ALL
             moments = [
-                aggregates.newest_alone(rows, lastmod),
-                aggregates.earliest_alone(rows, lastmod),
+                aggregates.newest_alone(rows, lastmod, whole),
+                aggregates.earliest_alone(rows, lastmod, whole),
             ]
         if term is None:
             return select(alone(func.count()), *extremes, checksum, *moments)
