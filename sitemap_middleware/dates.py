@@ -121,7 +121,8 @@ def check_not_future(value: object, naive_timezone: tzinfo, horizon: datetime) -
     """Raise ``LastmodError`` for a lastmod later than ``horizon`` (now + the tolerance):
     no sitemap may claim a change that has not happened yet (``9999-12-31``)."""
     moment = to_utc(value, naive_timezone)
-    if moment is not None and moment > horizon:
+    # Fractions of a second are not written: the whole second counts.
+    if moment is not None and moment.replace(microsecond=0) > horizon:
         raise LastmodError(
             f"lastmod {format_lastmod(value, naive_timezone)} is in the future "
             "(later than now + lastmod_tolerance)"

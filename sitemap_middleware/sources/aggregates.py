@@ -31,6 +31,7 @@ from sqlalchemy import (
     String,
     Text,
     and_,
+    bindparam,
     case,
     cast,
     extract,
@@ -47,6 +48,8 @@ from .stored_dates import Parser, parse_one
 
 HORIZON = "sitemap_horizon"
 """The bound parameter holding the horizon, in the lastmod column's own type."""
+HORIZON_EPOCH = "sitemap_horizon_epoch"
+"""The horizon as an epoch of the stored wall clock (SQLite key ranges)."""
 
 CANDIDATES = 16
 """SQLite: how many of the newest stored texts are read to find the newest that parses."""
@@ -92,15 +95,19 @@ class Aggregates:
         self.epochs = dialect == "postgresql" and (self.is_date or self.is_datetime)
         self.aware = isinstance(lastmod_type, DateTime) and bool(lastmod_type.timezone)
         self.horizon: BindParameter[Any] = _horizon_param(lastmod_type)
+        self.horizon_epoch: BindParameter[Any] = bindparam(HORIZON_EPOCH, type_=BigInteger)
 
     # -- checksum -------------------------------------------------------------------------
 
-    def term(self, c: Columns) -> ColumnElement[Any] | None:
-        """The per-row hash whose sum is the checksum; None on a dialect without one."""
+    def term(
+        self, c: Columns, epoch: ColumnElement[Any] | None = None
+    ) -> ColumnElement[Any] | None:
+        """The per-row hash whose sum is the checksum; None on a dialect without one.
+        ``epoch``: SQLite's ``unixepoch(lastmod)``, already computed by a subquery."""
         if self.dialect == "postgresql":
             return self._postgres_term(c)
         if self.dialect == "sqlite":
-            return self._sqlite_term(c)
+            return self._sqlite_term(c, epoch)
         return None
 
     def _postgres_term(self, c: Columns) -> ColumnElement[Any]:
@@ -115,7 +122,7 @@ class Aggregates:
         row = func.concat_ws(literal_column("chr(31)"), *(func.coalesce(p, marker) for p in parts))
         return func.hashtextextended(row, literal_column("0"))
 
-    def _sqlite_term(self, c: Columns) -> ColumnElement[Any]:
+    def _sqlite_term(self, c: Columns, epoch: ColumnElement[Any] | None) -> ColumnElement[Any]:
         # A row without a key is never served: its NULL term is left out of the sum.
         key: ColumnElement[Any] | None = None
         for name, type_ in self.keys:
@@ -133,7 +140,9 @@ class Aggregates:
         fields: ColumnElement[Any] | None = None
         if self.lastmod is not None:
             # Every epoch (and _NO_DATE) lies within (-P, P): no reduction needed.
-            fields = func.coalesce(func.unixepoch(c(self.lastmod[0])), _NO_DATE)
+            if epoch is None:
+                epoch = func.unixepoch(c(self.lastmod[0]))
+            fields = func.coalesce(epoch, _NO_DATE)
         extra: ColumnElement[Any] | None = None
         if self.changefreq is not None:
             column = c(self.changefreq)
@@ -241,29 +250,73 @@ class Aggregates:
         joined = func.group_concat(top.c.sitemap_candidate, _SEPARATOR)
         return select(type_coerce(joined, String)).scalar_subquery()
 
+    @property
+    def range_pass(self) -> bool:
+        """SQLite: a key range's count, checksum and lastmods come from one pass over the
+        range, each lastmod read once as an epoch (NULL for text that is no date)."""
+        return self.dialect == "sqlite" and self.lastmod is not None
+
+    def range_summary(
+        self, rows: FromClause, names: Sequence[str], extremes: Sequence[ColumnElement[Any]]
+    ) -> Any:
+        """count, ``extremes``, checksum, newest served and earliest future epoch of
+        ``rows`` (SQLite, a key range): one scan, no lastmod index walked."""
+        assert self.lastmod is not None
+        epoch = func.unixepoch(rows.c[self.lastmod[0]]).label("sitemap_epoch")
+        # LIMIT -1 keeps SQLite from flattening the subquery (and computing each epoch thrice).
+        scan = select(*(rows.c[name] for name in names), epoch).limit(-1).subquery("sitemap_scan")
+        e = scan.c.sitemap_epoch
+        term = self.term(scan.c.__getitem__, e)
+        assert term is not None
+        bound = self.horizon_epoch
+        return select(
+            func.count(),
+            *extremes,
+            func.sum(term),
+            func.max(case((e <= bound, e))),
+            func.min(case((e > bound, e))),
+        ).select_from(scan)
+
     def horizon_value(self, horizon: datetime, naive_timezone: tzinfo) -> Any:
-        """The horizon as the lastmod column holds its values (for the bound parameter)."""
+        """The horizon as the lastmod column holds its values (for the bound parameter).
+
+        Fractions of a second are not written: a lastmod is future when its whole
+        seconds are, so the bound covers the horizon's whole second."""
         if self.is_date:
             return horizon.astimezone(UTC).date()
+        last = horizon.replace(microsecond=999_999)
         if self.aware:
-            return horizon.astimezone(UTC)
-        wall = horizon.astimezone(naive_timezone).replace(tzinfo=None)
+            return last.astimezone(UTC)
+        wall = last.astimezone(naive_timezone).replace(tzinfo=None)
         return wall if self.is_datetime else wall.isoformat()
 
+    def horizon_epochs(self, horizon: datetime, naive_timezone: tzinfo) -> int:
+        """The horizon as SQLite's ``unixepoch`` reads the stored wall clock (a date counts
+        from midnight UTC)."""
+        zone = UTC if self.is_date else naive_timezone
+        wall = horizon.astimezone(zone).replace(tzinfo=None)
+        return int((wall - datetime(1970, 1, 1)).total_seconds())
+
     def moment(
-        self, value: Any, naive_timezone: tzinfo, horizon: datetime, newest: bool
+        self,
+        value: Any,
+        naive_timezone: tzinfo,
+        horizon: datetime,
+        newest: bool,
+        epochs: bool = False,
     ) -> datetime | None:
         """The newest served (``newest``) or earliest future lastmod an aggregate read,
-        as an aware UTC datetime; None when there is none that reads as a date."""
+        as an aware UTC datetime; None when there is none that reads as a date.
+        ``epochs``: the value is SQLite's epoch of the stored wall clock."""
         if value is None:
             return None
-        if self.epochs:
-            return self._from_epoch(value, naive_timezone)
+        if self.epochs or epochs:
+            return self._from_epoch(value, naive_timezone, wall=epochs)
         texts = value.split(_SEPARATOR) if self.as_text and isinstance(value, str) else [value]
         found: datetime | None = None
         for text in texts:
             moment = to_utc(self._parsed(text), naive_timezone)
-            if moment is None or (moment <= horizon) != newest:
+            if moment is None or (moment.replace(microsecond=0) <= horizon) != newest:
                 continue
             if found is None or (moment > found if newest else moment < found):
                 found = moment
@@ -274,14 +327,18 @@ class Aggregates:
             return parse_one(text, self.parser)
         return text
 
-    def _from_epoch(self, value: Any, naive_timezone: tzinfo) -> datetime | None:
+    def _from_epoch(
+        self, value: Any, naive_timezone: tzinfo, wall: bool = False
+    ) -> datetime | None:
         if isinstance(value, Decimal) and not value.is_finite():
             return None
         try:
             moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=float(value))
         except (OverflowError, ValueError):
             return None
-        if self.is_datetime and not self.aware:  # the wall clock, read in naive_timezone
+        if wall and self.is_date:
+            return moment
+        if wall or (self.is_datetime and not self.aware):  # the wall clock, in naive_timezone
             return to_utc(moment.replace(tzinfo=None), naive_timezone)
         return moment
 
@@ -294,8 +351,6 @@ def _over(aggregate: Any, window: ColumnElement[Any] | None) -> ColumnElement[An
 
 
 def _horizon_param(lastmod_type: Any) -> BindParameter[Any]:
-    from sqlalchemy import bindparam
-
     type_ = lastmod_type if isinstance(lastmod_type, DateTime | Date) else String()
     return bindparam(HORIZON, type_=type_)
 

@@ -97,7 +97,7 @@ class _Lastmods:
         moment = to_utc(lastmod, self.naive_timezone)
         if moment is None:
             return
-        if moment > self.horizon:
+        if moment.replace(microsecond=0) > self.horizon:  # fractions are not written
             if self.expires is None or moment < self.expires:
                 self.expires = moment
         elif self.newest is None or moment > self.newest:

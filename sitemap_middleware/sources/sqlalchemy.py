@@ -46,7 +46,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from ..entry import CHANGEFREQS, Affixed, Batch, format_priority
 from ..validators import Summary, default_horizon
-from .aggregates import HORIZON, Aggregates, iso
+from .aggregates import HORIZON, HORIZON_EPOCH, Aggregates, iso
 from .base import ALL, Bucket, KeyRange, NotPageable, SyncSource, check_name
 from .change_counter import ChangeCounter
 from .extras import extras_spec
@@ -235,6 +235,7 @@ class _Mapping:
         self.changefreq = changefreq
         self.priority = priority
         self.lastmod_name = lastmod
+        self.changefreq_name, self.priority_name = changefreq_column, priority_column
         # A timestamptz keeps no offset: psycopg gives it in the session's TimeZone, asyncpg
         # in UTC. Written in UTC, the bytes depend on the data alone, not on the connection.
         lastmod_type = selected[self.lastmod_index].type if self.lastmod_index is not None else None
@@ -399,6 +400,8 @@ class _Mapping:
                 columns += [aggregates.newest(lastmod), aggregates.earliest(lastmod)]
             return select(*columns).select_from(rows)
         extremes = [alone(func.min(first_key)), alone(func.max(first_key))]
+        if aggregates.range_pass and keys != ALL:
+            return aggregates.range_summary(rows, self._shown_columns(), extremes)  # type: ignore[no-any-return]
         moments = []
         if lastmod is not None:
             whole = keys == ALL
@@ -438,22 +441,35 @@ class _Mapping:
             columns += [self.aggregates.newest(lastmod), self.aggregates.earliest(lastmod)]
         return select(*columns).group_by(bucket).order_by(bucket)
 
+    def _shown_columns(self) -> list[str]:
+        """The columns the checksum reads: keys, lastmod, changefreq, priority."""
+        names = [*self.key_names, self.lastmod_name, self.changefreq_name, self.priority_name]
+        return list(dict.fromkeys(name for name in names if name is not None))
+
     def horizon_bounds(self, horizon: datetime, naive_timezone: tzinfo) -> dict[str, Any]:
-        """The horizon parameter of the summary, pages and cuts statements."""
+        """The horizon parameters of the summary, pages and cuts statements."""
         if self.lastmod_name is None:
             return {}
-        return {HORIZON: self.aggregates.horizon_value(horizon, naive_timezone)}
+        aggregates = self.aggregates
+        return {
+            HORIZON: aggregates.horizon_value(horizon, naive_timezone),
+            HORIZON_EPOCH: aggregates.horizon_epochs(horizon, naive_timezone),
+        }
 
     def _moments(
-        self, values: Sequence[Any], naive_timezone: tzinfo, horizon: datetime
+        self,
+        values: Sequence[Any],
+        naive_timezone: tzinfo,
+        horizon: datetime,
+        epochs: bool = False,
     ) -> tuple[datetime | None, datetime | None]:
         """The newest served and earliest future lastmod of an aggregate's last two values."""
         if self.lastmod_name is None:
             return None, None
         moment = self.aggregates.moment
         return (
-            moment(values[0], naive_timezone, horizon, newest=True),
-            moment(values[1], naive_timezone, horizon, newest=False),
+            moment(values[0], naive_timezone, horizon, newest=True, epochs=epochs),
+            moment(values[1], naive_timezone, horizon, newest=False, epochs=epochs),
         )
 
     def cuts_stmt(self, width: int) -> AnySelect:
@@ -583,7 +599,8 @@ class _Mapping:
         assert row is not None
         values = tuple(row)
         count, low, high, checksum = values[0], values[1], values[2], values[3]
-        newest, expires = self._moments(values[4:6], naive_timezone, horizon)
+        epochs = self.aggregates.range_pass and keys != ALL
+        newest, expires = self._moments(values[4:6], naive_timezone, horizon, epochs)
         # Which lastmods are served changes when the horizon passes the earliest future one.
         moments = f"{iso(newest)}:{iso(expires)}"
         if self.version is None:
