@@ -137,7 +137,7 @@ class _Limits:
     def __init__(self, horizon: datetime) -> None:
         self.horizon = horizon
         utc = horizon.astimezone(UTC)
-        self.naive = utc.replace(tzinfo=None)
+        self.naive = utc.replace(tzinfo=None, microsecond=999_999)  # whole seconds count
         # A date counts from midnight UTC: it is future once that midnight is past the horizon.
         self.day = utc.date()
 
