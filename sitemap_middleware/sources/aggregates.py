@@ -27,6 +27,7 @@ from sqlalchemy import (
     BigInteger,
     Date,
     DateTime,
+    Float,
     Integer,
     String,
     Text,
@@ -152,7 +153,8 @@ class Aggregates:
             extra = (func.coalesce(position, 0) + 64 * func.coalesce(func.length(column), 0)) * 4099
         if self.priority is not None:
             column = c(self.priority)
-            scaled = func.coalesce(cast(func.round(column * 1_000_000), BigInteger), 0) % _P
+            number = type_coerce(column, Float)  # SQLite reads a text priority as a number too
+            scaled = func.coalesce(cast(func.round(number * 1_000_000), BigInteger), 0) % _P
             shape = func.coalesce(func.length(column), 0) + case(
                 (func.typeof(column) == "text", 64), else_=0
             )
