@@ -413,6 +413,7 @@ _HEADER_SHAPES = {
     "content-security-policy": re.compile(r"[ -~]+"),
     "etag": re.compile(r'W/"[A-Za-z0-9_-]{24}"'),
     "last-modified": _IMF,
+    "date": _IMF,
     "cache-control": re.compile(r"no-cache|no-store"),
     "vary": re.compile(r"Accept-Encoding"),
     "x-robots-tag": re.compile(r"noindex"),

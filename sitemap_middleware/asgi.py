@@ -28,7 +28,7 @@ from .entry import BadRowStats
 from .flow import Need, SitemapAborted, Summarize, Transfer, answer, arun
 from .routing import Target
 from .settings import make_settings
-from .sources.base import AnySource, AsyncSource, Bucket, KeyRange
+from .sources.base import AnySource, AsyncSource, Bucket, KeyRange, horizon_arguments
 from .validators import Summary
 
 logger = logging.getLogger("sitemap_middleware")
@@ -110,17 +110,19 @@ async def chunks(
 async def summarize(
     source: AnySource, keys: KeyRange, naive_timezone: tzinfo, horizon: datetime
 ) -> Summary:
+    extra = horizon_arguments(source.summarize, horizon)
     if isinstance(source, AsyncSource):
-        return await source.summarize(keys, naive_timezone, horizon)
-    return await anyio.to_thread.run_sync(source.summarize, keys, naive_timezone, horizon)
+        return await source.summarize(keys, naive_timezone, *extra)
+    return await anyio.to_thread.run_sync(partial(source.summarize, keys, naive_timezone, *extra))
 
 
 async def buckets(
     source: AnySource, width: int, naive_timezone: tzinfo, horizon: datetime
 ) -> list[Bucket]:
+    extra = horizon_arguments(source.buckets, horizon)
     if isinstance(source, AsyncSource):
-        return await source.buckets(width, naive_timezone, horizon)
-    return await anyio.to_thread.run_sync(source.buckets, width, naive_timezone, horizon)
+        return await source.buckets(width, naive_timezone, *extra)
+    return await anyio.to_thread.run_sync(partial(source.buckets, width, naive_timezone, *extra))
 
 
 async def _not_found_app(scope: Scope, receive: Receive, send: Send) -> None:

@@ -29,7 +29,7 @@ from .settings import ConfigurationError, Settings
 from .sources.base import ALL, AnySource, Bucket, KeyRange, NotPageable, Source, page_keys
 from .sources.iterable import as_source
 from .urls import Site, normalize_host
-from .validators import Summary, last_modified, make_etag
+from .validators import DATE_LAG, Summary, last_modified, make_etag
 from .xml import UrlsetWriter, sitemap_element, sitemapindex
 
 logger = logging.getLogger("sitemap_middleware")
@@ -377,8 +377,9 @@ class Sitemap:
         if any(source.shape.news for source, _ in parts):
             # News older than two days lose their news:news: the document changes with the
             # clock, a tick at a time, and its validators say so.
+            # Ticks start DATE_LAG late, so that no tick is newer than the Last-Modified cap.
             tick = self.settings.news_tick
-            moment = datetime.fromtimestamp(now.timestamp() // tick * tick, UTC)
+            moment = datetime.fromtimestamp((now - DATE_LAG).timestamp() // tick * tick, UTC)
             news_cutoff = moment - NEWS_WINDOW
             tag_parts.append(f"news:{moment.isoformat()}")
             newest.append(moment)
@@ -463,12 +464,14 @@ class Sitemap:
         elements = []
         site = (plan.view or self.view).site
         for source, _ in plan.parts:
-            for bucket in self._buckets[source.name][1]:
+            _, buckets, horizon = self._buckets[source.name]
+            for bucket in buckets:
                 url = site.url_for(
                     self.routes.page_path(source.name, bucket.index + 1, self.settings.index_gz)
                 )
                 lastmod = None
-                if bucket.newest is not None:
+                # A source's own pages may not know the horizon: never list a future lastmod.
+                if bucket.newest is not None and _served(bucket.newest, horizon):
                     lastmod = bucket.newest.astimezone(UTC).isoformat(timespec="seconds")
                 elements.append(sitemap_element(url, lastmod))
         document = sitemapindex(elements, self.settings.max_bytes)
@@ -530,6 +533,11 @@ class Sitemap:
             site.url_for(self.routes.page_path(source, page)),
             nav,
         )
+
+
+def _served(moment: datetime, horizon: datetime | None) -> bool:
+    """Whether a page's newest lastmod is no later than the horizon (whole seconds count)."""
+    return horizon is None or moment.replace(microsecond=0) <= horizon
 
 
 def _filename(path: str) -> str:

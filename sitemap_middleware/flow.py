@@ -84,7 +84,9 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
     ) or sitemap.recent_summaries(parts, horizon)
     if summaries is None:
         try:
-            summaries = yield Summarize(parts, sitemap.settings.naive_timezone, horizon)
+            summaries = _horizoned(
+                (yield Summarize(parts, sitemap.settings.naive_timezone, horizon)), horizon
+            )
         except Exception:
             logger.exception("sitemap %s: a source failed before the response", target)
             return sitemap.unavailable()
@@ -121,6 +123,11 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
     return replace(plan, body=document, stream=False)
 
 
+def _horizoned(summaries: list[Summary], horizon: datetime) -> list[Summary]:
+    """Summaries of sources that read no horizon are rendered under the request's."""
+    return [s if s.horizon is not None else replace(s, horizon=horizon) for s in summaries]
+
+
 def _read_pages(sitemap: Sitemap, source: AnySource, whole: Summary) -> ReadPages:
     """Pages read under the horizon of the summary they are remembered for."""
     horizon = whole.horizon or horizon_of(datetime.now(UTC), sitemap.settings.lastmod_tolerance)
@@ -134,7 +141,9 @@ def _current_pages(
     parts = ((source, ALL),)
     kept = sitemap.recent_summaries(parts, horizon)
     if kept is None:
-        kept = yield Summarize(parts, sitemap.settings.naive_timezone, horizon)
+        kept = _horizoned(
+            (yield Summarize(parts, sitemap.settings.naive_timezone, horizon)), horizon
+        )
         sitemap.keep_summaries(parts, kept)
     (whole,) = kept
     if sitemap.needs_pages(source, whole):

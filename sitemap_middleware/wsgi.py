@@ -32,7 +32,7 @@ from .flow import Need, SitemapAborted, Summarize, Transfer, answer, run
 from .robots import NOT_FORWARDED
 from .routing import Target
 from .settings import make_settings
-from .sources.base import AnySource, AsyncSource, KeyRange
+from .sources.base import AnySource, AsyncSource, KeyRange, horizon_arguments
 
 T = TypeVar("T")
 Environ = dict[str, Any]
@@ -237,9 +237,12 @@ class SitemapWSGIMiddleware:
         )
 
     def _call(self, source: AnySource, method: str, *args: Any) -> Any:
+        bound = getattr(source, method)
+        if method in ("summarize", "buckets"):  # the last argument is the horizon
+            args = (*args[:-1], *horizon_arguments(bound, args[-1]))
         if isinstance(source, AsyncSource):
-            return self._loop.call(getattr(source, method), *args)
-        return getattr(source, method)(*args)
+            return self._loop.call(bound, *args)
+        return bound(*args)
 
     def batches(self, source: AnySource, keys: KeyRange, size: int) -> Generator[Batch, None, None]:
         """A source's batches as a plain iterator; closing it releases the rows."""

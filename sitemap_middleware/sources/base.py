@@ -13,6 +13,7 @@ methods, run in a worker thread under ASGI) and :class:`AsyncSource`
 
 from __future__ import annotations
 
+import inspect
 import re
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Iterator
@@ -142,3 +143,17 @@ class AsyncSource(Source):
 
 
 AnySource = SyncSource | AsyncSource
+
+
+def horizon_arguments(method: Any, horizon: datetime) -> tuple[datetime, ...]:
+    """``(horizon,)`` for a source method that takes one; ``()`` for one written before
+    sources did (it reads its lastmods without a horizon; the rendering still drops
+    future ones)."""
+    try:
+        parameters = inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        return (horizon,)
+    takes = "horizon" in parameters or any(
+        p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters.values()
+    )
+    return (horizon,) if takes else ()
