@@ -413,6 +413,7 @@ _HEADER_SHAPES = {
     "content-security-policy": re.compile(r"[ -~]+"),
     "etag": re.compile(r'W/"[A-Za-z0-9_-]{24}"'),
     "last-modified": _IMF,
+    "date": _IMF,
     "cache-control": re.compile(r"no-cache|no-store"),
     "vary": re.compile(r"Accept-Encoding"),
     "x-robots-tag": re.compile(r"noindex"),
@@ -435,8 +436,11 @@ def _sitemaps() -> list[Sitemap]:
 def _perform(need: flow.Need) -> Any:
     """What an adapter does for the flow: read the (list) sources."""
     if isinstance(need, flow.Summarize):
-        return [_sync(source).summarize(keys, need.naive_timezone) for source, keys in need.parts]
-    return _sync(need.source).buckets(need.width, need.naive_timezone)
+        return [
+            _sync(source).summarize(keys, need.naive_timezone, need.horizon)
+            for source, keys in need.parts
+        ]
+    return _sync(need.source).buckets(need.width, need.naive_timezone, need.horizon)
 
 
 def check_request(

@@ -28,7 +28,7 @@ from .entry import BadRowStats
 from .flow import Need, SitemapAborted, Summarize, Transfer, answer, arun
 from .routing import Target
 from .settings import make_settings
-from .sources.base import AnySource, AsyncSource, Bucket, KeyRange
+from .sources.base import AnySource, AsyncSource, Bucket, KeyRange, horizon_arguments
 from .validators import Summary
 
 logger = logging.getLogger("sitemap_middleware")
@@ -107,16 +107,22 @@ async def chunks(
                 await anyio.to_thread.run_sync(close)
 
 
-async def summarize(source: AnySource, keys: KeyRange, naive_timezone: tzinfo) -> Summary:
+async def summarize(
+    source: AnySource, keys: KeyRange, naive_timezone: tzinfo, horizon: datetime
+) -> Summary:
+    extra = horizon_arguments(source.summarize, horizon)
     if isinstance(source, AsyncSource):
-        return await source.summarize(keys, naive_timezone)
-    return await anyio.to_thread.run_sync(source.summarize, keys, naive_timezone)
+        return await source.summarize(keys, naive_timezone, *extra)
+    return await anyio.to_thread.run_sync(partial(source.summarize, keys, naive_timezone, *extra))
 
 
-async def buckets(source: AnySource, width: int, naive_timezone: tzinfo) -> list[Bucket]:
+async def buckets(
+    source: AnySource, width: int, naive_timezone: tzinfo, horizon: datetime
+) -> list[Bucket]:
+    extra = horizon_arguments(source.buckets, horizon)
     if isinstance(source, AsyncSource):
-        return await source.buckets(width, naive_timezone)
-    return await anyio.to_thread.run_sync(source.buckets, width, naive_timezone)
+        return await source.buckets(width, naive_timezone, *extra)
+    return await anyio.to_thread.run_sync(partial(source.buckets, width, naive_timezone, *extra))
 
 
 async def _not_found_app(scope: Scope, receive: Receive, send: Send) -> None:
@@ -186,17 +192,18 @@ class SitemapMiddleware:
         concurrent requests for the same aggregates share one query."""
         run = self._coalescer.run
         if isinstance(need, Summarize):
-            tz = need.naive_timezone
+            tz, horizon = need.naive_timezone, need.horizon
+            # A shared summary carries the horizon it was read under: the body follows it.
             return [
                 await run(
                     ("summary", source.name, keys, tz),
-                    partial(summarize, source, keys, tz),
+                    partial(summarize, source, keys, tz, horizon),
                 )
                 for source, keys in need.parts
             ]
         return await run(
-            ("pages", need.source.name, need.width),
-            partial(buckets, need.source, need.width, need.naive_timezone),
+            ("pages", need.source.name, need.width, need.horizon),
+            partial(buckets, need.source, need.width, need.naive_timezone, need.horizon),
         )
 
     async def _robots(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -32,7 +32,7 @@ from .sources.base import ALL, AnySource, Bucket, KeyRange, NotPageable, Source,
 from .sources.iterable import as_source
 from .stats import BadRowStats, register, tally_of
 from .urls import Site, normalize_host
-from .validators import Summary, last_modified, make_etag
+from .validators import DATE_LAG, Summary, last_modified, make_etag
 from .xml import UrlsetWriter, sitemap_element, sitemapindex
 
 logger = logging.getLogger("sitemap_middleware")
@@ -86,6 +86,8 @@ class Response:
     html: bool = False
     target: Target | None = None
     news_cutoff: datetime | None = None
+    horizons: tuple[datetime | None, ...] = ()
+    """Per part, the horizon its summary was read under: later lastmods are not served."""
 
 
 def _text(status: int, message: str, extra: Sequence[tuple[str, str]] = ()) -> Response:
@@ -161,8 +163,9 @@ class Sitemap:
         self.view = self._view(self.site)
         # Host-derived URLs: a view per allowed host, made on first use (the list bounds them).
         self._views = {self.site.origin.partition("://")[2]: self.view}
-        # Pages of each source, remembered for the data version (summary token) they came from.
-        self._buckets: dict[str, tuple[str, list[Bucket]]] = {}
+        # Pages of each source, remembered for the data version (summary token) they came from,
+        # with the horizon they were read under.
+        self._buckets: dict[str, tuple[str, list[Bucket], datetime | None]] = {}
         self.generations = Generations(settings.max_generations)
         self.failures = FailureLog()
         # summary_ttl: summaries read in the last few seconds, by (source, key range).
@@ -182,15 +185,16 @@ class Sitemap:
         fingerprint = "|".join((self.settings.fingerprint(), site.base_url, widths))
         return View(site, rules, Renderer(rules), fingerprint)
 
-    def recent_summaries(self, parts: Sequence[Part]) -> list[Summary] | None:
-        """The parts' summaries if all were read less than ``summary_ttl`` seconds ago."""
+    def recent_summaries(self, parts: Sequence[Part], horizon: datetime) -> list[Summary] | None:
+        """The parts' summaries if all were read less than ``summary_ttl`` seconds ago and no
+        future lastmod they saw is due by ``horizon``."""
         if not self.settings.summary_ttl:
             return None
         now = time.monotonic()
         found = []
         for source, keys in parts:
             kept = self._recent.get((source.name, keys))
-            if kept is None or kept[0] < now:
+            if kept is None or kept[0] < now or not kept[1].fresh(horizon):
                 return None
             found.append(kept[1])
         return found
@@ -310,8 +314,9 @@ class Sitemap:
         bucket = self.pages(source)[target.page - 1]  # parts() found the page
         if bucket.last is None:
             return None  # the data no longer needs cuts: a page of fixed key ranges
-        token = f"cut:{bucket.count}:{keys!r}:{bucket.newest}"
-        return [Summary(bucket.newest, bucket.count, token)]
+        token = f"cut:{bucket.count}:{keys!r}:{bucket.checksum}:{bucket.newest}:{bucket.expires}"
+        horizon = self._buckets[source.name][2]
+        return [Summary(bucket.newest, bucket.count, token, horizon, bucket.expires)]
 
     def method_not_allowed(self, request: Request) -> Response | None:
         if request.method in ALLOWED_METHODS:
@@ -396,14 +401,16 @@ class Sitemap:
         if any(source.shape.news for source, _ in parts):
             # News older than two days lose their news:news: the document changes with the
             # clock, a tick at a time, and its validators say so.
+            # Ticks start DATE_LAG late, so that no tick is newer than the Last-Modified cap.
             tick = self.settings.news_tick
-            moment = datetime.fromtimestamp(now.timestamp() // tick * tick, UTC)
+            moment = datetime.fromtimestamp((now - DATE_LAG).timestamp() // tick * tick, UTC)
             news_cutoff = moment - NEWS_WINDOW
             tag_parts.append(f"news:{moment.isoformat()}")
             newest.append(moment)
         etag = make_etag([*tag_parts, representation])
+        # One clock reading gives the Date and caps the Last-Modified (RFC 9110 §8.8.2.1).
         modified = last_modified(newest, now)
-        headers = [("etag", etag)]
+        headers = [("date", format_http_date(now)), ("etag", etag)]
         if modified is not None:
             headers.append(("last-modified", format_http_date(modified)))
         if self.settings.cache_control is not None:
@@ -435,6 +442,7 @@ class Sitemap:
             html=target.html,
             target=target,
             news_cutoff=news_cutoff,
+            horizons=tuple(summary.horizon for summary in summaries),
         )
 
     def index_needs(
@@ -453,7 +461,7 @@ class Sitemap:
 
     def needs_pages(self, source: AnySource, summary: Summary) -> bool:
         """Whether a source's pages must be read for its whole-source ``summary``."""
-        if self._buckets.get(source.name, ("", []))[0] == summary.token:
+        if self._buckets.get(source.name, ("", [], None))[0] == summary.token:
             return False
         if not source.pageable:
             if summary.count is not None and summary.count > self.width(source):
@@ -468,10 +476,10 @@ class Sitemap:
 
     def pages(self, source: AnySource) -> list[Bucket]:
         """The non-empty pages of a source, as last read."""
-        return self._buckets.get(source.name, ("", []))[1]
+        return self._buckets.get(source.name, ("", [], None))[1]
 
     def remember(self, source: AnySource, summary: Summary, buckets: list[Bucket]) -> None:
-        self._buckets[source.name] = (summary.token, buckets)
+        self._buckets[source.name] = (summary.token, buckets, summary.horizon)
 
     def index(self, plan: Response) -> bytes:
         """The ``sitemapindex`` of every non-empty page, each with its newest lastmod."""
@@ -481,12 +489,14 @@ class Sitemap:
         elements = []
         site = (plan.view or self.view).site
         for source, _ in plan.parts:
-            for bucket in self._buckets[source.name][1]:
+            _, buckets, horizon = self._buckets[source.name]
+            for bucket in buckets:
                 url = site.url_for(
                     self.routes.page_path(source.name, bucket.index + 1, self.settings.index_gz)
                 )
                 lastmod = None
-                if bucket.newest is not None:
+                # A source's own pages may not know the horizon: never list a future lastmod.
+                if bucket.newest is not None and _served(bucket.newest, horizon):
                     lastmod = bucket.newest.astimezone(UTC).isoformat(timespec="seconds")
                 elements.append(sitemap_element(url, lastmod))
         document = sitemapindex(elements, self.settings.max_bytes)
@@ -516,11 +526,15 @@ class Sitemap:
     def body(self, plan: Response) -> Body:
         view = plan.view or self.view
         document: Document
+        horizons = {
+            source.name: horizon
+            for (source, _), horizon in zip(plan.parts, plan.horizons, strict=False)
+        }
         if plan.html:
-            document = html.Table(view.rules, self._html_heading(plan, view))
+            document = html.Table(view.rules, self._html_heading(plan, view), horizons)
         else:
             shapes = {source.name: source.shape for source, _ in plan.parts}
-            document = Urlset(view.renderer, self.settings, shapes, plan.news_cutoff)
+            document = Urlset(view.renderer, self.settings, shapes, plan.news_cutoff, horizons)
         return Body(document, self.settings, plan.gzip)
 
     def _html_heading(self, plan: Response, view: View) -> html.Heading:
@@ -545,6 +559,11 @@ class Sitemap:
             site.url_for(self.routes.page_path(source, page)),
             nav,
         )
+
+
+def _served(moment: datetime, horizon: datetime | None) -> bool:
+    """Whether a page's newest lastmod is no later than the horizon (whole seconds count)."""
+    return horizon is None or moment.replace(microsecond=0) <= horizon
 
 
 def _filename(path: str) -> str:
@@ -579,12 +598,14 @@ class Urlset:
         settings: Settings,
         shapes: Mapping[str, Shape],
         news_cutoff: datetime | None = None,
+        horizons: Mapping[str, datetime | None] | None = None,
     ) -> None:
         self.renderer = renderer
         self.writer = UrlsetWriter(settings.max_urls, settings.max_bytes)
         self.shapes = shapes
         self.news_cutoff = news_cutoff
         self.seen = SeenLocs(renderer.rules.site)
+        self.horizons = horizons or {}
 
     @property
     def urls(self) -> int:
@@ -597,12 +618,13 @@ class Urlset:
 
     def write(self, source: str, batch: Batch) -> bytes:
         extras = batch.extras
+        horizon = self.horizons.get(source)
         if extras is not None and extras.count(None) != len(extras):
             elements = self.renderer.extended(
-                source, batch, self.shapes[source], self.news_cutoff, self.seen
+                source, batch, self.shapes[source], self.news_cutoff, horizon, self.seen
             )
         else:
-            elements = self.renderer.elements(source, batch, self.seen)
+            elements = self.renderer.elements(source, batch, horizon, self.seen)
         return self.writer.write(elements)
 
     def close(self) -> bytes:

@@ -24,7 +24,7 @@ from datetime import date, datetime, tzinfo
 from decimal import Decimal
 from typing import Any
 
-from .dates import LastmodError, Unreadable, format_lastmod
+from .dates import LastmodError, Unreadable, check_not_future, format_lastmod
 from .extensions import Alternate, Extensions, Image, News, Shape, Video, check
 from .stats import MAX_VALUE, BadRow, Tally, shorten
 from .stats import BadRowStats as BadRowStats  # its home is .stats; importable here too
@@ -232,12 +232,18 @@ class EntryRules:
         return {name: tally.snapshot() for name, tally in list(self.tallies.items())}
 
     def check(
-        self, source: str, raw: RawEntry, first: Callable[[str], bool] | None = None
+        self,
+        source: str,
+        raw: RawEntry,
+        horizon: datetime | None = None,
+        first: Callable[[str], bool] | None = None,
     ) -> UrlFields | None:
         """The entry's final fields, or None when the row is skipped.
 
-        ``first(url)`` says whether the document lists the loc for the first
-        time; a repeated loc skips the row before its other fields are judged.
+        A lastmod later than ``horizon`` (now + ``lastmod_tolerance``) is in the
+        future: dropped. ``first(url)`` says whether the document lists the loc
+        for the first time; a repeated loc skips the row before its other fields
+        are judged.
         """
         key, loc, lastmod, changefreq, priority = raw
         self._marks.entry = None  # a new entry: its problems count it once
@@ -251,7 +257,10 @@ class EntryRules:
         if lastmod is not None:
             try:
                 lastmod_text = format_lastmod(lastmod, self.naive_timezone)
+                if horizon is not None:
+                    check_not_future(lastmod, self.naive_timezone, horizon)
             except (LastmodError, ValueError, OverflowError) as exc:
+                lastmod_text = None
                 self._drop(source, key, f"lastmod dropped: {exc}")
         if changefreq is not None:
             try:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, tzinfo
+from datetime import UTC, datetime, tzinfo
 from tempfile import SpooledTemporaryFile
 from typing import IO, Any
 
@@ -25,7 +25,7 @@ from .core import Body, Part, Request, Response, Sitemap, Slot
 from .entry import Batch
 from .routing import Target
 from .sources.base import ALL, AnySource, CutPages, NotPageable
-from .validators import Summary
+from .validators import Summary, horizon_of
 from .xml import LimitExceeded
 
 logger = logging.getLogger("sitemap_middleware")
@@ -41,6 +41,8 @@ class Summarize:
 
     parts: tuple[Part, ...]
     naive_timezone: tzinfo
+    horizon: datetime
+    """Lastmods later than this are future, bad fields (now + ``lastmod_tolerance``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +52,8 @@ class ReadPages:
     source: AnySource
     width: int
     naive_timezone: tzinfo
+    horizon: datetime
+    """The horizon of the summary the pages are remembered under: its rows, its lastmods."""
 
 
 Need = Summarize | ReadPages
@@ -64,13 +68,14 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
     view = sitemap.view_for(request)
     if view is None:
         return sitemap.bad_host()
+    horizon = horizon_of(now, sitemap.settings.lastmod_tolerance)
     path = sitemap.path_of(target)
     failed = f"sitemap {path}: a source failed before the response"
     read = False  # whether this request read its sources (and so can tell they recovered)
     cut = sitemap.cut_source(target)
     if cut is not None:
         try:
-            read = yield from _current_pages(sitemap, cut)
+            read = yield from _current_pages(sitemap, cut, horizon)
         except Exception as exc:
             sitemap.failures.failed(failed, exc)
             return sitemap.unavailable()
@@ -79,14 +84,16 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
         return sitemap.not_found()
     summaries: list[Summary] | None = sitemap.page_summaries(
         target, parts
-    ) or sitemap.recent_summaries(parts)
+    ) or sitemap.recent_summaries(parts, horizon)
     if summaries is None:
         try:
-            summaries = yield Summarize(parts, sitemap.settings.naive_timezone)
+            summaries = _horizoned(
+                (yield Summarize(parts, sitemap.settings.naive_timezone, horizon)), horizon
+            )
         except CutPages:
             # Its keys say the source is cut now: the page is found among its cuts.
             cut = parts[0][0]
-            found = yield from _cut_page(sitemap, target, cut, failed)
+            found = yield from _cut_page(sitemap, target, cut, failed, horizon)
             if isinstance(found, Response):
                 return found
             parts, summaries = found
@@ -110,7 +117,7 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
         # The HTML page links to its neighbours: the source's pages must be known
         # (a cut source's are: they were read to find the page).
         try:
-            yield from _current_pages(sitemap, sitemap.by_name[target.source])
+            yield from _current_pages(sitemap, sitemap.by_name[target.source], horizon)
         except Exception as exc:
             slot.release()
             sitemap.failures.failed(failed, exc)
@@ -119,11 +126,11 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
 
 
 def _cut_page(
-    sitemap: Sitemap, target: Target, source: AnySource, failed: str
+    sitemap: Sitemap, target: Target, source: AnySource, failed: str, horizon: datetime
 ) -> Generator[Need, Any, tuple[tuple[Part, ...], list[Summary]] | Response]:
     """The parts and summary of a page of a source whose data says it is cut now."""
     try:
-        yield from _current_pages(sitemap, source)
+        yield from _current_pages(sitemap, source, horizon)
     except Exception as exc:
         sitemap.failures.failed(failed, exc)
         return sitemap.unavailable()
@@ -145,7 +152,7 @@ def _index(
         return sitemap.busy(path)
     try:
         for source, summary in sitemap.index_needs(plan, summaries):
-            pages = yield ReadPages(source, sitemap.width(source), sitemap.settings.naive_timezone)
+            pages = yield _read_pages(sitemap, source, summary)
             sitemap.remember(source, summary, pages)
             read = True
         document = sitemap.index(plan) if plan.stream else None
@@ -162,17 +169,32 @@ def _index(
     return plan if document is None else replace(plan, body=document, stream=False)
 
 
-def _current_pages(sitemap: Sitemap, source: AnySource) -> Generator[Need, Any, bool]:
+def _horizoned(summaries: list[Summary], horizon: datetime) -> list[Summary]:
+    """Summaries of sources that read no horizon are rendered under the request's."""
+    return [s if s.horizon is not None else replace(s, horizon=horizon) for s in summaries]
+
+
+def _read_pages(sitemap: Sitemap, source: AnySource, whole: Summary) -> ReadPages:
+    """Pages read under the horizon of the summary they are remembered for."""
+    horizon = whole.horizon or horizon_of(datetime.now(UTC), sitemap.settings.lastmod_tolerance)
+    return ReadPages(source, sitemap.width(source), sitemap.settings.naive_timezone, horizon)
+
+
+def _current_pages(
+    sitemap: Sitemap, source: AnySource, horizon: datetime
+) -> Generator[Need, Any, bool]:
     """Make sure the pages of ``source`` are those of its current data; whether it read."""
     parts = ((source, ALL),)
-    kept = sitemap.recent_summaries(parts)
+    kept = sitemap.recent_summaries(parts, horizon)
     read = kept is None
     if kept is None:
-        kept = yield Summarize(parts, sitemap.settings.naive_timezone)
+        kept = _horizoned(
+            (yield Summarize(parts, sitemap.settings.naive_timezone, horizon)), horizon
+        )
         sitemap.keep_summaries(parts, kept)
     (whole,) = kept
     if sitemap.needs_pages(source, whole):
-        pages = yield ReadPages(source, sitemap.width(source), sitemap.settings.naive_timezone)
+        pages = yield _read_pages(sitemap, source, whole)
         sitemap.remember(source, whole, pages)
         read = True
     return read

@@ -13,7 +13,9 @@ Content-Security-Policy that allows no script at all.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from html import escape
 
 from .duplicates import SeenLocs
@@ -141,11 +143,17 @@ class Table:
     too, a repeated loc too), so the table shows exactly what crawlers get.
     """
 
-    def __init__(self, rules: EntryRules, heading: Heading) -> None:
+    def __init__(
+        self,
+        rules: EntryRules,
+        heading: Heading,
+        horizons: Mapping[str, datetime | None] | None = None,
+    ) -> None:
         self.rules = rules
         self.heading = heading
         self.urls = 0
         self.seen = SeenLocs(rules.site)
+        self.horizons = horizons or {}
 
     def open(self) -> bytes:
         head = self.heading
@@ -154,7 +162,7 @@ class Table:
     def write(self, source: str, batch: Batch) -> bytes:
         rows = []
         for raw in batch.rows():
-            url = self.rules.check(source, raw, self.seen.first_url)
+            url = self.rules.check(source, raw, self.horizons.get(source), self.seen.first_url)
             if url is not None:
                 self.urls += 1
                 rows.append(url_row(self.urls, url))

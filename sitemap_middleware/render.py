@@ -131,6 +131,19 @@ def stored_layout(texts: Sequence[Any] | None, count: int) -> int:
     return width
 
 
+class _Limits:
+    """A horizon as the fast paths compare lastmods with it: a naive UTC datetime, a day."""
+
+    __slots__ = ("day", "horizon", "naive")
+
+    def __init__(self, horizon: datetime) -> None:
+        self.horizon = horizon
+        utc = horizon.astimezone(UTC)
+        self.naive = utc.replace(tzinfo=None, microsecond=999_999)  # whole seconds count
+        # A date counts from midnight UTC: it is future once that midnight is past the horizon.
+        self.day = utc.date()
+
+
 class Renderer:
     """Renders batches for one sitemap (its site, scope and timezone rule)."""
 
@@ -167,15 +180,25 @@ class Renderer:
             self._tails[(changefreq, priority)] = tail
         return tail
 
-    def elements(self, source: str, batch: Batch, seen: SeenLocs | None = None) -> list[str]:
-        """The ``<url>`` elements of a batch, in order; bad rows follow the bad-row rule, and
-        with ``seen`` (the document's listed locs) so do locs listed before."""
+    def elements(
+        self,
+        source: str,
+        batch: Batch,
+        horizon: datetime | None = None,
+        seen: SeenLocs | None = None,
+    ) -> list[str]:
+        """The ``<url>`` elements of a batch, in order; bad rows follow the bad-row rule (a
+        lastmod later than ``horizon`` is a bad field), and with ``seen`` (the document's
+        listed locs) so do locs listed before."""
         if not batch:
             return []
-        uniform = self._uniform(source, batch, seen)
-        return uniform if uniform is not None else self._rows(source, batch, seen)
+        limits = _Limits(horizon) if horizon is not None else None
+        uniform = self._uniform(source, batch, limits, seen)
+        return uniform if uniform is not None else self._rows(source, batch, limits, seen)
 
-    def _uniform(self, source: str, batch: Batch, seen: SeenLocs | None) -> list[str] | None:
+    def _uniform(
+        self, source: str, batch: Batch, limits: _Limits | None, seen: SeenLocs | None
+    ) -> list[str] | None:
         """A batch of the common shape in a few C-level passes: one (changefreq, priority)
         pair, lastmods all absent, all naive datetimes read as UTC, or all dates, and string
         locs. Plain paths are written directly, other locs go through the rules.
@@ -204,6 +227,8 @@ class Renderer:
             if kinds == {datetime} and self.naive_is_utc:
                 if list(map(_tzinfo, lastmods)).count(None) != count:
                     return None
+                if limits is not None and max(lastmods) > limits.naive:
+                    return None  # a future lastmod: row by row
                 layout = stored_layout(batch.lastmod_texts, count)
                 if layout in (19, 26):
                     texts = batch.lastmod_texts
@@ -215,6 +240,8 @@ class Renderer:
                 tail = "</lastmod>" + tail
                 zone = "+00:00"
             elif kinds == {date}:
+                if limits is not None and max(lastmods) > limits.day:
+                    return None
                 if stored_layout(batch.lastmod_texts, count) == 10:
                     texts = batch.lastmod_texts  # "YYYY-MM-DD" is the date's own text
                 else:
@@ -300,15 +327,22 @@ class Renderer:
                 self._plain_affixes[(before, after)] = known
         return known
 
-    def _checked(self, source: str, raw: RawEntry, seen: SeenLocs | None) -> str:
+    def _checked(
+        self, source: str, raw: RawEntry, horizon: datetime | None, seen: SeenLocs | None
+    ) -> str:
         """One row through the full rules; ``""`` when it is skipped."""
-        url = self.rules.check(source, raw, None if seen is None else seen.first_url)
+        url = self.rules.check(source, raw, horizon, None if seen is None else seen.first_url)
         return "" if url is None else url_element(url)
 
-    def _rows(self, source: str, batch: Batch, seen: SeenLocs | None) -> list[str]:
+    def _rows(
+        self, source: str, batch: Batch, limits: _Limits | None, seen: SeenLocs | None
+    ) -> list[str]:
         """Row by row: a fast path per row, the full rules for the rest."""
         root, scope_path, plain = self.root, self.scope_path, _PLAIN_PATH.fullmatch
         room = self.room
+        horizon = latest = last_day = None
+        if limits is not None:
+            horizon, latest, last_day = limits.horizon, limits.naive, limits.day
         shortest = MIN_LOC_LENGTH - len(root)
         naive_is_utc, tails = self.naive_is_utc, self._tails
         out: list[str] = []
@@ -339,18 +373,23 @@ class Renderer:
                         out.append(f"<url><loc>{root}{loc}</loc>{tail}")
                         continue
                     kind = type(lastmod)
-                    if kind is datetime and naive_is_utc and lastmod.tzinfo is None:
+                    if (
+                        kind is datetime
+                        and naive_is_utc
+                        and lastmod.tzinfo is None
+                        and (latest is None or lastmod <= latest)
+                    ):
                         text = lastmod.isoformat()
                         out.append(
                             f"<url><loc>{root}{loc}</loc><lastmod>{text[:19]}+00:00</lastmod>{tail}"
                         )
                         continue
-                    if kind is date:
+                    if kind is date and (last_day is None or lastmod <= last_day):
                         out.append(
                             f"<url><loc>{root}{loc}</loc><lastmod>{lastmod.isoformat()}</lastmod>{tail}"
                         )
                         continue
-            element = self._checked(source, raw, None if recorded else seen)
+            element = self._checked(source, raw, horizon, None if recorded else seen)
             if element:
                 out.append(element)
         return out
@@ -361,6 +400,7 @@ class Renderer:
         batch: Batch,
         shape: Shape,
         news_cutoff: datetime | None,
+        horizon: datetime | None = None,
         seen: SeenLocs | None = None,
     ) -> list[str]:
         """The ``<url>`` elements of a batch whose rows carry extensions (full rules per row)."""
@@ -368,7 +408,7 @@ class Renderer:
         assert extras is not None
         out = []
         for raw, extensions in zip(batch.rows(), extras, strict=True):
-            url = self.rules.check(source, raw, None if seen is None else seen.first_url)
+            url = self.rules.check(source, raw, horizon, None if seen is None else seen.first_url)
             if url is None:
                 continue
             if extensions is not None:

@@ -54,6 +54,7 @@ class Settings:
     news_tick: int = 900
     summary_ttl: float = 0.0
     busy_retry_after: int = 5
+    lastmod_tolerance: int = 60
 
     def __post_init__(self) -> None:
         def fail(setting: str, problem: str) -> ConfigurationError:
@@ -105,6 +106,7 @@ class Settings:
             _positive_int("max_generations", self.max_generations, 1, 10_000)
         _positive_int("busy_retry_after", self.busy_retry_after, 0, 86_400)
         _positive_int("news_tick", self.news_tick, 1, 86_400)
+        _positive_int("lastmod_tolerance", self.lastmod_tolerance, 0, 86_400)
         ttl = self.summary_ttl
         if isinstance(ttl, bool) or not isinstance(ttl, int | float) or not 0 <= ttl <= 3_600:
             raise ConfigurationError(

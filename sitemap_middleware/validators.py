@@ -12,10 +12,14 @@ import base64
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
-FORMAT_VERSION = "1"
+FORMAT_VERSION = "2"
 """Bumped whenever the bytes written for the same data change."""
+
+DATE_LAG = timedelta(seconds=2)
+"""How far a server's own ``Date`` may lag the middleware's clock: uvicorn (and gunicorn's
+uvicorn worker) send a Date they refresh about once a second, beside the middleware's."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +34,16 @@ class Summary:
     newest: datetime | None
     count: int | None
     token: str
+    horizon: datetime | None = None
+    """The latest lastmod served when the summary was read (now + ``lastmod_tolerance``):
+    later ones are bad fields, and the rows are rendered under this same horizon."""
+    expires: datetime | None = None
+    """The earliest lastmod later than ``horizon``: once the horizon reaches it that row's
+    lastmod is served, so a remembered summary is stale from then on."""
+
+    def fresh(self, horizon: datetime) -> bool:
+        """Whether this summary still describes the rows served under ``horizon``."""
+        return self.expires is None or horizon < self.expires
 
 
 def make_etag(parts: Iterable[str]) -> str:
@@ -42,14 +56,28 @@ def make_etag(parts: Iterable[str]) -> str:
 
 
 def last_modified(newest: Iterable[datetime | None], now: datetime) -> datetime | None:
-    """The newest of the given moments, in whole seconds, never later than ``now``.
+    """The newest of the given moments, in whole seconds, never later than ``now`` less
+    :data:`DATE_LAG`.
 
     RFC 9110 §8.8.2.1: an origin server must not send a Last-Modified later than
-    its Date; a future value (clock skew, a future lastmod) becomes ``now``.
+    its Date. The middleware's own Date is ``now``; a server that adds a cached
+    Date of its own may send one up to a second older, hence the lag. A lastmod
+    within ``lastmod_tolerance`` of the clock is capped this way.
     """
     known = [moment for moment in newest if moment is not None]
     if not known:
         return None
     moment = max(known).astimezone(UTC).replace(microsecond=0)
-    now = now.astimezone(UTC).replace(microsecond=0)
-    return min(moment, now)
+    cap = now.astimezone(UTC).replace(microsecond=0) - DATE_LAG
+    return min(moment, cap)
+
+
+def horizon_of(now: datetime, tolerance: float) -> datetime:
+    """The latest lastmod served at ``now``: later ones are future, bad fields (whole seconds,
+    so that replicas reading the clock in the same second agree)."""
+    return now.astimezone(UTC).replace(microsecond=0) + timedelta(seconds=tolerance)
+
+
+def default_horizon() -> datetime:
+    """The horizon of a caller that gives none: now plus the default tolerance of 60 s."""
+    return horizon_of(datetime.now(UTC), 60)

@@ -32,7 +32,7 @@ from .flow import Need, SitemapAborted, Summarize, Transfer, answer, run
 from .robots import NOT_FORWARDED
 from .routing import Target
 from .settings import make_settings
-from .sources.base import AnySource, AsyncSource, KeyRange
+from .sources.base import AnySource, AsyncSource, KeyRange, horizon_arguments
 
 T = TypeVar("T")
 Environ = dict[str, Any]
@@ -215,23 +215,34 @@ class SitemapWSGIMiddleware:
         query."""
         run = self._coalescer.run
         if isinstance(need, Summarize):
-            tz = need.naive_timezone
+            tz, horizon = need.naive_timezone, need.horizon
+            # A shared summary carries the horizon it was read under: the body follows it.
             return [
                 run(
                     ("summary", source.name, keys, tz),
-                    partial(self._call, source, "summarize", keys, tz),
+                    partial(self._call, source, "summarize", keys, tz, horizon),
                 )
                 for source, keys in need.parts
             ]
         return run(
-            ("pages", need.source.name, need.width),
-            partial(self._call, need.source, "buckets", need.width, need.naive_timezone),
+            ("pages", need.source.name, need.width, need.horizon),
+            partial(
+                self._call,
+                need.source,
+                "buckets",
+                need.width,
+                need.naive_timezone,
+                need.horizon,
+            ),
         )
 
     def _call(self, source: AnySource, method: str, *args: Any) -> Any:
+        bound = getattr(source, method)
+        if method in ("summarize", "buckets"):  # the last argument is the horizon
+            args = (*args[:-1], *horizon_arguments(bound, args[-1]))
         if isinstance(source, AsyncSource):
-            return self._loop.call(getattr(source, method), *args)
-        return getattr(source, method)(*args)
+            return self._loop.call(bound, *args)
+        return bound(*args)
 
     def batches(self, source: AnySource, keys: KeyRange, size: int) -> Generator[Batch, None, None]:
         """A source's batches as a plain iterator; closing it releases the rows."""

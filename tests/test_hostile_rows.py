@@ -140,10 +140,10 @@ def _uniform_lastmod(kind: str, lastmod: hostile.Field, draw: st.DrawFn) -> host
         return hostile.NONE
     if kind == "naive":
         moment = draw(st.datetimes())
-        return hostile.Field(moment, moment.replace(tzinfo=UTC, microsecond=0))
+        return hostile.served(hostile.Field(moment, moment.replace(tzinfo=UTC, microsecond=0)))
     if kind == "dates":
         day = draw(st.dates())
-        return hostile.Field(day, day)
+        return hostile.served(hostile.Field(day, day))
     return lastmod
 
 
@@ -159,8 +159,9 @@ def test_hostile_rows_are_listed_or_reported(case: tuple[Layout, list[Row]]) -> 
             for i, r in enumerate(table)
         ]
     )
+    horizon = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=60)
     with hostile.reports() as log:
-        elements = Renderer(rules).elements("urls", batch)
+        elements = Renderer(rules).elements("urls", batch, horizon)
     assert not log.unparsed
     listed = []
     if elements:

@@ -110,6 +110,40 @@ def test_uniform_batches_match_the_rules(batch: list[RawEntry]) -> None:
     )
 
 
+# A horizon at 2024-01-02 03:04:05 (UTC): later lastmods are future, bad fields.
+HORIZON = datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)
+AROUND: list[tuple[Any, bool]] = [  # (lastmod, future)
+    (datetime(2024, 1, 2, 3, 4, 5), False),
+    (datetime(2024, 1, 2, 3, 4, 5, 999_999), False),  # the same whole second
+    (datetime(2024, 1, 2, 3, 4, 6), True),
+    (datetime(9999, 12, 31), True),
+    (date(2024, 1, 2), False),  # a date counts from midnight UTC
+    (date(2024, 1, 3), True),
+    (date(9999, 12, 31), True),
+    ("9999-12-31T00:00:00Z", True),
+    (datetime(2024, 1, 2, 5, 4, 5, tzinfo=timezone(timedelta(hours=2))), False),
+    (datetime(2024, 1, 2, 5, 4, 6, tzinfo=timezone(timedelta(hours=2))), True),
+]
+
+
+@pytest.mark.parametrize(("lastmod", "future"), AROUND)
+@pytest.mark.parametrize("alone", [True, False], ids=["uniform", "mixed"])
+def test_future_lastmods_take_the_same_rule_on_every_path(
+    lastmod: Any, future: bool, alone: bool
+) -> None:
+    site = Site.build("https://example.com/", "/sitemap.xml")
+    batch: list[RawEntry] = [(i, f"/p/{i}", lastmod, "weekly", 0.5) for i in range(20)]
+    if not alone:  # a batch of another shape: row by row
+        batch.append((99, "/p/odd", datetime(2024, 1, 1), "daily", None))
+    fast = Renderer(EntryRules(site, UTC)).elements("s", Batch.of(batch), HORIZON)
+    rules = EntryRules(site, UTC)
+    full = [url_element(url) for raw in batch if (url := rules.check("s", raw, HORIZON))]
+    assert fast == full
+    assert ("<lastmod>" not in fast[0]) == future
+    if future:
+        assert rules.stats["s"].fields_dropped == 20
+
+
 # --- template locs written in parts ------------------------------------------------------
 
 AFFIXES = ["/articles/", "/", "", "//x/", "/catalog/", "/catalog", "/a b/", "/caf\u00e9/", "/x?"]

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
 import httpx
@@ -89,11 +90,15 @@ def check_headers(url: str, headers: httpx.Headers, findings: Findings) -> None:
         findings.add("http.etag", "no ETag: crawlers cannot revalidate with If-None-Match")
     elif len(etag) > 1 or not ENTITY_TAG.fullmatch(etag[0]):
         findings.add("http.etag", 'ETag is not one entity-tag such as W/"abc"', ", ".join(etag))
-    date = headers.get("date")
+    # Servers that add a Date of their own beside the application's (uvicorn, hypercorn,
+    # werkzeug) send two lines: each must be a date, and Last-Modified not later than any.
+    dates = headers.get_list("date")
+    latest = datetime.max.replace(tzinfo=UTC)
+    date = min(dates, key=lambda d: parse_http_date(d) or latest, default=None)
     if date is None:
         findings.add("http.date", "no Date header (an origin server with a clock must send it)")
-    elif not imf_fixdate(date):
-        findings.add("http.date", "Date is not an IMF-fixdate", date)
+    elif not all(imf_fixdate(d) for d in dates):
+        findings.add("http.date", "Date is not an IMF-fixdate", ", ".join(dates))
     last_modified = headers.get_list("last-modified")
     if not last_modified:
         findings.add(

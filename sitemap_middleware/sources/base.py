@@ -13,6 +13,7 @@ methods, run in a worker thread under ASGI) and :class:`AsyncSource`
 
 from __future__ import annotations
 
+import inspect
 import re
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Iterator
@@ -50,6 +51,10 @@ class Bucket:
     count: int
     newest: datetime | None
     last: tuple[Any, ...] | None = None
+    checksum: str = ""
+    """Changes whenever a row of the page is added, deleted or edited (cut pages' token)."""
+    expires: datetime | None = None
+    """The page's earliest lastmod later than the horizon the pages were read under."""
 
 
 def page_keys(page: int, width: int) -> KeyRange:
@@ -107,10 +112,18 @@ class Source(ABC):
 
 class SyncSource(Source):
     @abstractmethod
-    def summarize(self, keys: KeyRange, naive_timezone: tzinfo) -> Summary:
-        """Newest lastmod, count and version token of the rows in ``keys``; reads no rows."""
+    def summarize(
+        self, keys: KeyRange, naive_timezone: tzinfo, horizon: datetime | None = None
+    ) -> Summary:
+        """Newest lastmod, count and version token of the rows in ``keys``; reads no rows.
 
-    def buckets(self, width: int, naive_timezone: tzinfo) -> list[Bucket]:
+        Lastmods later than ``horizon`` (default: now + 60 s) are future, bad fields:
+        the newest ignores them and ``expires`` is the earliest of them.
+        """
+
+    def buckets(
+        self, width: int, naive_timezone: tzinfo, horizon: datetime | None = None
+    ) -> list[Bucket]:
         """Count and newest lastmod of every non-empty page of ``width`` keys, in key order.
 
         One aggregate (``GROUP BY key / width``) for a database, or the cuts (each
@@ -130,10 +143,14 @@ class SyncSource(Source):
 
 class AsyncSource(Source):
     @abstractmethod
-    async def summarize(self, keys: KeyRange, naive_timezone: tzinfo) -> Summary:
-        """Newest lastmod, count and version token of the rows in ``keys``; reads no rows."""
+    async def summarize(
+        self, keys: KeyRange, naive_timezone: tzinfo, horizon: datetime | None = None
+    ) -> Summary:
+        """As :meth:`SyncSource.summarize`."""
 
-    async def buckets(self, width: int, naive_timezone: tzinfo) -> list[Bucket]:
+    async def buckets(
+        self, width: int, naive_timezone: tzinfo, horizon: datetime | None = None
+    ) -> list[Bucket]:
         """As :meth:`SyncSource.buckets`."""
         raise NotPageable(f"source {self.name!r} cannot be split into pages")
 
@@ -143,3 +160,17 @@ class AsyncSource(Source):
 
 
 AnySource = SyncSource | AsyncSource
+
+
+def horizon_arguments(method: Any, horizon: datetime) -> tuple[datetime, ...]:
+    """``(horizon,)`` for a source method that takes one; ``()`` for one written before
+    sources did (it reads its lastmods without a horizon; the rendering still drops
+    future ones)."""
+    try:
+        parameters = inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        return (horizon,)
+    takes = "horizon" in parameters or any(
+        p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters.values()
+    )
+    return (horizon,) if takes else ()

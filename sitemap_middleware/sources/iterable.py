@@ -30,7 +30,7 @@ from ..dates import to_utc
 from ..entry import Batch, RawEntry, coerce_extras, coerce_item
 from ..extensions import MAX_IMAGES, Extensions, Shape
 from ..settings import ConfigurationError, ConfigurationTypeError
-from ..validators import Summary
+from ..validators import Summary, default_horizon
 from .base import ALL, AsyncSource, Bucket, KeyRange, SyncSource, check_name
 
 Item = tuple[RawEntry, Extensions | None]
@@ -91,47 +91,78 @@ def _bounds(keys: KeyRange) -> tuple[int, int | None]:
     return start, stop
 
 
+class _Lastmods:
+    """The newest lastmod served under a horizon, and the earliest one beyond it."""
+
+    def __init__(self, naive_timezone: tzinfo, horizon: datetime) -> None:
+        self.naive_timezone, self.horizon = naive_timezone, horizon
+        self.newest: datetime | None = None
+        self.expires: datetime | None = None
+
+    def add(self, lastmod: object) -> None:
+        moment = to_utc(lastmod, self.naive_timezone)
+        if moment is None:
+            return
+        if moment.replace(microsecond=0) > self.horizon:  # fractions are not written
+            if self.expires is None or moment < self.expires:
+                self.expires = moment
+        elif self.newest is None or moment > self.newest:
+            self.newest = moment
+
+
 class _Digest:
     """Accumulates the summary of raw entries: newest lastmod, count, content hash."""
 
-    def __init__(self, naive_timezone: tzinfo) -> None:
-        self.naive_timezone = naive_timezone
+    def __init__(self, naive_timezone: tzinfo, horizon: datetime) -> None:
+        self.lastmods = _Lastmods(naive_timezone, horizon)
         self.hash = hashlib.sha256()
         self.count = 0
-        self.newest: datetime | None = None
 
     def add(self, item: Item) -> None:
         raw, extras = item
         self.count += 1
         self.hash.update(repr((raw[1:], extras)).encode("utf-8", "surrogatepass"))
-        moment = to_utc(raw[2], self.naive_timezone)
-        if moment is not None and (self.newest is None or moment > self.newest):
-            self.newest = moment
+        self.lastmods.add(raw[2])
 
     def summary(self, version: str | None = None) -> Summary:
+        lastmods = self.lastmods
+        expires = lastmods.expires
         token = version if version is not None else f"{self.count}:{self.hash.hexdigest()}"
-        return Summary(self.newest, self.count, token)
+        # Which lastmods are served changes as the horizon passes them: the token says so.
+        token += f":{expires.isoformat() if expires else ''}"
+        return Summary(lastmods.newest, self.count, token, lastmods.horizon, expires)
 
 
 class _Buckets:
-    """Counts and newest lastmods per page of ``width`` positions, one item at a time."""
+    """Counts, newest lastmods and content hashes per page of ``width`` positions."""
 
-    def __init__(self, width: int, naive_timezone: tzinfo) -> None:
-        self.width, self.naive_timezone = width, naive_timezone
-        self.found: dict[int, tuple[int, datetime | None]] = {}
+    def __init__(self, width: int, naive_timezone: tzinfo, horizon: datetime) -> None:
+        self.width, self.naive_timezone, self.horizon = width, naive_timezone, horizon
+        self.found: dict[int, _Digest] = {}
         self.position = 0
 
-    def add(self, lastmod: object) -> None:
+    def add(self, item: Item) -> None:
         index = self.position // self.width
         self.position += 1
-        count, newest = self.found.get(index, (0, None))
-        moment = to_utc(lastmod, self.naive_timezone)
-        if moment is not None and (newest is None or moment > newest):
-            newest = moment
-        self.found[index] = (count + 1, newest)
+        digest = self.found.get(index)
+        if digest is None:
+            digest = self.found[index] = _Digest(self.naive_timezone, self.horizon)
+        digest.add(item)
 
     def result(self) -> list[Bucket]:
-        return [Bucket(index, count, newest) for index, (count, newest) in self.found.items()]
+        out = []
+        for index, digest in self.found.items():
+            summary = digest.summary()
+            out.append(
+                Bucket(
+                    index,
+                    digest.count,
+                    summary.newest,
+                    checksum=summary.token,
+                    expires=summary.expires,
+                )
+            )
+        return out
 
 
 class IterableSource(SyncSource):
@@ -191,13 +222,17 @@ class IterableSource(SyncSource):
             raise TypeError(f"source {self.name!r}: the function must return an iterable")
         return islice((_item(i, item) for i, item in enumerate(produced)), start, stop)
 
-    def summarize(self, keys: KeyRange, naive_timezone: tzinfo) -> Summary:
+    def summarize(
+        self, keys: KeyRange, naive_timezone: tzinfo, horizon: datetime | None = None
+    ) -> Summary:
+        horizon = horizon or default_horizon()
         if self._factory is not None and self._version is not None:
-            return Summary(None, None, str(self._version()))
+            return Summary(None, None, str(self._version()), horizon)
         cache_key = (keys, naive_timezone)
-        if self._items is not None and cache_key in self._summaries:
-            return self._summaries[cache_key]
-        digest = _Digest(naive_timezone)
+        known = self._summaries.get(cache_key)
+        if self._items is not None and known is not None and known.fresh(horizon):
+            return known
+        digest = _Digest(naive_timezone, horizon)
         for raw in self._raw(keys):
             digest.add(raw)
         summary = digest.summary()
@@ -205,10 +240,12 @@ class IterableSource(SyncSource):
             self._summaries[cache_key] = summary
         return summary
 
-    def buckets(self, width: int, naive_timezone: tzinfo) -> list[Bucket]:
-        counter = _Buckets(width, naive_timezone)
-        for raw, _ in self._raw(ALL):
-            counter.add(raw[2])
+    def buckets(
+        self, width: int, naive_timezone: tzinfo, horizon: datetime | None = None
+    ) -> list[Bucket]:
+        counter = _Buckets(width, naive_timezone, horizon or default_horizon())
+        for item in self._raw(ALL):
+            counter.add(item)
         return counter.result()
 
     def batches(self, keys: KeyRange = ALL, size: int = 500) -> Iterator[Batch]:
@@ -265,10 +302,13 @@ class AsyncIterableSource(AsyncSource):
             if aclose is not None:
                 await aclose()
 
-    async def summarize(self, keys: KeyRange, naive_timezone: tzinfo) -> Summary:
+    async def summarize(
+        self, keys: KeyRange, naive_timezone: tzinfo, horizon: datetime | None = None
+    ) -> Summary:
+        horizon = horizon or default_horizon()
         if self._version is not None:
-            return Summary(None, None, str(await self._version()))
-        digest = _Digest(naive_timezone)
+            return Summary(None, None, str(await self._version()), horizon)
+        digest = _Digest(naive_timezone, horizon)
         raw = self._raw(keys)
         try:
             async for item in raw:
@@ -277,12 +317,14 @@ class AsyncIterableSource(AsyncSource):
             await raw.aclose()  # type: ignore[attr-defined]
         return digest.summary()
 
-    async def buckets(self, width: int, naive_timezone: tzinfo) -> list[Bucket]:
-        counter = _Buckets(width, naive_timezone)
+    async def buckets(
+        self, width: int, naive_timezone: tzinfo, horizon: datetime | None = None
+    ) -> list[Bucket]:
+        counter = _Buckets(width, naive_timezone, horizon or default_horizon())
         raw = self._raw(ALL)
         try:
             async for item in raw:
-                counter.add(item[0][2])
+                counter.add(item)
         finally:
             await raw.aclose()  # type: ignore[attr-defined]
         return counter.result()

@@ -8,13 +8,13 @@ rows come through ``AsyncConnection.stream()``, a server-side cursor, because
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from datetime import tzinfo
+from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from ..entry import Batch
-from ..validators import Summary
+from ..validators import Summary, default_horizon
 from .base import ALL, AsyncSource, Bucket, CutPages, KeyRange
 from .sqlalchemy import _UNKNOWN, _Options
 
@@ -51,7 +51,10 @@ class AsyncSQLAlchemySource(_Options, AsyncSource):
             mapping.remember_lowest(version, lowest)
         return version, lowest
 
-    async def summarize(self, keys: KeyRange, naive_timezone: tzinfo) -> Summary:
+    async def summarize(
+        self, keys: KeyRange, naive_timezone: tzinfo, horizon: datetime | None = None
+    ) -> Summary:
+        horizon = horizon or default_horizon()
         mapping = self.mapping
         async with self.engine.connect() as conn:
             version = None
@@ -59,25 +62,30 @@ class AsyncSQLAlchemySource(_Options, AsyncSource):
                 version, lowest = await self._version(conn, keys)
                 if mapping.checks_lowest(keys) and mapping.must_cut(lowest):
                     raise CutPages(self.name)
-                known = mapping.cached(version, keys, naive_timezone)
+                known = mapping.cached(version, keys, naive_timezone, horizon)
                 if known is not None:
                     return known
-            row = (await conn.execute(mapping.summary_stmt(keys), mapping.bounds(keys))).first()
+            bounds = {**mapping.bounds(keys), **mapping.horizon_bounds(horizon, naive_timezone)}
+            row = (await conn.execute(mapping.summary_stmt(keys), bounds)).first()
         if mapping.checks_lowest(keys) and row is not None and mapping.must_cut(row[-1]):
             raise CutPages(self.name)
-        return mapping.summary(row, version, keys, naive_timezone)
+        return mapping.summary(row, version, keys, naive_timezone, horizon)
 
-    async def buckets(self, width: int, naive_timezone: tzinfo) -> list[Bucket]:
+    async def buckets(
+        self, width: int, naive_timezone: tzinfo, horizon: datetime | None = None
+    ) -> list[Bucket]:
+        horizon = horizon or default_horizon()
         mapping = self.mapping
+        bounds = mapping.horizon_bounds(horizon, naive_timezone)
         async with self.engine.connect() as conn:
             nulls = mapping.nulls_stmt()
             if nulls is not None:
                 mapping.report_nulls(await conn.scalar(nulls))
-            rows = (await conn.execute(mapping.buckets_stmt(width))).all()  # one row per page
-            found = mapping.buckets(rows, naive_timezone)
+            rows = (await conn.execute(mapping.buckets_stmt(width), bounds)).all()  # per page
+            found = mapping.buckets(rows, naive_timezone, horizon)
             if found is None:  # a key below 0: cut like any other key
-                rows = (await conn.execute(mapping.cuts_stmt(width))).all()
-                found = mapping.cuts(rows, naive_timezone)
+                rows = (await conn.execute(mapping.cuts_stmt(width), bounds)).all()
+                found = mapping.cuts(rows, naive_timezone, horizon)
         return found
 
     async def batches(self, keys: KeyRange = ALL, size: int = 500) -> AsyncIterator[Batch]:

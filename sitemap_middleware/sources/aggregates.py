@@ -1,0 +1,362 @@
+"""The aggregates that let a SQL source's summary follow the bytes it serves.
+
+* A **checksum** of every row's key, lastmod, changefreq and priority: the sum
+  of a per-row hash, so that an insert, delete or edit of any of them (also two
+  rows trading values) changes it. PostgreSQL hashes the row's text with
+  ``hashtextextended``; SQLite has no hash function, so its term is modular
+  arithmetic on the key, the lastmod's epoch and codes of the changefreq and
+  priority (C-level functions only: a Python function per row would cost 10x).
+  Dates enter as epochs, never as text, so the session's time zone and date
+  style cannot make replicas disagree.
+* The **newest lastmod served**: the newest one not later than the horizon
+  (now + ``lastmod_tolerance``, a bound parameter), and the **earliest future**
+  one, after which a remembered summary is stale. SQLite keeps dates as text
+  and compares them as text: the summary reads the 16 newest candidates through
+  the lastmod's index and the first one that parses wins, so a value that fails
+  to parse cannot hide the valid newest one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import UTC, date, datetime, timedelta, tzinfo
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    Date,
+    DateTime,
+    Float,
+    Integer,
+    String,
+    Text,
+    and_,
+    bindparam,
+    case,
+    cast,
+    extract,
+    func,
+    literal_column,
+    select,
+    type_coerce,
+)
+from sqlalchemy.sql.elements import BindParameter, ColumnElement
+from sqlalchemy.sql.selectable import FromClause
+
+from ..dates import to_utc
+from .stored_dates import Parser, parse_one
+
+HORIZON = "sitemap_horizon"
+"""The bound parameter holding the horizon, in the lastmod column's own type."""
+HORIZON_EPOCH = "sitemap_horizon_epoch"
+"""The horizon as an epoch of the stored wall clock (SQLite key ranges)."""
+
+CANDIDATES = 16
+"""SQLite: how many of the newest stored texts are read to find the newest that parses."""
+
+_SEPARATOR = "\x1f"
+# SQLite term: (K * V) mod P mod Q, with K = 2 * (key mod M) + 1 (odd, never 0) and V the
+# fields mod P. P is a prime wider than the span of epochs (years 0 to 9999), so one edit
+# of one lastmod always moves V; (2M + 1) * P < 2**63 keeps every product an integer;
+# Q < 2**32 lets a sum of 2**31 terms stay an integer.
+_P = 549_755_813_881
+_Q = 4_294_967_291
+_M = 8_388_593
+_NO_DATE = -99_999_999_999  # the epoch of a lastmod SQLite cannot read: no real date's
+_CHANGEFREQS = ",always,hourly,daily,weekly,monthly,yearly,never,"
+# What str.strip() removes (the renderer reads " Daily\t" as "daily").
+_WHITESPACE = "".join(chr(c) for c in range(0x3100) if chr(c).isspace())
+
+Columns = Callable[[str], ColumnElement[Any]]
+
+
+class Aggregates:
+    """The dialect's expressions for one source's checksum, newest and earliest future lastmod."""
+
+    def __init__(
+        self,
+        dialect: str,
+        key_columns: Sequence[tuple[str, Any]],
+        lastmod: tuple[str, Any] | None,
+        changefreq: str | None,
+        priority: str | None,
+        parser: Parser | None,
+    ) -> None:
+        self.dialect = dialect
+        self.keys = list(key_columns)
+        self.lastmod = lastmod
+        self.changefreq, self.priority = changefreq, priority
+        self.parser = parser
+        self.as_text = dialect == "sqlite"
+        lastmod_type = lastmod[1] if lastmod is not None else None
+        self.lastmod_type = lastmod_type
+        self.is_date = isinstance(lastmod_type, Date) and not isinstance(lastmod_type, DateTime)
+        self.is_datetime = isinstance(lastmod_type, DateTime)
+        self.epochs = dialect == "postgresql" and (self.is_date or self.is_datetime)
+        self.aware = isinstance(lastmod_type, DateTime) and bool(lastmod_type.timezone)
+        self.horizon: BindParameter[Any] = _horizon_param(lastmod_type)
+        self.horizon_epoch: BindParameter[Any] = bindparam(HORIZON_EPOCH, type_=BigInteger)
+
+    # -- checksum -------------------------------------------------------------------------
+
+    def term(
+        self, c: Columns, epoch: ColumnElement[Any] | None = None
+    ) -> ColumnElement[Any] | None:
+        """The per-row hash whose sum is the checksum; None on a dialect without one.
+        ``epoch``: SQLite's ``unixepoch(lastmod)``, already computed by a subquery."""
+        if self.dialect == "postgresql":
+            return self._postgres_term(c)
+        if self.dialect == "sqlite":
+            return self._sqlite_term(c, epoch)
+        return None
+
+    def _postgres_term(self, c: Columns) -> ColumnElement[Any]:
+        parts: list[ColumnElement[Any]] = [cast(c(name), Text) for name, _ in self.keys]
+        if self.lastmod is not None:
+            value = c(self.lastmod[0])
+            parts.append(cast(extract("epoch", value) if self.epochs else value, Text))
+        for name in (self.changefreq, self.priority):
+            if name is not None:
+                parts.append(cast(c(name), Text))
+        marker: ColumnElement[Any] = literal_column("chr(30)")  # NULL and '' differ
+        row = func.concat_ws(literal_column("chr(31)"), *(func.coalesce(p, marker) for p in parts))
+        return func.hashtextextended(row, literal_column("0"))
+
+    def _sqlite_term(self, c: Columns, epoch: ColumnElement[Any] | None) -> ColumnElement[Any]:
+        # A row without a key is never served: its NULL term is left out of the sum.
+        key: ColumnElement[Any] | None = None
+        for name, type_ in self.keys:
+            column = c(name)
+            if isinstance(type_, Integer):
+                feature: ColumnElement[Any] = column % _M
+            else:  # text: its length and first and last characters
+                feature = (
+                    (func.length(column) * 1_114_112 + func.coalesce(func.unicode(column), 0))
+                    * 1_114_112
+                    + func.coalesce(func.unicode(func.substr(column, -1)), 0)
+                ) % _M
+            key = feature if key is None else (key + feature) % _M
+        assert key is not None
+        fields: ColumnElement[Any] | None = None
+        if self.lastmod is not None:
+            # Every epoch (and _NO_DATE) lies within (-P, P): no reduction needed.
+            if epoch is None:
+                epoch = func.unixepoch(c(self.lastmod[0]))
+            fields = func.coalesce(epoch, _NO_DATE)
+        extra: ColumnElement[Any] | None = None
+        if self.changefreq is not None:
+            column = c(self.changefreq)
+            position = func.instr(
+                _CHANGEFREQS, "," + func.lower(func.trim(column, _WHITESPACE)) + ","
+            )
+            extra = (func.coalesce(position, 0) + 64 * func.coalesce(func.length(column), 0)) * 4099
+        if self.priority is not None:
+            column = c(self.priority)
+            number = type_coerce(column, Float)  # SQLite reads a text priority as a number too
+            scaled = func.coalesce(cast(func.round(number * 1_000_000), BigInteger), 0) % _P
+            shape = func.coalesce(func.length(column), 0) + case(
+                (func.typeof(column) == "text", 64), else_=0
+            )
+            extra = (extra if extra is not None else 0) + scaled + shape * 4_194_304
+        if extra is not None:
+            fields = ((fields % _P) * 1_000_003 if fields is not None else 0) + extra
+            fields = fields % _P
+        if fields is None:
+            fields = literal_column("1")
+        return (2 * key + 1) * fields % _P % _Q
+
+    # -- the newest lastmod served, the earliest future one --------------------------------
+
+    def _valid(self, column: ColumnElement[Any]) -> ColumnElement[bool]:
+        """SQLite: a stored text that reads as a date (its date part a real day)."""
+        day = func.substr(column, 1, 10)
+        return and_(func.julianday(column).is_not(None), func.date(day) == day)
+
+    def newest(
+        self, column: ColumnElement[Any], window: ColumnElement[Any] | None = None
+    ) -> ColumnElement[Any]:
+        """An aggregate (over ``window``'s partitions if given): the newest lastmod not
+        later than the horizon."""
+        served = column <= self.horizon
+        if self.as_text:
+            served = and_(served, self._valid(column))
+        return self._read(_over(func.max(case((served, column))), window))
+
+    def earliest(
+        self, column: ColumnElement[Any], window: ColumnElement[Any] | None = None
+    ) -> ColumnElement[Any]:
+        """An aggregate (over ``window``'s partitions if given): the earliest lastmod later
+        than the horizon."""
+        future = column > self.horizon
+        if self.as_text:
+            future = and_(future, self._valid(column))
+        return self._read(_over(func.min(case((future, column))), window))
+
+    def _read(self, value: ColumnElement[Any]) -> ColumnElement[Any]:
+        """As the database keeps it (SQLite: text; PostgreSQL: the epoch, so that
+        'infinity' is a number and not a value the driver refuses)."""
+        if self.as_text:
+            return type_coerce(value, String)
+        if self.epochs:
+            return extract("epoch", value)
+        return value
+
+    def newest_alone(
+        self, rows: FromClause, column: ColumnElement[Any], whole: bool
+    ) -> ColumnElement[Any]:
+        """:meth:`newest` as a scalar subquery a lastmod index answers (SQLite: the newest
+        few stored texts, joined, for :meth:`moment` to pick from). Over a key range
+        (not ``whole``) SQLite must not use the lastmod index: walking it from the
+        horizon would pass the rows of every newer page first."""
+        if self.as_text and not whole:
+            column = func.coalesce(column, column)  # the same text, no index
+        if not self.as_text:
+            return (
+                select(self._read(func.max(column)))
+                .where(column <= self.horizon)
+                .select_from(rows)
+                .scalar_subquery()
+            )
+        return self._candidates(rows, column, column <= self.horizon, column.desc())
+
+    def earliest_alone(
+        self, rows: FromClause, column: ColumnElement[Any], whole: bool
+    ) -> ColumnElement[Any]:
+        if self.as_text and not whole:
+            column = func.coalesce(column, column)
+        if not self.as_text:
+            return (
+                select(self._read(func.min(column)))
+                .where(column > self.horizon)
+                .select_from(rows)
+                .scalar_subquery()
+            )
+        return self._candidates(rows, column, column > self.horizon, column.asc())
+
+    def _candidates(
+        self,
+        rows: FromClause,
+        column: ColumnElement[Any],
+        where: ColumnElement[bool],
+        order: ColumnElement[Any],
+    ) -> ColumnElement[Any]:
+        top = (
+            select(type_coerce(column, String).label("sitemap_candidate"))
+            .select_from(rows)
+            .where(where)
+            .order_by(order)
+            .limit(CANDIDATES)
+            .subquery("sitemap_candidates")
+        )
+        joined = func.group_concat(top.c.sitemap_candidate, _SEPARATOR)
+        return select(type_coerce(joined, String)).scalar_subquery()
+
+    @property
+    def range_pass(self) -> bool:
+        """SQLite: a key range's count, checksum and lastmods come from one pass over the
+        range, each lastmod read once as an epoch (NULL for text that is no date)."""
+        return self.dialect == "sqlite" and self.lastmod is not None
+
+    def range_summary(
+        self, rows: FromClause, names: Sequence[str], extremes: Sequence[ColumnElement[Any]]
+    ) -> Any:
+        """count, ``extremes``, checksum, newest served and earliest future epoch of
+        ``rows`` (SQLite, a key range): one scan, no lastmod index walked."""
+        assert self.lastmod is not None
+        epoch = func.unixepoch(rows.c[self.lastmod[0]]).label("sitemap_epoch")
+        # LIMIT -1 keeps SQLite from flattening the subquery (and computing each epoch thrice).
+        scan = select(*(rows.c[name] for name in names), epoch).limit(-1).subquery("sitemap_scan")
+        e = scan.c.sitemap_epoch
+        term = self.term(scan.c.__getitem__, e)
+        assert term is not None
+        bound = self.horizon_epoch
+        return select(
+            func.count(),
+            *extremes,
+            func.sum(term),
+            func.max(case((e <= bound, e))),
+            func.min(case((e > bound, e))),
+        ).select_from(scan)
+
+    def horizon_value(self, horizon: datetime, naive_timezone: tzinfo) -> Any:
+        """The horizon as the lastmod column holds its values (for the bound parameter).
+
+        Fractions of a second are not written: a lastmod is future when its whole
+        seconds are, so the bound covers the horizon's whole second."""
+        if self.is_date:
+            return horizon.astimezone(UTC).date()
+        last = horizon.replace(microsecond=999_999)
+        if self.aware:
+            return last.astimezone(UTC)
+        wall = last.astimezone(naive_timezone).replace(tzinfo=None)
+        return wall if self.is_datetime else wall.isoformat()
+
+    def horizon_epochs(self, horizon: datetime, naive_timezone: tzinfo) -> int:
+        """The horizon as SQLite's ``unixepoch`` reads the stored wall clock (a date counts
+        from midnight UTC)."""
+        zone = UTC if self.is_date else naive_timezone
+        wall = horizon.astimezone(zone).replace(tzinfo=None)
+        return int((wall - datetime(1970, 1, 1)).total_seconds())
+
+    def moment(
+        self,
+        value: Any,
+        naive_timezone: tzinfo,
+        horizon: datetime,
+        newest: bool,
+        epochs: bool = False,
+    ) -> datetime | None:
+        """The newest served (``newest``) or earliest future lastmod an aggregate read,
+        as an aware UTC datetime; None when there is none that reads as a date.
+        ``epochs``: the value is SQLite's epoch of the stored wall clock."""
+        if value is None:
+            return None
+        if self.epochs or epochs:
+            return self._from_epoch(value, naive_timezone, wall=epochs)
+        texts = value.split(_SEPARATOR) if self.as_text and isinstance(value, str) else [value]
+        found: datetime | None = None
+        for text in texts:
+            moment = to_utc(self._parsed(text), naive_timezone)
+            if moment is None or (moment.replace(microsecond=0) <= horizon) != newest:
+                continue
+            if found is None or (moment > found if newest else moment < found):
+                found = moment
+        return found
+
+    def _parsed(self, text: Any) -> Any:
+        if self.parser is not None and isinstance(text, str):
+            return parse_one(text, self.parser)
+        return text
+
+    def _from_epoch(
+        self, value: Any, naive_timezone: tzinfo, wall: bool = False
+    ) -> datetime | None:
+        if isinstance(value, Decimal) and not value.is_finite():
+            return None
+        try:
+            moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=float(value))
+        except (OverflowError, ValueError):
+            return None
+        if wall and self.is_date:
+            return moment
+        if wall or (self.is_datetime and not self.aware):  # the wall clock, in naive_timezone
+            return to_utc(moment.replace(tzinfo=None), naive_timezone)
+        return moment
+
+
+def _over(aggregate: Any, window: ColumnElement[Any] | None) -> ColumnElement[Any]:
+    result: ColumnElement[Any] = (
+        aggregate if window is None else aggregate.over(partition_by=window)
+    )
+    return result
+
+
+def _horizon_param(lastmod_type: Any) -> BindParameter[Any]:
+    type_ = lastmod_type if isinstance(lastmod_type, DateTime | Date) else String()
+    return bindparam(HORIZON, type_=type_)
+
+
+def iso(moment: date | None) -> str:
+    """A moment as the token writes it."""
+    return moment.isoformat() if moment is not None else ""
