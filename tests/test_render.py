@@ -273,7 +273,7 @@ def test_every_path_drops_repeated_locs_as_the_rules_say(
                 whole.changefreqs,
                 whole.priorities,
             )
-        out += renderer.elements("s", batch, seen)
+        out += renderer.elements("s", batch, seen=seen)
     expected, skipped = unique(site, batches)
     assert out == expected
     assert rules.stats.get("s", BadRowStats()).skipped == skipped
@@ -284,7 +284,7 @@ def test_spellings_of_one_loc_are_one_loc() -> None:
     site = Site.build("https://example.com/", "/sitemap.xml")
     rules = EntryRules(site, UTC)
     batch = Batch.of([(i, f"/p/{value}", None, None, None) for i, value in enumerate(SPELLINGS)])
-    assert Renderer(rules).elements("s", batch, SeenLocs(site)) == [
+    assert Renderer(rules).elements("s", batch, seen=SeenLocs(site)) == [
         "<url><loc>https://example.com/p/a</loc></url>\n",
         "<url><loc>https://example.com/p/with%20space</loc></url>\n",
         "<url><loc>https://example.com/p/m%C3%BCsli</loc></url>\n",
@@ -298,14 +298,14 @@ def test_template_middles_meet_whole_paths_listed_before() -> None:
     rules = EntryRules(site, UTC)
     renderer, seen = Renderer(rules), SeenLocs(site)
     first = Batch.of([(0, "/p/a", None, None, None), (1, "/q/a", None, None, None)])
-    assert len(renderer.elements("s", first, seen)) == 2
+    assert len(renderer.elements("s", first, seen=seen)) == 2
     nothing = [None] * 3
     second = Batch([2, 3, 4], Affixed("/p/", ["b", "a", "b"], ""), nothing, nothing, nothing)
-    assert renderer.elements("s", second, seen) == [
+    assert renderer.elements("s", second, seen=seen) == [
         "<url><loc>https://example.com/p/b</loc></url>\n"
     ]
     third = Batch.of([(5, "/p/b", None, None, None), (6, "/q/a", None, None, None)])
-    assert renderer.elements("s", third, seen) == []
+    assert renderer.elements("s", third, seen=seen) == []
     assert rules.stats["s"].skipped == 4
 
 
@@ -319,7 +319,7 @@ def test_encoded_and_plain_spellings_in_one_batch_keep_the_first(values: list[st
     nothing: list[Any] = [None] * count
     batch = Batch(list(range(count)), Affixed("/p/", values, ""), nothing, nothing, nothing)
     rules = EntryRules(site, UTC)
-    out = Renderer(rules).elements("s", batch, SeenLocs(site))
+    out = Renderer(rules).elements("s", batch, seen=SeenLocs(site))
     rows = [(i, f"/p/{value}", None, None, None) for i, value in enumerate(values)]
     assert out == unique(site, [rows])[0]
     assert (
