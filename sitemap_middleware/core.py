@@ -28,7 +28,16 @@ from .http import accepts_gzip, evaluate_preconditions, format_http_date
 from .render import Renderer
 from .routing import Routes, Target
 from .settings import ConfigurationError, ConfigurationTypeError, Settings
-from .sources.base import ALL, AnySource, Bucket, KeyRange, NotPageable, Source, page_keys
+from .sources.base import (
+    ALL,
+    MAX_KEY,
+    AnySource,
+    Bucket,
+    KeyRange,
+    NotPageable,
+    Source,
+    page_keys,
+)
 from .sources.iterable import as_source
 from .stats import BadRowStats, register, tally_of
 from .urls import Site, normalize_host
@@ -293,7 +302,10 @@ class Sitemap:
                 return None
             after = pages[target.page - 2].last if target.page > 1 else None
             return ((source, KeyRange(after, pages[target.page - 1].last)),)
-        return ((source, page_keys(target.page, self.width(source))),)
+        keys = page_keys(target.page, self.width(source))
+        if keys.after is not None and keys.after[0] >= MAX_KEY:
+            return None  # past the largest 64-bit key: no row can be there
+        return ((source, keys),)
 
     def cut_source(self, target: Target) -> AnySource | None:
         """The source whose cuts (pages) must be current before ``target`` can be planned."""

@@ -21,7 +21,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-_PAGE = re.compile(r"[1-9][0-9]{0,9}")
+# Pages of 64-bit integer keys: up to 19 digits (2**63 - 1 keys, one a page).
+_PAGE = re.compile(r"[1-9][0-9]{0,18}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,8 @@ document with it. The rules it encodes, one function each:
   encoded like a loc; anything else is a bad field.
 * ``alternates`` -- with ``languages``, every URL of a row lists every language version
   (itself included) and ``x-default``; the group is left out when any version is bad.
-* ``urlset`` -- duplicate locs in one document: the first in document order is kept (R7).
+* ``urlset`` -- duplicate locs in one document (compared in RFC 3986 comparison form):
+  the first in document order is kept (R7).
 * ``newest`` -- ``Last-Modified`` and an index child's ``lastmod`` are the newest good
   lastmod (R2, R3): never a bad or future one, never older than the newest URL served.
 * ``documents`` -- the root is a ``urlset`` when ``index="auto"``, there is one source and
@@ -397,10 +398,26 @@ def urlset(path: str, rows: Sequence[Row], source: SourceOptions, settings: Sett
     seen: set[str] = set()
     for row in rows:
         for url in row_urls(row, source, settings):
-            if url.loc not in seen:
-                seen.add(url.loc)
+            same = comparison_form(url.loc)
+            if same not in seen:
+                seen.add(same)
                 urls.append(url)
     return Document(path, tuple(urls), None, newest(rows, urls, source, settings), len(rows))
+
+
+UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+ESCAPE = re.compile("%([0-9A-Fa-f]{2})")
+
+
+def comparison_form(uri: str) -> str:
+    """RFC 3986 section 6.2.2: one resource, however its escapes are spelt (escapes in
+    uppercase, escaped unreserved characters decoded): ``%c3`` is ``%C3``, ``%41`` is ``A``."""
+
+    def one(match: re.Match[str]) -> str:
+        char = chr(int(match.group(1), 16))
+        return char if char in UNRESERVED else "%" + match.group(1).upper()
+
+    return ESCAPE.sub(one, uri)
 
 
 def documents(

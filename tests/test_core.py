@@ -163,7 +163,7 @@ def test_root_is_an_index_past_one_page() -> None:
         "/sitemap-urls-x.xml",
         "/sitemap-urls-1.5.xml",
         "/sitemap-other-1.xml",
-        "/sitemap-urls-99999999999.xml",
+        "/sitemap-urls-99999999999999999999.xml",
         "/sitemap-.xml",
     ],
 )

@@ -173,25 +173,31 @@ class Aggregates:
         day = func.substr(column, 1, 10)
         return and_(func.julianday(column).is_not(None), func.date(day) == day)
 
+    def epoch(self, column: ColumnElement[Any]) -> ColumnElement[Any]:
+        """SQLite: the epoch of a stored text that reads as a date (its date part a real
+        day), else NULL. Texts compare as text, not as moments ('T' sorts after ' ',
+        offsets move the instant): the horizon is compared with epochs."""
+        return case((self._valid(column), func.unixepoch(column)))
+
     def newest(
         self, column: ColumnElement[Any], window: ColumnElement[Any] | None = None
     ) -> ColumnElement[Any]:
         """An aggregate (over ``window``'s partitions if given): the newest lastmod not
-        later than the horizon."""
-        served = column <= self.horizon
+        later than the horizon (SQLite: as an epoch)."""
         if self.as_text:
-            served = and_(served, self._valid(column))
-        return self._read(_over(func.max(case((served, column))), window))
+            epoch = self.epoch(column)
+            return _over(func.max(case((epoch <= self.horizon_epoch, epoch))), window)
+        return self._read(_over(func.max(case((column <= self.horizon, column))), window))
 
     def earliest(
         self, column: ColumnElement[Any], window: ColumnElement[Any] | None = None
     ) -> ColumnElement[Any]:
         """An aggregate (over ``window``'s partitions if given): the earliest lastmod later
-        than the horizon."""
-        future = column > self.horizon
+        than the horizon (SQLite: as an epoch)."""
         if self.as_text:
-            future = and_(future, self._valid(column))
-        return self._read(_over(func.min(case((future, column))), window))
+            epoch = self.epoch(column)
+            return _over(func.min(case((epoch > self.horizon_epoch, epoch))), window)
+        return self._read(_over(func.min(case((column > self.horizon, column))), window))
 
     def _read(self, value: ColumnElement[Any]) -> ColumnElement[Any]:
         """As the database keeps it (SQLite: text; PostgreSQL: the epoch, so that
@@ -264,7 +270,7 @@ class Aggregates:
         """count, ``extremes``, checksum, newest served and earliest future epoch of
         ``rows`` (SQLite, a key range): one scan, no lastmod index walked."""
         assert self.lastmod is not None
-        epoch = func.unixepoch(rows.c[self.lastmod[0]]).label("sitemap_epoch")
+        epoch = self.epoch(rows.c[self.lastmod[0]]).label("sitemap_epoch")
         # LIMIT -1 keeps SQLite from flattening the subquery (and computing each epoch thrice).
         scan = select(*(rows.c[name] for name in names), epoch).limit(-1).subquery("sitemap_scan")
         e = scan.c.sitemap_epoch

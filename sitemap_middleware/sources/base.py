@@ -57,9 +57,14 @@ class Bucket:
     """The page's earliest lastmod later than the horizon the pages were read under."""
 
 
+MAX_KEY = 2**63 - 1
+"""The largest value of a 64-bit integer key (SQLite's INTEGER, PostgreSQL's bigint)."""
+
+
 def page_keys(page: int, width: int) -> KeyRange:
     """The keys of page ``page`` (from 1): ``(page - 1) * width`` to ``page * width - 1``."""
-    return KeyRange(((page - 1) * width - 1,), (page * width - 1,))
+    # Integer key columns hold at most 64 bits: the last page ends at the largest key.
+    return KeyRange(((page - 1) * width - 1,), (min(page * width - 1, MAX_KEY),))
 
 
 class NotPageable(ValueError):

@@ -525,7 +525,7 @@ class _Mapping:
                 columns += [aggregates.newest(lastmod), aggregates.earliest(lastmod)]
             return self.with_lowest(select(*columns).select_from(rows), keys)
         extremes = [alone(func.min(first_key)), alone(func.max(first_key))]
-        if aggregates.range_pass and keys != ALL:
+        if aggregates.range_pass:
             summary = aggregates.range_summary(rows, self._shown_columns(), extremes)
             return self.with_lowest(summary, keys)
         moments = []
@@ -660,12 +660,13 @@ class _Mapping:
         must be cut (read :meth:`cuts_stmt` and give its rows to :meth:`cuts`)."""
         if not self.fixed_ranges:
             return self.cuts(rows, naive_timezone, horizon)
+        epochs = self.aggregates.as_text  # SQLite's lastmod aggregates are epochs
         out = []
         for row in rows:
             values = tuple(row)
             if values[2] < 0:
                 return None
-            newest, expires = self._moments(values[4:6], naive_timezone, horizon)
+            newest, expires = self._moments(values[4:6], naive_timezone, horizon, epochs)
             out.append(
                 Bucket(int(values[0]), int(values[1]), newest, None, str(values[3]), expires)
             )
@@ -675,10 +676,11 @@ class _Mapping:
         self, rows: Sequence[Row[Any]], naive_timezone: tzinfo, horizon: datetime
     ) -> list[Bucket]:
         first_key = 5 if self.lastmod_name is not None else 3
+        epochs = self.aggregates.as_text  # SQLite's lastmod aggregates are epochs
         out = []
         for row in rows:
             values = tuple(row)
-            newest, expires = self._moments(values[3:5], naive_timezone, horizon)
+            newest, expires = self._moments(values[3:5], naive_timezone, horizon, epochs)
             last = values[first_key:]
             out.append(
                 Bucket(int(values[0]), int(values[1]), newest, tuple(last), str(values[2]), expires)
@@ -724,7 +726,7 @@ class _Mapping:
         assert row is not None
         values = tuple(row)
         count, low, high, checksum = values[0], values[1], values[2], values[3]
-        epochs = self.aggregates.range_pass and keys != ALL
+        epochs = self.aggregates.range_pass
         newest, expires = self._moments(values[4:6], naive_timezone, horizon, epochs)
         # Which lastmods are served changes when the horizon passes the earliest future one.
         moments = f"{iso(newest)}:{iso(expires)}"
