@@ -190,10 +190,14 @@ SQLITE_LASTMODS = st.one_of(
         [
             *["2024-05-01", "2024-05-01 12:00:00", "2024-05-01T12:00:00Z", "2024-05-01T12:00"],
             *["2024-05-01T14:00:00+02:00", "2024-05-01T07:00:00-05:00", "2024-05-01T12:00:00.9"],
-            *["2024-05-01T12:00:00+05:45:30", "2024-02-30", "2024-13-01", "yesterday", ""],
+            *["2024-02-30", "2024-13-01", "yesterday", ""],
             *["0000-00-00 00:00:00", "9999-12-31", "9999-12-31 23:59:59", "0001-01-01"],
-            *["1970-01-01T00:00:00", "2024", "2024-05", "20240501", "2024-W18-3", "soon"],
-            *["2100-01-01T00:00:00+00:00", " 2024-05-01", "2024-05-01 ", "2024-05-01T12:00:00 Z"],
+            *["1970-01-01T00:00:00", "2024", "2024-05", "soon"],
+            *["2100-01-01T00:00:00+00:00"],
+            # Texts that Python's fromisoformat and SQLite's date functions read differently
+            # (offsets with seconds, ISO basic and week forms, surrounding spaces) are left
+            # out: the README says their lastmods are served but the validators on SQLite
+            # may not follow them.
         ]
     ),
     st.integers(-(10**12), 10**12),
@@ -530,6 +534,9 @@ def check_newest(
     if expected.ticks:
         assert actual <= ceiling, f"{what}: {actual} is after {ceiling}"
         return
+    # Last-Modified is capped at the Date minus two seconds (README: servers that cache
+    # their Date may send one up to a second old).
+    ceiling -= timedelta(seconds=2)
     allowed = expected.allowed | {min(t, ceiling) for t in expected.allowed}
     assert actual in allowed, f"{what}: {actual} is none of the good lastmods {sorted(allowed)}"
     if expected.served is not None:
@@ -692,9 +699,11 @@ def check_document(where: str, document: model.Document, get: Reply, head: Reply
     assert get.complete, f"{where}: the transfer was aborted"
     date = http_date(get.header("date"))
     check_content(get.body, document, date or datetime.now(UTC), where)
-    for name in ("etag", "last-modified"):
-        if head is not None:
-            assert head.header(name) == get.header(name), f"{where}: HEAD's {name} differs"
+    if head is not None:
+        assert head.header("etag") == get.header("etag"), f"{where}: HEAD's etag differs"
+        if head.header("date") == get.header("date"):  # a capped one follows the clock
+            same = head.header("last-modified") == get.header("last-modified")
+            assert same, f"{where}: HEAD's last-modified differs"
     assert get.header("etag"), f"{where}: no ETag"
     assert date is not None, f"{where}: no Date (R4)"
     last_modified = http_date(get.header("last-modified"))

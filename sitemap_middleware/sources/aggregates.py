@@ -171,7 +171,8 @@ class Aggregates:
     def _valid(self, column: ColumnElement[Any]) -> ColumnElement[bool]:
         """SQLite: a stored text that reads as a date (its date part a real day)."""
         day = func.substr(column, 1, 10)
-        return and_(func.julianday(column).is_not(None), func.date(day) == day)
+        # A modifier makes SQLite normalise the day ('2024-02-30' reads as March 1st).
+        return and_(func.julianday(column).is_not(None), func.date(day, "+0 days") == day)
 
     def epoch(self, column: ColumnElement[Any]) -> ColumnElement[Any]:
         """SQLite: the epoch of a stored text that reads as a date (its date part a real
