@@ -10,10 +10,11 @@
   style cannot make replicas disagree.
 * The **newest lastmod served**: the newest one not later than the horizon
   (now + ``lastmod_tolerance``, a bound parameter), and the **earliest future**
-  one, after which a remembered summary is stale. SQLite keeps dates as text
-  and compares them as text: the summary reads the 16 newest candidates through
-  the lastmod's index and the first one that parses wins, so a value that fails
-  to parse cannot hide the valid newest one.
+  one, after which a remembered summary is stale. SQLite keeps dates as text,
+  and texts do not sort as moments ('T' after ' ', offsets): its lastmods are
+  compared as epochs of the texts that read as dates (a day that exists), in
+  one pass with the count and checksum, so a value that fails to parse cannot
+  hide the valid newest one.
 """
 
 from __future__ import annotations
@@ -178,7 +179,19 @@ class Aggregates:
         """SQLite: the epoch of a stored text that reads as a date (its date part a real
         day), else NULL. Texts compare as text, not as moments ('T' sorts after ' ',
         offsets move the instant): the horizon is compared with epochs."""
-        return case((self._valid(column), func.unixepoch(column)))
+        # Whole seconds: SQLite rounds a fraction to milliseconds ('.9995' is the next
+        # second), the lastmod written drops it.
+        fraction = func.substr(column, 20, 1) == "."
+        whole = case(
+            (
+                fraction,
+                func.substr(column, 1, 19).op("||")(
+                    func.ltrim(func.substr(column, 21), "0123456789")
+                ),
+            ),
+            else_=column,
+        )
+        return case((self._valid(whole), func.unixepoch(whole)))
 
     def newest(
         self, column: ColumnElement[Any], window: ColumnElement[Any] | None = None
@@ -209,55 +222,24 @@ class Aggregates:
             return extract("epoch", value)
         return value
 
-    def newest_alone(
-        self, rows: FromClause, column: ColumnElement[Any], whole: bool
-    ) -> ColumnElement[Any]:
-        """:meth:`newest` as a scalar subquery a lastmod index answers (SQLite: the newest
-        few stored texts, joined, for :meth:`moment` to pick from). Over a key range
-        (not ``whole``) SQLite must not use the lastmod index: walking it from the
-        horizon would pass the rows of every newer page first."""
-        if self.as_text and not whole:
-            column = func.coalesce(column, column)  # the same text, no index
-        if not self.as_text:
-            return (
-                select(self._read(func.max(column)))
-                .where(column <= self.horizon)
-                .select_from(rows)
-                .scalar_subquery()
-            )
-        return self._candidates(rows, column, column <= self.horizon, column.desc())
-
-    def earliest_alone(
-        self, rows: FromClause, column: ColumnElement[Any], whole: bool
-    ) -> ColumnElement[Any]:
-        if self.as_text and not whole:
-            column = func.coalesce(column, column)
-        if not self.as_text:
-            return (
-                select(self._read(func.min(column)))
-                .where(column > self.horizon)
-                .select_from(rows)
-                .scalar_subquery()
-            )
-        return self._candidates(rows, column, column > self.horizon, column.asc())
-
-    def _candidates(
-        self,
-        rows: FromClause,
-        column: ColumnElement[Any],
-        where: ColumnElement[bool],
-        order: ColumnElement[Any],
-    ) -> ColumnElement[Any]:
-        top = (
-            select(type_coerce(column, String).label("sitemap_candidate"))
+    def newest_alone(self, rows: FromClause, column: ColumnElement[Any]) -> ColumnElement[Any]:
+        """:meth:`newest` as a scalar subquery a lastmod index answers (not SQLite: its
+        lastmods come from :meth:`range_summary`)."""
+        return (
+            select(self._read(func.max(column)))
+            .where(column <= self.horizon)
             .select_from(rows)
-            .where(where)
-            .order_by(order)
-            .limit(CANDIDATES)
-            .subquery("sitemap_candidates")
+            .scalar_subquery()
         )
-        joined = func.group_concat(top.c.sitemap_candidate, _SEPARATOR)
-        return select(type_coerce(joined, String)).scalar_subquery()
+
+    def earliest_alone(self, rows: FromClause, column: ColumnElement[Any]) -> ColumnElement[Any]:
+        """:meth:`earliest` as a scalar subquery a lastmod index answers."""
+        return (
+            select(self._read(func.min(column)))
+            .where(column > self.horizon)
+            .select_from(rows)
+            .scalar_subquery()
+        )
 
     @property
     def range_pass(self) -> bool:
@@ -321,15 +303,10 @@ class Aggregates:
             return None
         if self.epochs or epochs:
             return self._from_epoch(value, naive_timezone, wall=epochs)
-        texts = value.split(_SEPARATOR) if self.as_text and isinstance(value, str) else [value]
-        found: datetime | None = None
-        for text in texts:
-            moment = to_utc(self._parsed(text), naive_timezone)
-            if moment is None or (moment.replace(microsecond=0) <= horizon) != newest:
-                continue
-            if found is None or (moment > found if newest else moment < found):
-                found = moment
-        return found
+        moment = to_utc(self._parsed(value), naive_timezone)
+        if moment is None or (moment.replace(microsecond=0) <= horizon) != newest:
+            return None
+        return moment
 
     def _parsed(self, text: Any) -> Any:
         if self.parser is not None and isinstance(text, str):

@@ -530,10 +530,9 @@ class _Mapping:
             return self.with_lowest(summary, keys)
         moments = []
         if lastmod is not None:
-            whole = keys == ALL
             moments = [
-                aggregates.newest_alone(rows, lastmod, whole),
-                aggregates.earliest_alone(rows, lastmod, whole),
+                aggregates.newest_alone(rows, lastmod),
+                aggregates.earliest_alone(rows, lastmod),
             ]
         if term is None:
             return self.with_lowest(
