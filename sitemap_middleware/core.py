@@ -326,8 +326,12 @@ class Sitemap:
         bucket = self.pages(source)[target.page - 1]  # parts() found the page
         if bucket.last is None:
             return None  # the data no longer needs cuts: a page of fixed key ranges
+        whole, _, horizon = self._buckets[source.name]
         token = f"cut:{bucket.count}:{keys!r}:{bucket.checksum}:{bucket.newest}:{bucket.expires}"
-        horizon = self._buckets[source.name][2]
+        if source.versioned:
+            # The version sees what the checksum cannot (a renamed slug), but only for the
+            # whole source: cut pages shift, so every one of them follows it.
+            token += ":" + whole
         return [Summary(bucket.newest, bucket.count, token, horizon, bucket.expires)]
 
     def method_not_allowed(self, request: Request) -> Response | None:

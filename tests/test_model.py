@@ -23,7 +23,6 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 import pytest
@@ -516,7 +515,10 @@ def _sitemap_schema() -> etree.XMLSchema:
 
 
 def http_date(value: str | None) -> datetime | None:
-    return None if value is None else parsedate_to_datetime(value).astimezone(UTC)
+    """An IMF-fixdate, its four-digit year as written (email.utils reads 0099 as 1999)."""
+    if value is None:
+        return None
+    return datetime.strptime(value, "%a, %d %b %Y %H:%M:%S GMT").replace(tzinfo=UTC)
 
 
 def w3c_instant(value: str | None) -> datetime | None:

@@ -100,6 +100,8 @@ class Source(ABC):
     :class:`CutPages`. False: :meth:`buckets` cuts the rows at every ``width``-th key in
     key order and gives each page's ``last`` key (any unique key: text, UUID, composite);
     the cuts are read again whenever the source's summary changes."""
+    versioned: bool = False
+    """Whether a data version (``version=``) says when any of its rows changed."""
     shape: Shape = Shape()
     """The most its entries carry (entries per row, alternates, images, videos, news):
     pages are sized for it and the ``urlset`` declares its namespaces."""

@@ -856,6 +856,7 @@ class _Options:
         self.name = self.mapping.name
         self.pageable = self.mapping.pageable
         self.fixed_ranges = self.mapping.fixed_ranges
+        self.versioned = version is not None
         self.shape = self.extras.shape
         self.extras.language_templates = [
             LocTemplate(template, columns).locs for template in self.extras.templates
