@@ -39,6 +39,7 @@ from sqlalchemy import (
     extract,
     func,
     literal_column,
+    null,
     select,
     type_coerce,
 )
@@ -169,29 +170,23 @@ class Aggregates:
 
     # -- the newest lastmod served, the earliest future one --------------------------------
 
-    def _valid(self, column: ColumnElement[Any]) -> ColumnElement[bool]:
-        """SQLite: a stored text that reads as a date (its date part a real day)."""
-        day = func.substr(column, 1, 10)
-        # A modifier makes SQLite normalise the day ('2024-02-30' reads as March 1st).
-        return and_(func.julianday(column).is_not(None), func.date(day, "+0 days") == day)
-
     def epoch(self, column: ColumnElement[Any]) -> ColumnElement[Any]:
-        """SQLite: the epoch of a stored text that reads as a date (its date part a real
-        day), else NULL. Texts compare as text, not as moments ('T' sorts after ' ',
-        offsets move the instant): the horizon is compared with epochs."""
-        # Whole seconds: SQLite rounds a fraction to milliseconds ('.9995' is the next
-        # second), the lastmod written drops it.
-        fraction = func.substr(column, 20, 1) == "."
-        whole = case(
-            (
-                fraction,
-                func.substr(column, 1, 19).op("||")(
-                    func.ltrim(func.substr(column, 21), "0123456789")
-                ),
-            ),
-            else_=column,
+        """SQLite: the epoch of a stored text that reads as a date, in whole seconds; NULL
+        for one that does not. Texts compare as text, not as moments ('T' sorts after ' ',
+        offsets move the instant): the horizon is compared with epochs.
+
+        Per row, on every summary: cheap checks first. SQLite reads any day up to 31
+        ('2024-02-30' as March 1st): only days 29 to 31 are checked against the
+        calendar. It rounds a fraction to milliseconds ('.9995' is the next second),
+        while the lastmod written drops the fraction: that second is taken back.
+        """
+        epoch = func.unixepoch(column)
+        date = func.substr(column, 1, 10)
+        no_such_day = and_(func.substr(column, 9, 2) > "28", func.date(date, "+0 days") != date)
+        rounded_up = and_(
+            func.substr(column, 20, 1) == ".", func.substr(column, 21, 4).op("GLOB")("999[5-9]")
         )
-        return case((self._valid(whole), func.unixepoch(whole)))
+        return case((no_such_day, null()), (rounded_up, epoch - 1), else_=epoch)
 
     def newest(
         self, column: ColumnElement[Any], window: ColumnElement[Any] | None = None
