@@ -525,6 +525,17 @@ def w3c_instant(value: str | None) -> datetime | None:
     return None if value is None else model.seconds(datetime.fromisoformat(value))
 
 
+def changed_since(asked: dict[str, str], reply: Reply) -> bool:
+    """A 200 to a conditional GET is right only with other validators: the document moved
+    meanwhile (a news tick passed between the GET and its revalidation)."""
+    if reply.status != 200:
+        return False
+    if "if-none-match" in asked:
+        return reply.header("etag") != asked["if-none-match"]
+    modified = http_date(reply.header("last-modified"))
+    return modified is not None and modified > http_date(asked["if-modified-since"])
+
+
 def check_newest(
     actual: datetime | None, expected: model.Newest, ceiling: datetime, what: str
 ) -> None:
@@ -660,7 +671,9 @@ class Harness:
                 fetched[path].add((get.status, get.body, get.header("etag")))
                 conditional += self.conditional(adapter, path, get)
             for where, reply in zip(conditional, self.requests(adapter, conditional), strict=True):
-                assert reply.status == 304, f"{adapter} {where}: {reply.status}, not 304"
+                assert reply.status == 304 or changed_since(where[2], reply), (
+                    f"{adapter} {where}: {reply.status}, not 304"
+                )
         for path in paths:
             assert len(fetched[path]) == 1, f"{path}: the adapters disagree"
             self.check_sound(path, fetched[path].pop())
