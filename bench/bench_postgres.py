@@ -103,20 +103,29 @@ def conninfo(url: URL) -> str:
     return url.set(drivername="postgresql").render_as_string(hide_password=False)
 
 
-def seed(url: URL, rows: int) -> float:
-    """The table of ``rows`` articles, made once and kept; seconds spent making it."""
-    began = time.perf_counter()
-    table = table_name(rows)
+def make_table(url: URL, schema: str, table: str, rows: int, sql: str) -> bool:
+    """Make ``schema.table`` of ``rows`` rows with ``sql`` (formatted with ``table`` and
+    ``rows``) unless it is there with that many rows already; whether it was made."""
     with psycopg.connect(conninfo(url), autocommit=True) as conn:
-        conn.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
+        conn.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
         exists = conn.execute("SELECT to_regclass(%s)", (table,)).fetchone()
         if exists and exists[0] is not None:
             count = conn.execute(f"SELECT count(*) FROM {table}").fetchone()
             if count and count[0] == rows:
-                return 0.0
+                return False
             conn.execute(f"DROP TABLE {table}")
-        conn.execute(SEED.format(table=table, rows=rows))
+        conn.execute(sql.format(table=table, rows=rows))
         conn.execute(f"VACUUM ANALYZE {table}")  # visibility map: counts by index-only scans
+    return True
+
+
+def seed(url: URL, rows: int) -> float:
+    """The table of ``rows`` articles, made once and kept; seconds spent making it."""
+    began = time.perf_counter()
+    table = table_name(rows)
+    if not make_table(url, SCHEMA, table, rows, SEED):
+        return 0.0
+    with psycopg.connect(conninfo(url), autocommit=True) as conn:
         sample = conn.execute(f"SELECT id, slug, updated_at FROM {table} WHERE id <= 400")
         for key, slug, updated in sample:
             assert (slug, updated) == (slug_for(key), updated_for(key)), key

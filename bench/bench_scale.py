@@ -56,6 +56,7 @@ from typing import Any
 
 import psycopg
 import sqlalchemy
+from bench_postgres import conninfo, make_table
 from bench_urlset import BASE, get, high_water_mb
 from sqlalchemy import (
     URL,
@@ -145,24 +146,11 @@ def sqlite_path(rows: int) -> Path:
     return Path(tempfile.gettempdir()) / f"sitemap_scale_{rows}.sqlite3"
 
 
-def conninfo(url: URL) -> str:
-    return url.set(drivername="postgresql").render_as_string(hide_password=False)
-
-
 def seed_postgres(url: URL, rows: int) -> float:
     """The table of ``rows`` articles, made once and kept; seconds spent making it."""
     began = time.perf_counter()
-    table = pg_table(rows)
-    with psycopg.connect(conninfo(url), autocommit=True) as conn:
-        conn.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
-        exists = conn.execute("SELECT to_regclass(%s)", (table,)).fetchone()
-        if exists and exists[0] is not None:
-            count = conn.execute(f"SELECT count(*) FROM {table}").fetchone()
-            if count and count[0] == rows:
-                return 0.0
-            conn.execute(f"DROP TABLE {table}")
-        conn.execute(PG_SEED.format(table=table, rows=rows))
-        conn.execute(f"VACUUM ANALYZE {table}")  # visibility map: counts by index-only scans
+    if not make_table(url, SCHEMA, pg_table(rows), rows, PG_SEED):
+        return 0.0
     return time.perf_counter() - began
 
 

@@ -54,10 +54,6 @@ HORIZON = "sitemap_horizon"
 HORIZON_EPOCH = "sitemap_horizon_epoch"
 """The horizon as an epoch of the stored wall clock (SQLite key ranges)."""
 
-CANDIDATES = 16
-"""SQLite: how many of the newest stored texts are read to find the newest that parses."""
-
-_SEPARATOR = "\x1f"
 # SQLite term: (K * V) mod P mod Q, with K = 2 * (key mod M) + 1 (odd, never 0) and V the
 # fields mod P. P is a prime wider than the span of epochs (years 0 to 9999), so one edit
 # of one lastmod always moves V; (2M + 1) * P < 2**63 keeps every product an integer;
@@ -209,10 +205,8 @@ class Aggregates:
         return self._read(_over(func.min(case((column > self.horizon, column))), window))
 
     def _read(self, value: ColumnElement[Any]) -> ColumnElement[Any]:
-        """As the database keeps it (SQLite: text; PostgreSQL: the epoch, so that
-        'infinity' is a number and not a value the driver refuses)."""
-        if self.as_text:
-            return type_coerce(value, String)
+        """As the driver can read it (PostgreSQL: the epoch, so that 'infinity' is a
+        number and not a value the driver refuses)."""
         if self.epochs:
             return extract("epoch", value)
         return value
