@@ -10,6 +10,7 @@ final empty chunk) so no client takes a truncated sitemap for a whole one.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, MutableMapping
 from contextlib import aclosing
@@ -25,7 +26,9 @@ from . import robots
 from .coalesce import AsyncCoalescer
 from .core import Request, Response, Sitemap
 from .entry import BadRowStats
-from .flow import Need, SitemapAborted, Summarize, Transfer, answer, arun
+from .flow import SitemapAborted, Transfer, answer, arun
+from .live_pages import keep_current
+from .needs import Background, Need, ReadChanges, Summarize
 from .routing import Target
 from .settings import make_settings
 from .sources.base import AnySource, AsyncSource, Bucket, KeyRange, horizon_arguments
@@ -125,6 +128,14 @@ async def buckets(
     return await anyio.to_thread.run_sync(partial(source.buckets, width, naive_timezone, *extra))
 
 
+async def changed(need: ReadChanges) -> list[tuple[Any, Any]]:
+    source = need.source
+    arguments = (need.since, need.horizon, need.naive_timezone, need.limit)
+    if isinstance(source, AsyncSource):
+        return await source.changed(*arguments)
+    return await anyio.to_thread.run_sync(partial(source.changed, *arguments))
+
+
 async def _not_found_app(scope: Scope, receive: Receive, send: Send) -> None:
     if scope["type"] == "lifespan":
         while True:
@@ -153,11 +164,23 @@ class SitemapMiddleware:
         self.app = app
         self.sitemap = Sitemap(sources, make_settings(settings))
         self._coalescer = AsyncCoalescer()
+        self._jobs: set[asyncio.Task[None]] = set()  # held until done (the loop keeps weak refs)
 
     @property
     def stats(self) -> dict[str, BadRowStats]:
         """Bad rows per source, counted since start."""
         return self.sitemap.stats
+
+    async def recount(self) -> None:
+        """Read the pages of every source kept current whole, now (see ``freshness``): after
+        a bulk delete, say, rather than waiting for the next recount."""
+        settings = self.sitemap.settings
+        for live in self.sitemap.live.values():
+            while not live.claim_recount():  # noqa: ASYNC110 (a refresh may run in a thread)
+                await asyncio.sleep(0.01)
+            now = datetime.now(UTC)
+            tz, tolerance = settings.naive_timezone, settings.lastmod_tolerance
+            await arun(keep_current(live, now, tz, tolerance), self._perform)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -201,6 +224,14 @@ class SitemapMiddleware:
                 )
                 for source, keys in need.parts
             ]
+        if isinstance(need, ReadChanges):
+            return await changed(need)
+        if isinstance(need, Background):
+            # Pages kept current: the request goes on; the job's reads are its own.
+            task = asyncio.get_running_loop().create_task(arun(need.job, self._perform))
+            self._jobs.add(task)
+            task.add_done_callback(self._jobs.discard)
+            return None
         return await run(
             ("pages", need.source.name, need.width, need.horizon),
             partial(buckets, need.source, need.width, need.naive_timezone, need.horizon),

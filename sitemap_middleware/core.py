@@ -25,6 +25,7 @@ from .entry import Batch, EntryRules
 from .extensions import NAMESPACES, NEWS_WINDOW, Shape, urlset_open
 from .failures import FailureLog
 from .http import accepts_gzip, evaluate_preconditions, format_http_date
+from .live_pages import LivePages
 from .render import Renderer
 from .routing import Routes, Target
 from .settings import ConfigurationError, ConfigurationTypeError, Settings
@@ -179,6 +180,19 @@ class Sitemap:
         self.failures = FailureLog()
         # summary_ttl: summaries read in the last few seconds, by (source, key range).
         self._recent: dict[tuple[str, KeyRange], tuple[float, Summary]] = {}
+        # Pages kept current between recounts, for the sources that can be (live_pages).
+        self.live: dict[str, LivePages] = {}
+        if settings.freshness == "incremental":
+            self.live = {
+                source.name: LivePages(
+                    source,
+                    self.widths[source.name],
+                    settings.refresh_interval,
+                    settings.recount_interval,
+                )
+                for source in self.sources
+                if source.live
+            }
         self._reported: set[str] = set()
 
     def _view(self, site: Site) -> View:
@@ -479,6 +493,9 @@ class Sitemap:
         """Whether a source's pages must be read for its whole-source ``summary``."""
         if self._buckets.get(source.name, ("", [], None))[0] == summary.token:
             return False
+        live = self.live.get(source.name)
+        if live is not None and live.usable:
+            return False  # kept current by live_pages
         if not source.pageable:
             if summary.count is not None and summary.count > self.width(source):
                 raise NotPageable(

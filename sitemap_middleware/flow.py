@@ -15,48 +15,30 @@ asking it, at each point, what may be sent.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, datetime
 from tempfile import SpooledTemporaryFile
-from typing import IO, Any
+from typing import IO, Any, Generic, TypeVar
 
 from .core import Body, Part, Request, Response, Sitemap, Slot
 from .entry import Batch
+from .live_pages import keep_current
+from .needs import Background, Need, ReadPages, Summarize
 from .routing import Target
 from .sources.base import ALL, AnySource, CutPages, NotPageable
 from .validators import Summary, horizon_of
 from .xml import LimitExceeded
 
 logger = logging.getLogger("sitemap_middleware")
+T = TypeVar("T")
 
 
 class SitemapAborted(RuntimeError):
     """A source failed after the response had started; the transfer was cut short."""
 
 
-@dataclass(frozen=True, slots=True)
-class Summarize:
-    """Read the summary of every part (aggregates only), in order."""
-
-    parts: tuple[Part, ...]
-    naive_timezone: tzinfo
-    horizon: datetime
-    """Lastmods later than this are future, bad fields (now + ``lastmod_tolerance``)."""
-
-
-@dataclass(frozen=True, slots=True)
-class ReadPages:
-    """Read the pages (count and newest lastmod per key range) of one source."""
-
-    source: AnySource
-    width: int
-    naive_timezone: tzinfo
-    horizon: datetime
-    """The horizon of the summary the pages are remembered under: its rows, its lastmods."""
-
-
-Need = Summarize | ReadPages
 Flow = Generator[Need, Any, "Response | Transfer"]
 
 
@@ -82,13 +64,22 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
     parts = sitemap.parts(target)
     if parts is None:
         return sitemap.not_found()
-    summaries: list[Summary] | None = sitemap.page_summaries(
-        target, parts
-    ) or sitemap.recent_summaries(parts, horizon)
+    try:
+        known = yield from _live_summaries(sitemap, target, parts, now, horizon)
+    except Exception as exc:
+        sitemap.failures.failed(failed, exc)
+        return sitemap.unavailable()
+    missing = tuple(part for part, summary in zip(parts, known, strict=True) if summary is None)
+    summaries: list[Summary] | None = [s for s in known if s is not None]
+    if missing:
+        summaries = sitemap.page_summaries(target, parts)
+        if summaries is None:
+            recent = sitemap.recent_summaries(missing, horizon)
+            summaries = None if recent is None else _merged(sitemap, target, known, recent)
     if summaries is None:
         try:
-            summaries = _horizoned(
-                (yield Summarize(parts, sitemap.settings.naive_timezone, horizon)), horizon
+            read_now = _horizoned(
+                (yield Summarize(missing, sitemap.settings.naive_timezone, horizon)), horizon
             )
         except CutPages:
             # Its keys say the source is cut now: the page is found among its cuts.
@@ -101,7 +92,8 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
             sitemap.failures.failed(failed, exc)
             return sitemap.unavailable()
         else:
-            sitemap.keep_summaries(parts, summaries)
+            sitemap.keep_summaries(missing, read_now)
+            summaries = _merged(sitemap, target, known, read_now)
         read = True
     plan = sitemap.respond(request, target, parts, summaries, now, view)
     if plan.status == 200 and plan.index:
@@ -169,6 +161,59 @@ def _index(
     return plan if document is None else replace(plan, body=document, stream=False)
 
 
+def _live_summaries(
+    sitemap: Sitemap, target: Target, parts: Sequence[Part], now: datetime, horizon: datetime
+) -> Generator[Need, Any, list[Summary | None]]:
+    """The summaries the pages kept current know (None for the parts they do not), and the
+    start of any due refresh or recount in the background.
+
+    Only the first index of a live source waits for its pages: read whole, they seed it.
+    """
+    found: list[Summary | None] = []
+    settings = sitemap.settings
+    for source, keys in parts:
+        live = sitemap.live.get(source.name)
+        if live is None or live.cut:
+            found.append(None)
+            continue
+        if live.known is None and keys == ALL:
+            started = time.monotonic()
+            pages = yield ReadPages(source, live.width, settings.naive_timezone, horizon)
+            live.seed(pages, horizon, now, time.monotonic() - started)
+        if live.claim(time.monotonic()):
+            job = keep_current(live, now, settings.naive_timezone, settings.lastmod_tolerance)
+            yield Background(job)
+        known = live.known
+        if known is None or live.cut:
+            found.append(None)  # a page before the first recount: read exactly
+        elif keys == ALL:
+            sitemap.remember(source, known.whole, known.ordered)
+            found.append(known.whole)
+        else:
+            assert target.page is not None
+            found.append(live.page_summary(target.page, horizon))
+    return found
+
+
+def _merged(
+    sitemap: Sitemap, target: Target, known: list[Summary | None], read: list[Summary]
+) -> list[Summary]:
+    """The parts' summaries: those known, and those just read (a page of a live source
+    with the token its kept pages will give it)."""
+    fresh = iter(read)
+    out = []
+    for summary in known:
+        if summary is not None:
+            out.append(summary)
+            continue
+        summary = next(fresh)
+        live = sitemap.live.get(target.source or "")
+        if live is not None and target.page is not None and not live.cut:
+            summary = live.page_of(target.page, summary)
+        out.append(summary)
+    return out
+
+
 def _horizoned(summaries: list[Summary], horizon: datetime) -> list[Summary]:
     """Summaries of sources that read no horizon are rendered under the request's."""
     return [s if s.horizon is not None else replace(s, horizon=horizon) for s in summaries]
@@ -184,6 +229,10 @@ def _current_pages(
     sitemap: Sitemap, source: AnySource, horizon: datetime
 ) -> Generator[Need, Any, bool]:
     """Make sure the pages of ``source`` are those of its current data; whether it read."""
+    live = sitemap.live.get(source.name)
+    if live is not None and live.usable and live.known is not None:
+        sitemap.remember(source, live.known.whole, live.known.ordered)
+        return False
     parts = ((source, ALL),)
     kept = sitemap.recent_summaries(parts, horizon)
     read = kept is None
@@ -201,11 +250,13 @@ def _current_pages(
 
 
 @dataclass(frozen=True, slots=True)
-class _Done:
-    outcome: Response | Transfer
+class _Done(Generic[T]):
+    outcome: T
 
 
-def _advance(flow: Flow, result: Any, error: Exception | None) -> Need | _Done:
+def _advance(
+    flow: Generator[Need, Any, T], result: Any, error: Exception | None
+) -> Need | _Done[T]:
     """Send a read's result (or throw its error) into the flow: its next need, or its end."""
     try:
         return flow.send(result) if error is None else flow.throw(error)
@@ -213,7 +264,7 @@ def _advance(flow: Flow, result: Any, error: Exception | None) -> Need | _Done:
         return _Done(stop.value)
 
 
-def run(flow: Flow, perform: Callable[[Need], Any]) -> Response | Transfer:
+def run(flow: Generator[Need, Any, T], perform: Callable[[Need], Any]) -> T:
     """Run a flow to its end, performing each need with ``perform(need)`` in this thread."""
     step = _advance(flow, None, None)
     while not isinstance(step, _Done):
@@ -225,7 +276,7 @@ def run(flow: Flow, perform: Callable[[Need], Any]) -> Response | Transfer:
     return step.outcome
 
 
-async def arun(flow: Flow, perform: Callable[[Need], Awaitable[Any]]) -> Response | Transfer:
+async def arun(flow: Generator[Need, Any, T], perform: Callable[[Need], Awaitable[Any]]) -> T:
     """:func:`run` for adapters that await their reads."""
     step = _advance(flow, None, None)
     while not isinstance(step, _Done):

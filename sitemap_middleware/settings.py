@@ -12,6 +12,7 @@ from .xml import MAX_BYTES, MAX_URLS, page_rows
 
 MODES = ("intercept", "fallback")
 INDEX_MODES = ("auto", "always")
+FRESHNESS = ("incremental", "exact")
 _HEADER_VALUE = re.compile(r"[\x20-\x7e\t]*")
 _PATH = re.compile(r"/[A-Za-z0-9\-._~!$&'()*+,;=:@/%]*")
 
@@ -55,6 +56,9 @@ class Settings:
     summary_ttl: float = 0.0
     busy_retry_after: int = 5
     lastmod_tolerance: int = 60
+    freshness: str = "incremental"
+    refresh_interval: float = 1.0
+    recount_interval: float | None = None
 
     def __post_init__(self) -> None:
         def fail(setting: str, problem: str) -> ConfigurationError:
@@ -112,6 +116,13 @@ class Settings:
             raise ConfigurationError(
                 f"summary_ttl: must be a number of seconds from 0 to 3600, got {ttl!r}"
             )
+        if self.freshness not in FRESHNESS:
+            raise fail(
+                "freshness", f"must be one of {', '.join(FRESHNESS)}, got {self.freshness!r}"
+            )
+        _seconds("refresh_interval", self.refresh_interval, 0, 3_600)
+        if self.recount_interval is not None:
+            _seconds("recount_interval", self.recount_interval, 0, 86_400)
 
     def _hosts(self, value: object) -> tuple[str, ...]:
         """``allowed_hosts`` as ``host[:port]`` in canonical form, the base URL's host first."""
@@ -147,6 +158,13 @@ class Settings:
         """The settings that change the bytes of a document (they go into the ETag)."""
         return "|".join(
             (self.site.base_url, self.path, repr(self.naive_timezone), str(self.max_loc_length))
+        )
+
+
+def _seconds(name: str, value: object, low: float, high: float) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
+        raise ConfigurationError(
+            f"{name}: must be a number of seconds from {low:g} to {high:g}, got {value!r}"
         )
 
 

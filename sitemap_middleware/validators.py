@@ -40,6 +40,8 @@ class Summary:
     expires: datetime | None = None
     """The earliest lastmod later than ``horizon``: once the horizon reaches it that row's
     lastmod is served, so a remembered summary is stale from then on."""
+    checksum: str | None = None
+    """The rows' checksum, when the source reads one (pages kept current compare it)."""
 
     def fresh(self, horizon: datetime) -> bool:
         """Whether this summary still describes the rows served under ``horizon``."""

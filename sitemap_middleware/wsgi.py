@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Awaitable, Callable, Generator, Iterable, Iterator
 from datetime import UTC, datetime
 from functools import partial
@@ -28,7 +29,9 @@ from . import robots
 from .coalesce import ThreadCoalescer
 from .core import Request, Response, Sitemap
 from .entry import BadRowStats, Batch
-from .flow import Need, SitemapAborted, Summarize, Transfer, answer, run
+from .flow import SitemapAborted, Transfer, answer, run
+from .live_pages import keep_current
+from .needs import Background, Need, ReadChanges, Summarize
 from .robots import NOT_FORWARDED
 from .routing import Target
 from .settings import make_settings
@@ -144,6 +147,17 @@ class SitemapWSGIMiddleware:
         """Bad rows per source, counted since start."""
         return self.sitemap.stats
 
+    def recount(self) -> None:
+        """Read the pages of every source kept current whole, now (see ``freshness``): after
+        a bulk delete, say, rather than waiting for the next recount."""
+        settings = self.sitemap.settings
+        for live in self.sitemap.live.values():
+            while not live.claim_recount():
+                time.sleep(0.01)  # a refresh is running: it ends soon
+            now = datetime.now(UTC)
+            tz, tolerance = settings.naive_timezone, settings.lastmod_tolerance
+            run(keep_current(live, now, tz, tolerance), self._perform)
+
     def close(self) -> None:
         """Stop the background event loop of async sources, if one was started."""
         self._loop.close()
@@ -213,18 +227,27 @@ class SitemapWSGIMiddleware:
     def _perform(self, need: Need) -> Any:
         """Read what the flow needs; concurrent requests for the same aggregates share one
         query."""
-        run = self._coalescer.run
+        shared = self._coalescer.run
         if isinstance(need, Summarize):
             tz, horizon = need.naive_timezone, need.horizon
             # A shared summary carries the horizon it was read under: the body follows it.
             return [
-                run(
+                shared(
                     ("summary", source.name, keys, tz),
                     partial(self._call, source, "summarize", keys, tz, horizon),
                 )
                 for source, keys in need.parts
             ]
-        return run(
+        if isinstance(need, ReadChanges):
+            arguments = (need.since, need.horizon, need.naive_timezone, need.limit)
+            return self._call(need.source, "changed", *arguments)
+        if isinstance(need, Background):
+            # Pages kept current: the request goes on; the job's reads are its own.
+            threading.Thread(
+                target=run, args=(need.job, self._perform), name="sitemap-pages", daemon=True
+            ).start()
+            return None
+        return shared(
             ("pages", need.source.name, need.width, need.horizon),
             partial(
                 self._call,

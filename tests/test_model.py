@@ -51,7 +51,7 @@ from sitemap_middleware import AsyncSQLAlchemySource, News, SQLAlchemySource, Vi
 from sitemap_middleware.sources.change_counter import ChangeCounter
 
 from . import model
-from .app_drivers import DRIVERS, AppDriver, Reply
+from .app_drivers import DRIVERS, AppDriver, AsgiDriver, Reply
 from .conftest import NS, assert_valid_index, assert_valid_urlset
 from .postgres import driver_url, schema_name, server_url
 
@@ -330,6 +330,8 @@ def histories(draw: st.DrawFn, postgres: bool) -> History:
             "max_loc_length": draw(st.sampled_from([48, 80])),
             "index": draw(st.sampled_from(["auto", "always"])),
             "batch_size": draw(st.sampled_from([2, 500])),
+            # Incremental: checked after a recount (test_live_pages.py checks refreshes).
+            "freshness": draw(st.sampled_from(["exact", "incremental"])),
         },
         versioned=draw(st.booleans()),
         rows=tuple(draw(st.lists(row, max_size=6))),
@@ -654,6 +656,13 @@ class Harness:
         )
         self.paths |= set(expected)
         paths = sorted(self.paths)
+        if settings["freshness"] == "incremental":
+            for name, app in self.apps.items():
+                driver = self.drivers[name]
+                if isinstance(driver, AsgiDriver):
+                    driver.run(app.recount())
+                else:
+                    app.recount()
         fetched: dict[str, set[Fetched]] = {path: set() for path in paths}
         self.checks += 1
         for number, adapter in enumerate(self.apps):

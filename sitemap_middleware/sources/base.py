@@ -102,6 +102,13 @@ class Source(ABC):
     the cuts are read again whenever the source's summary changes."""
     versioned: bool = False
     """Whether a data version (``version=``) says when any of its rows changed."""
+    live: bool = False
+    """Whether its pages can be kept current between recounts (see ``live_pages``): fixed
+    integer key ranges, :meth:`buckets` giving every page's ``checksum``, and
+    :meth:`summarize` of a page giving the same checksum as ``Summary.checksum``."""
+    tracks_changes: bool = False
+    """Whether :meth:`changed` finds the rows whose lastmod moved (a live source with a
+    lastmod column); without it a live source's pages are only recounted."""
     shape: Shape = Shape()
     """The most its entries carry (entries per row, alternates, images, videos, news):
     pages are sized for it and the ``urlset`` declares its namespaces."""
@@ -139,6 +146,14 @@ class SyncSource(Source):
         """
         raise NotPageable(f"source {self.name!r} cannot be split into pages")
 
+    def changed(
+        self, since: datetime, horizon: datetime, naive_timezone: tzinfo, limit: int
+    ) -> list[tuple[Any, Any]]:
+        """``(key, lastmod)`` of the rows whose lastmod is later than ``since`` and not
+        later than ``horizon``, at most ``limit`` of them, in no particular order (the
+        lastmod only compared for equality)."""
+        raise NotImplementedError
+
     @abstractmethod
     def batches(self, keys: KeyRange, size: int) -> Iterator[Batch]:
         """Raw entries in key order, ``size`` rows a batch.
@@ -160,6 +175,12 @@ class AsyncSource(Source):
     ) -> list[Bucket]:
         """As :meth:`SyncSource.buckets`."""
         raise NotPageable(f"source {self.name!r} cannot be split into pages")
+
+    async def changed(
+        self, since: datetime, horizon: datetime, naive_timezone: tzinfo, limit: int
+    ) -> list[tuple[Any, Any]]:
+        """As :meth:`SyncSource.changed`."""
+        raise NotImplementedError
 
     @abstractmethod
     def batches(self, keys: KeyRange, size: int) -> AsyncIterator[Batch]:

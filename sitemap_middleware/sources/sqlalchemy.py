@@ -686,6 +686,30 @@ class _Mapping:
             )
         return out
 
+    def changes_stmt(self) -> AnySelect:
+        """The key and lastmod (as text: only compared) of every row whose lastmod is later
+        than ``sitemap_since`` and served by the horizon, at most ``sitemap_limit`` of them:
+        a range read on the lastmod column's index, however large the table."""
+        assert self.lastmod_name is not None
+        rows = self.keyed(self.stmt).order_by(None).subquery("sitemap_rows")
+        lastmod = rows.c[self.lastmod_name]
+        since = bindparam(SINCE, type_=self.aggregates.horizon.type)
+        return (
+            select(rows.c[self.key_names[0]], cast(lastmod, String))
+            .where(lastmod > since, lastmod <= self.aggregates.horizon)
+            .limit(bindparam(LIMIT, type_=Integer))
+        )
+
+    def changes_bounds(
+        self, since: datetime, horizon: datetime, naive_timezone: tzinfo, limit: int
+    ) -> dict[str, Any]:
+        aggregates = self.aggregates
+        return {
+            SINCE: aggregates.horizon_value(since, naive_timezone),
+            HORIZON: aggregates.horizon_value(horizon, naive_timezone),
+            LIMIT: limit,
+        }
+
     def version_stmt(self, keys: KeyRange) -> AnySelect | None:
         """The statement that reads the version of the rows in ``keys``, if it is one."""
         if isinstance(self.version, ChangeCounter):
@@ -731,7 +755,7 @@ class _Mapping:
         moments = f"{iso(newest)}:{iso(expires)}"
         if self.version is None:
             token = f"n:{count}:{low!r}:{high!r}:{checksum}:{moments}"
-            return Summary(newest, count, token, horizon, expires)
+            return Summary(newest, count, token, horizon, expires, str(checksum))
         # The version says when the rows changed: remember the summary until it moves.
         summary = Summary(newest, count, f"v:{version!r}:{moments}", horizon, expires)
         if len(self._by_range) >= 100_000:
@@ -786,6 +810,9 @@ class _Mapping:
 
 
 _UNKNOWN = object()
+SINCE = "sitemap_since"
+"""The bound parameter of :meth:`_Mapping.changes_stmt`: lastmods later than this."""
+LIMIT = "sitemap_limit"
 _NULL_KEY = Unreadable(None, "the key is NULL: a row without a key cannot be placed on a page")
 
 
@@ -857,6 +884,10 @@ class _Options:
         self.pageable = self.mapping.pageable
         self.fixed_ranges = self.mapping.fixed_ranges
         self.versioned = version is not None
+        # Pages kept current between recounts (see live_pages): integer keys, and no
+        # version that already says when anything changed.
+        self.live = self.pageable and self.fixed_ranges and not self.versioned
+        self.tracks_changes = self.mapping.lastmod_name is not None
         self.shape = self.extras.shape
         self.extras.language_templates = [
             LocTemplate(template, columns).locs for template in self.extras.templates
@@ -934,6 +965,14 @@ class SQLAlchemySource(_Options, SyncSource):
                 rows = conn.execute(mapping.cuts_stmt(width), bounds).all()
                 found = mapping.cuts(rows, naive_timezone, horizon)
         return found
+
+    def changed(
+        self, since: datetime, horizon: datetime, naive_timezone: tzinfo, limit: int
+    ) -> list[tuple[Any, Any]]:
+        mapping = self.mapping
+        bounds = mapping.changes_bounds(since, horizon, naive_timezone, limit)
+        with self.engine.connect() as conn:
+            return [tuple(row) for row in conn.execute(mapping.changes_stmt(), bounds)]
 
     def batches(self, keys: KeyRange = ALL, size: int = 500) -> Iterator[Batch]:
         mapping, extras = self.mapping, self.extras

@@ -88,6 +88,14 @@ class AsyncSQLAlchemySource(_Options, AsyncSource):
                 found = mapping.cuts(rows, naive_timezone, horizon)
         return found
 
+    async def changed(
+        self, since: datetime, horizon: datetime, naive_timezone: tzinfo, limit: int
+    ) -> list[tuple[Any, Any]]:
+        mapping = self.mapping
+        bounds = mapping.changes_bounds(since, horizon, naive_timezone, limit)
+        async with self.engine.connect() as conn:
+            return [tuple(row) for row in await conn.execute(mapping.changes_stmt(), bounds)]
+
     async def batches(self, keys: KeyRange = ALL, size: int = 500) -> AsyncIterator[Batch]:
         mapping = self.mapping
         stmt, bounds = mapping.rows_stmt(keys), mapping.bounds(keys)

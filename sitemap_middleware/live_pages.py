@@ -1,0 +1,253 @@
+"""Pages kept current between recounts: validators for big tables without whole-table work
+on any request.
+
+A source's pages (count, checksum, newest served and earliest future lastmod of
+each fixed key range) are read whole by a **recount**, one ``GROUP BY`` over
+the table, and kept current in between by **refreshes**: the rows whose lastmod
+moved since the last refresh (a range read on the lastmod column's index) name
+the pages whose aggregates are read again, one key range each. Requests are
+answered from the pages last known; a request that finds a refresh or recount
+due starts one in the background (never two at once), and only the very first
+index of a process waits for its recount.
+
+What a refresh cannot see waits for the next recount: deleted rows, edits that
+leave the lastmod alone or move it back, rows inserted with a lastmod older
+than the last refresh, and commits more than :data:`COMMIT_MARGIN` after their
+lastmod. Each runs at most once per interval: the setting, or
+:data:`COST_FACTOR` times its own last duration when that is longer, so the
+database spends at most about 1/50 of a connection on them per process.
+
+The tokens come from the rows' aggregates only, never from the process: two
+replicas that have read the same data give the same validators.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+from collections.abc import Generator, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, tzinfo
+from typing import Any
+
+from .needs import ReadChanges, ReadPages, Summarize
+from .sources.aggregates import iso
+from .sources.base import AnySource, Bucket, CutPages, page_keys
+from .validators import Summary, horizon_of
+
+logger = logging.getLogger("sitemap_middleware")
+
+COMMIT_MARGIN = timedelta(seconds=60)
+"""How long after its lastmod a row's commit is still found by a refresh."""
+COST_FACTOR = 50
+"""A refresh or recount runs at most once per this many times its own last duration."""
+MAX_CHANGES = 10_000
+"""More moved rows than this in one refresh (a bulk update): a recount reads them all."""
+
+
+@dataclass(frozen=True, slots=True)
+class Known:
+    """The pages of a source as last read, and the whole-source summary they make."""
+
+    pages: dict[int, Bucket]
+    ordered: list[Bucket]
+    whole: Summary
+
+    @classmethod
+    def of(cls, pages: dict[int, Bucket], horizon: datetime) -> Known:
+        ordered = [pages[index] for index in sorted(pages)]
+        digest = hashlib.sha256()
+        for bucket in ordered:
+            digest.update(page_token(bucket).encode("utf-8", "surrogatepass"))
+            digest.update(b"\x1f")
+        newest = max((b.newest for b in ordered if b.newest is not None), default=None)
+        expires = min((b.expires for b in ordered if b.expires is not None), default=None)
+        count = sum(b.count for b in ordered)
+        whole = Summary(newest, count, "live:" + digest.hexdigest()[:32], horizon, expires)
+        return cls(pages, ordered, whole)
+
+
+def page_token(bucket: Bucket) -> str:
+    """A page's token: the same whether its aggregates came from a recount or a refresh."""
+    return f"p:{bucket.count}:{bucket.checksum}:{iso(bucket.newest)}:{iso(bucket.expires)}"
+
+
+def bucket_of(index: int, summary: Summary) -> Bucket:
+    """The page ``index`` (from 0) as a page's own summary describes it."""
+    return Bucket(
+        index, summary.count or 0, summary.newest, None, summary.checksum or "", summary.expires
+    )
+
+
+@dataclass
+class LivePages:
+    """The pages of one live source, and when they were last refreshed and recounted."""
+
+    source: AnySource
+    width: int
+    refresh_interval: float
+    recount_interval: float | None
+    known: Known | None = None
+    cut: bool = False
+    """The data holds a key below 0: the source is cut, and served exactly."""
+    running: bool = False
+    refreshed_at: float = float("-inf")
+    recounted_at: float = float("-inf")
+    refresh_cost: float = 0.0
+    recount_cost: float = 0.0
+    since: datetime | None = None
+    """Lastmods later than this are read by the next refresh."""
+    recent: dict[Any, Any] = field(default_factory=dict)
+    """``key -> lastmod`` of the rows the last refresh read: unchanged, they touch no page."""
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def usable(self) -> bool:
+        return self.known is not None and not self.cut
+
+    def recount_every(self) -> float:
+        if self.recount_interval is not None:
+            return self.recount_interval
+        return max(self.refresh_interval, COST_FACTOR * self.recount_cost)
+
+    def refresh_every(self) -> float:
+        return max(self.refresh_interval, COST_FACTOR * self.refresh_cost)
+
+    def recount_due(self, clock: float) -> bool:
+        if self.known is None or not self.source.tracks_changes:
+            return clock - self.recounted_at >= min(self.recount_every(), self.refresh_every())
+        return clock - self.recounted_at >= self.recount_every()
+
+    def due(self, clock: float) -> bool:
+        if self.cut:  # served exactly; its keys are looked at again by the recount
+            return self.recount_due(clock)
+        return self.recount_due(clock) or clock - self.refreshed_at >= self.refresh_every()
+
+    def claim(self, clock: float) -> bool:
+        """Whether the caller may run the due refresh or recount (nobody else is)."""
+        with self.lock:
+            if self.running or not self.due(clock):
+                return False
+            self.running = True
+            return True
+
+    def claim_recount(self) -> bool:
+        """Whether the caller may recount now (nobody is refreshing or recounting)."""
+        with self.lock:
+            if self.running:
+                return False
+            self.running = True
+            self.recounted_at = float("-inf")
+            return True
+
+    def page_summary(self, page: int, horizon: datetime) -> Summary:
+        """The summary of page ``page`` (from 1): an empty one when it has no rows."""
+        assert self.known is not None
+        bucket = self.known.pages.get(page - 1)
+        if bucket is None:
+            return Summary(None, 0, "p:0", horizon)
+        return Summary(bucket.newest, bucket.count, page_token(bucket), horizon, bucket.expires)
+
+    def seed(self, pages: list[Bucket], horizon: datetime, now: datetime, cost: float) -> None:
+        """Pages read whole by a request (the first index): kept, as a recount's are."""
+        with self.lock:
+            if self.known is None and not self.running:
+                _recounted(self, pages, horizon, now, time.monotonic() - cost)
+
+    def page_of(self, page: int, summary: Summary) -> Summary:
+        """A page summary read exactly, with the token the pages kept current give it."""
+        if summary.checksum is None:
+            return summary
+        return replace_token(summary, page_token(bucket_of(page - 1, summary)))
+
+
+def replace_token(summary: Summary, token: str) -> Summary:
+    return Summary(
+        summary.newest, summary.count, token, summary.horizon, summary.expires, summary.checksum
+    )
+
+
+def keep_current(
+    live: LivePages, now: datetime, naive_timezone: tzinfo, tolerance: int
+) -> Generator[ReadPages | ReadChanges | Summarize, Any, None]:
+    """Run the due recount or refresh of ``live`` (claimed by the caller), yielding its
+    reads; a failure is logged and leaves the pages as they were."""
+    started = time.monotonic()
+    horizon = horizon_of(now, tolerance)
+    try:
+        if live.recount_due(started):
+            pages = yield ReadPages(live.source, live.width, naive_timezone, horizon)
+            _recounted(live, pages, horizon, now, started)
+            return
+        assert live.since is not None and live.known is not None
+        moved = yield ReadChanges(live.source, live.since, horizon, naive_timezone, MAX_CHANGES + 1)
+        keys = [key for key, _ in moved if key is not None]
+        if len(moved) > MAX_CHANGES or any(key < 0 for key in keys):
+            live.recounted_at = float("-inf")  # a bulk change or a key below 0: recount next
+            live.refreshed_at = time.monotonic()
+            return
+        touched = sorted(_touched(live, moved, horizon))
+        parts = tuple((live.source, page_keys(page + 1, live.width)) for page in touched)
+        summaries: Sequence[Summary] = []
+        if parts:
+            summaries = yield Summarize(parts, naive_timezone, horizon)
+        pages = dict(live.known.pages)
+        for page, summary in zip(touched, summaries, strict=True):
+            if not summary.count:
+                pages.pop(page, None)
+            else:
+                pages[page] = bucket_of(page, summary)
+        live.known = Known.of(pages, horizon)
+        live.recent = {key: lastmod for key, lastmod in moved if key is not None}
+        live.since = now - COMMIT_MARGIN
+        live.refreshed_at = time.monotonic()
+        live.refresh_cost = live.refreshed_at - started
+    except CutPages:
+        live.recounted_at = float("-inf")
+    except Exception as exc:  # a failing database: the pages stay as last known
+        logger.warning(
+            "sitemap source %r: keeping its pages current failed (%s: %s); retried later",
+            live.source.name,
+            type(exc).__name__,
+            str(exc)[:200],
+        )
+        live.refreshed_at = time.monotonic()
+    finally:
+        live.running = False
+
+
+def _recounted(
+    live: LivePages, pages: list[Bucket], horizon: datetime, now: datetime, started: float
+) -> None:
+    live.cut = any(bucket.last is not None for bucket in pages)
+    if live.cut:  # keys below 0: pages are cut, their validators read exactly
+        live.known = None
+        live.recounted_at = time.monotonic()
+        return
+    live.known = Known.of({bucket.index: bucket for bucket in pages}, horizon)
+    # Rows that moved while the table was read are found by the next refresh.
+    live.since = now - COMMIT_MARGIN
+    live.recent = {}
+    live.recounted_at = live.refreshed_at = time.monotonic()
+    live.recount_cost = live.recounted_at - started
+
+
+def _touched(live: LivePages, moved: Iterable[tuple[Any, Any]], horizon: datetime) -> set[int]:
+    """The pages whose aggregates must be read again: those of rows that moved since the
+    last refresh, and those with a future lastmod the horizon has reached."""
+    assert live.known is not None
+    recent = live.recent
+    touched = {
+        key // live.width
+        for key, lastmod in moved
+        if key is not None and recent.get(key, _NEVER) != lastmod
+    }
+    for bucket in live.known.ordered:
+        if bucket.expires is not None and bucket.expires <= horizon:
+            touched.add(bucket.index)
+    return touched
+
+
+_NEVER = object()
