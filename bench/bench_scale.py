@@ -27,8 +27,12 @@ PostgreSQL: ``--url``, else ``$SITEMAP_TEST_POSTGRES``, else the one ``.ci/postg
 starts; the tables live in schema ``sitemap_scale``. Building 10,000,000 rows takes a
 minute or two.
 
+``--freshness both`` runs the exact mode too (every request reads its aggregates):
+the baseline the default's figures compare with, in the same run.
+
 Usage: ``python bench/bench_scale.py [--backend postgres|sqlite|both] [--driver
-sync|async|both] [--rows 10000000] [--sqlite-rows 2000000] [--seconds 60] [--repeat 5]``
+sync|async|both] [--freshness incremental|exact|both] [--rows 10000000]
+[--sqlite-rows 2000000] [--seconds 60] [--repeat 5]``
 and ``python bench/bench_scale.py --memory [--memory-rows 1000000,10000000]``
 """
 
@@ -201,8 +205,11 @@ def make_engine(backend: str, driver: str, url: URL, rows: int) -> AnyEngine:
     return create_engine(f"sqlite:///{sqlite_path(rows)}")
 
 
-def make_app(engine: AnyEngine, backend: str, rows: int) -> SitemapApp:
-    """The quick start's app: one source, every setting at its default."""
+def make_app(
+    engine: AnyEngine, backend: str, rows: int, freshness: str = "incremental"
+) -> SitemapApp:
+    """The quick start's app: one source, every setting at its default (but ``freshness``
+    for the exact baseline)."""
     t = articles(backend, rows)
     stmt = select(t.c.id, t.c.slug, t.c.updated_at, t.c.changefreq, t.c.priority)
     options: dict[str, Any] = {
@@ -216,7 +223,7 @@ def make_app(engine: AnyEngine, backend: str, rows: int) -> SitemapApp:
         source: Any = AsyncSQLAlchemySource(stmt, engine, **options)
     else:
         source = SQLAlchemySource(stmt, engine, **options)
-    return SitemapApp(sources=[source], base_url=BASE)
+    return SitemapApp(sources=[source], base_url=BASE, freshness=freshness)
 
 
 async def dispose(engine: AnyEngine) -> None:
@@ -354,6 +361,8 @@ class Figures:
     server_seconds: float = float("nan")
     updates: int = 0
     write_median: float = 0.0
+    kept: str = ""
+    """How the pages were kept current while polling (incremental mode)."""
 
 
 async def request(app: SitemapApp, path: str, etag: str | None = None) -> tuple[float, Any]:
@@ -421,12 +430,12 @@ async def busy_phase(
 
 
 async def measure(
-    backend: str, driver: str, url: URL, rows: int, seconds: int, repeat: int
+    backend: str, driver: str, url: URL, rows: int, seconds: int, repeat: int, freshness: str
 ) -> Figures:
     engine = make_engine(backend, driver, url, rows)
-    app = make_app(engine, backend, rows)
+    app = make_app(engine, backend, rows, freshness)
     clock = StatementClock(engine)
-    figures = Figures(f"{backend}, {driver} engine, {rows:,} rows")
+    figures = Figures(f"{backend}, {driver} engine, {rows:,} rows, freshness={freshness}")
     try:
         figures.first_index, reply = await request(app, "/sitemap.xml")
         assert reply.status == 200, reply.status
@@ -438,11 +447,19 @@ async def measure(
             active = server_active_seconds(url)
         writer = Writer(backend, url, rows)
         writer.start()
+        live = app.sitemap.live.get("articles")
+        counts = (live.refreshes, live.recounts) if live else (0, 0)
         try:
             await asyncio.sleep(0.5)  # polls half-way between writes: no race with a commit
             await busy_phase(app, figures, seconds, clock, writer)
         finally:
             writer.stop()
+        if live is not None:
+            figures.kept = (
+                f"{live.refreshes - counts[0]} refreshes (last {ms(live.refresh_cost)}, "
+                f"every {live.refresh_every():.1f} s), {live.recounts - counts[1]} recounts "
+                f"(last {live.recount_cost:.2f} s, every {live.recount_every():.0f} s)"
+            )
         figures.updates = writer.updates
         figures.write_median = statistics.median(writer.seconds) if writer.seconds else 0.0
         if backend == "postgres":
@@ -631,6 +648,8 @@ def report(figures: Figures) -> None:
             f"median UPDATE {ms(figures.write_median)}",
         )
     )
+    if figures.kept:
+        table.append(("writes: pages kept current by", figures.kept, "", ""))
     print_table(figures.label, table)
 
 
@@ -669,6 +688,12 @@ def main() -> None:
     parser.add_argument("--sqlite-rows", type=int, default=2_000_000)
     parser.add_argument("--seconds", type=int, default=60, help="seconds of polling")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument(
+        "--freshness",
+        choices=["incremental", "exact", "both"],
+        default="incremental",
+        help="the default (incremental), the exact baseline, or both in one run",
+    )
     parser.add_argument("--url", help="postgresql:// URL (default $SITEMAP_TEST_POSTGRES)")
     parser.add_argument("--memory", action="store_true", help="peak RSS mode instead")
     parser.add_argument("--memory-rows", default="1000000,10000000")
@@ -681,6 +706,7 @@ def main() -> None:
 
     backends = ["postgres", "sqlite"] if args.backend == "both" else [args.backend]
     drivers = ["sync", "async"] if args.driver == "both" else [args.driver]
+    modes = ["incremental", "exact"] if args.freshness == "both" else [args.freshness]
     versions = f"Python {platform.python_version()}, SQLAlchemy {sqlalchemy.__version__}"
     if "postgres" in backends:
         with psycopg.connect(conninfo(url)) as conn:
@@ -708,11 +734,12 @@ def main() -> None:
             rows = args.rows if backend == "postgres" else args.sqlite_rows
             seed(backend, rows)
             for driver in drivers:
-                print(f"{backend}, {driver} engine:", flush=True)
-                figures = asyncio.run(
-                    measure(backend, driver, url, rows, args.seconds, args.repeat)
-                )
-                report(figures)
+                for freshness in modes:
+                    print(f"{backend}, {driver} engine, freshness={freshness}:", flush=True)
+                    figures = asyncio.run(
+                        measure(backend, driver, url, rows, args.seconds, args.repeat, freshness)
+                    )
+                    report(figures)
     print(f"\nload {os.getloadavg()[0]:.2f}; total {time.perf_counter() - began:.0f} s")
 
 

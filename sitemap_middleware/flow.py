@@ -24,7 +24,7 @@ from typing import IO, Any, Generic, TypeVar
 
 from .core import Body, Part, Request, Response, Sitemap, Slot
 from .entry import Batch
-from .live_pages import keep_current
+from .live_pages import keep_current, read_whole
 from .needs import Background, Need, ReadPages, Summarize
 from .routing import Target
 from .sources.base import ALL, AnySource, CutPages, NotPageable
@@ -178,8 +178,8 @@ def _live_summaries(
             continue
         if live.known is None and keys == ALL:
             started = time.monotonic()
-            pages = yield ReadPages(source, live.width, settings.naive_timezone, horizon)
-            live.seed(pages, horizon, now, time.monotonic() - started)
+            whole = yield from read_whole(live, now, settings.naive_timezone, horizon)
+            live.seed(whole, horizon, now, time.monotonic() - started)
         if live.claim(time.monotonic()):
             job = keep_current(live, now, settings.naive_timezone, settings.lastmod_tolerance)
             yield Background(job)

@@ -97,6 +97,8 @@ class LivePages:
     recounted_at: float = float("-inf")
     refresh_cost: float = 0.0
     recount_cost: float = 0.0
+    refreshes: int = 0
+    recounts: int = 0
     since: datetime | None = None
     """Lastmods later than this are read by the next refresh."""
     recent: dict[Any, Any] = field(default_factory=dict)
@@ -150,11 +152,18 @@ class LivePages:
             return Summary(None, 0, "p:0", horizon)
         return Summary(bucket.newest, bucket.count, page_token(bucket), horizon, bucket.expires)
 
-    def seed(self, pages: list[Bucket], horizon: datetime, now: datetime, cost: float) -> None:
-        """Pages read whole by a request (the first index): kept, as a recount's are."""
+    def seed(
+        self,
+        whole: tuple[list[Bucket], list[tuple[Any, Any]] | None],
+        horizon: datetime,
+        now: datetime,
+        cost: float,
+    ) -> None:
+        """Pages read whole by a request (the first index, :func:`read_whole`): kept, as a
+        recount's are."""
         with self.lock:
             if self.known is None and not self.running:
-                _recounted(self, pages, horizon, now, time.monotonic() - cost)
+                _recounted(self, *whole, horizon, now, time.monotonic() - cost)
 
     def page_of(self, page: int, summary: Summary) -> Summary:
         """A page summary read exactly, with the token the pages kept current give it."""
@@ -178,11 +187,14 @@ def keep_current(
     horizon = horizon_of(now, tolerance)
     try:
         if live.recount_due(started):
-            pages = yield ReadPages(live.source, live.width, naive_timezone, horizon)
-            _recounted(live, pages, horizon, now, started)
+            whole = yield from read_whole(live, now, naive_timezone, horizon)
+            _recounted(live, *whole, horizon, now, started)
             return
         assert live.since is not None and live.known is not None
         moved = yield ReadChanges(live.source, live.since, horizon, naive_timezone, MAX_CHANGES + 1)
+        # What a refresh costs however long its interval: the pages it reads again are as
+        # many as the writes, whenever they are read.
+        live.refresh_cost = time.monotonic() - started
         keys = [key for key, _ in moved if key is not None]
         if len(moved) > MAX_CHANGES or any(key < 0 for key in keys):
             live.recounted_at = float("-inf")  # a bulk change or a key below 0: recount next
@@ -193,17 +205,17 @@ def keep_current(
         summaries: Sequence[Summary] = []
         if parts:
             summaries = yield Summarize(parts, naive_timezone, horizon)
-        pages = dict(live.known.pages)
+        kept = dict(live.known.pages)
         for page, summary in zip(touched, summaries, strict=True):
             if not summary.count:
-                pages.pop(page, None)
+                kept.pop(page, None)
             else:
-                pages[page] = bucket_of(page, summary)
-        live.known = Known.of(pages, horizon)
-        live.recent = {key: lastmod for key, lastmod in moved if key is not None}
+                kept[page] = bucket_of(page, summary)
+        live.known = Known.of(kept, horizon)
+        live.recent = _recent(moved)
         live.since = now - COMMIT_MARGIN
         live.refreshed_at = time.monotonic()
-        live.refresh_cost = live.refreshed_at - started
+        live.refreshes += 1
     except CutPages:
         live.recounted_at = float("-inf")
     except Exception as exc:  # a failing database: the pages stay as last known
@@ -218,8 +230,27 @@ def keep_current(
         live.running = False
 
 
+def read_whole(
+    live: LivePages, now: datetime, naive_timezone: tzinfo, horizon: datetime
+) -> Generator[ReadPages | ReadChanges, Any, tuple[list[Bucket], list[tuple[Any, Any]] | None]]:
+    """Every page's aggregates, and first the rows that moved in the last minute: those the
+    pages already count, so that the next refresh reads again only the pages of rows that
+    moved after them."""
+    moved = None
+    if live.source.tracks_changes:
+        since = now - COMMIT_MARGIN
+        moved = yield ReadChanges(live.source, since, horizon, naive_timezone, MAX_CHANGES + 1)
+    pages = yield ReadPages(live.source, live.width, naive_timezone, horizon)
+    return pages, moved
+
+
 def _recounted(
-    live: LivePages, pages: list[Bucket], horizon: datetime, now: datetime, started: float
+    live: LivePages,
+    pages: list[Bucket],
+    moved: list[tuple[Any, Any]] | None,
+    horizon: datetime,
+    now: datetime,
+    started: float,
 ) -> None:
     live.cut = any(bucket.last is not None for bucket in pages)
     if live.cut:  # keys below 0: pages are cut, their validators read exactly
@@ -227,11 +258,16 @@ def _recounted(
         live.recounted_at = time.monotonic()
         return
     live.known = Known.of({bucket.index: bucket for bucket in pages}, horizon)
-    # Rows that moved while the table was read are found by the next refresh.
+    # Rows that move while the table is read are found by the next refresh.
     live.since = now - COMMIT_MARGIN
-    live.recent = {}
+    live.recent = _recent(moved) if moved is not None and len(moved) <= MAX_CHANGES else {}
     live.recounted_at = live.refreshed_at = time.monotonic()
     live.recount_cost = live.recounted_at - started
+    live.recounts += 1
+
+
+def _recent(moved: Iterable[tuple[Any, Any]]) -> dict[Any, Any]:
+    return {key: lastmod for key, lastmod in moved if key is not None}
 
 
 def _touched(live: LivePages, moved: Iterable[tuple[Any, Any]], horizon: datetime) -> set[int]:
