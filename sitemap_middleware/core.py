@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 from . import html, robots
@@ -50,6 +50,9 @@ logger = logging.getLogger("sitemap_middleware")
 ALLOWED_METHODS = ("GET", "HEAD")
 Headers = Mapping[str, Sequence[str]]
 Part = tuple[AnySource, KeyRange]
+
+
+_SECOND = timedelta(seconds=1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +197,8 @@ class Sitemap:
                 if source.live
             }
         self._reported: set[str] = set()
+        # The index's <sitemap> elements by (base URL, source, page, lastmod shown).
+        self._index_elements: dict[tuple[str, str, int, datetime | None], str] = {}
 
     def _view(self, site: Site) -> View:
         # Every view counts and logs bad rows in the same place.
@@ -521,19 +526,35 @@ class Sitemap:
             return gzip_whole(document, self.settings.gzip_level) if plan.gzip else document
         elements = []
         site = (plan.view or self.view).site
+        known = self._index_elements
+        if len(known) > 250_000:  # one per page and host: bounded, and cheap to refill
+            known.clear()
         for source, _ in plan.parts:
             _, buckets, horizon = self._buckets[source.name]
+            # A source's own pages may not know the horizon: never list a future lastmod.
+            # (Whole seconds count: a moment is served while it is before the next second.)
+            limit = None if horizon is None else horizon.replace(microsecond=0) + _SECOND
             for bucket in buckets:
-                url = site.url_for(
-                    self.routes.page_path(source.name, bucket.index + 1, self.settings.index_gz)
-                )
-                lastmod = None
-                # A source's own pages may not know the horizon: never list a future lastmod.
-                if bucket.newest is not None and _served(bucket.newest, horizon):
-                    lastmod = bucket.newest.astimezone(UTC).isoformat(timespec="seconds")
-                elements.append(sitemap_element(url, lastmod))
+                newest = bucket.newest
+                if newest is not None and limit is not None and newest >= limit:
+                    newest = None
+                # Most pages are unchanged between two indexes: their elements are reused.
+                key = (site.base_url, source.name, bucket.index, newest)
+                element = known.get(key)
+                if element is None:
+                    element = known[key] = self._index_element(site, source.name, bucket, newest)
+                elements.append(element)
         document = sitemapindex(elements, self.settings.max_bytes)
         return gzip_whole(document, self.settings.gzip_level) if plan.gzip else document
+
+    def _index_element(
+        self, site: Site, source: str, bucket: Bucket, newest: datetime | None
+    ) -> str:
+        url = site.url_for(self.routes.page_path(source, bucket.index + 1, self.settings.index_gz))
+        lastmod = None
+        if newest is not None:
+            lastmod = newest.astimezone(UTC).isoformat(timespec="seconds")
+        return sitemap_element(url, lastmod)
 
     def _html_index(self, plan: Response) -> bytes:
         site = (plan.view or self.view).site
@@ -592,11 +613,6 @@ class Sitemap:
             site.url_for(self.routes.page_path(source, page)),
             nav,
         )
-
-
-def _served(moment: datetime, horizon: datetime | None) -> bool:
-    """Whether a page's newest lastmod is no later than the horizon (whole seconds count)."""
-    return horizon is None or moment.replace(microsecond=0) <= horizon
 
 
 def _filename(path: str) -> str:
