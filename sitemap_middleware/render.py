@@ -11,7 +11,7 @@ drops the rows whose loc the document already lists.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from itertools import repeat
@@ -47,6 +47,14 @@ _tzinfo = attrgetter("tzinfo")
 _CHANGEFREQ_TYPES = frozenset({str, type(None)})
 _PRIORITY_TYPES = frozenset({float, int, Decimal, type(None)})
 _TAIL_CACHE_SIZE = 256
+
+
+def _changefreq_text(value: str | None) -> str:
+    return "" if value is None else f"<changefreq>{format_changefreq(value)}</changefreq>"
+
+
+def _priority_tail(value: object) -> str:
+    return "</url>\n" if value is None else f"<priority>{format_priority(value)}</priority></url>\n"
 
 
 def not_plain(locs: Sequence[Any], starts: re.Pattern[bytes] | None) -> list[int] | None:
@@ -167,6 +175,9 @@ class Renderer:
         self._plain_affixes: dict[tuple[str, str], bool] = {}
         # "(changefreq, priority)" -> the closing part of a <url>, for values already checked.
         self._tails: dict[tuple[object, object], str] = {(None, None): "</url>\n"}
+        # A changefreq -> its element, a priority -> its element and "</url>", checked already.
+        self._changefreq_texts: dict[Any, str] = {None: ""}
+        self._priority_tails: dict[Any, str] = {None: "</url>\n"}
 
     def _tail(self, changefreq: object, priority: object) -> str | None:
         if type(changefreq) not in _CHANGEFREQ_TYPES or type(priority) not in _PRIORITY_TYPES:
@@ -270,18 +281,20 @@ class Renderer:
         head = f"<url><loc>{root}{before}"
         if texts is None:
             end = f"{after}</loc>{tail}"
-            out = [f"{head}{middle}{end}{last}" for middle, last in zip(middles, ends)]
+            out = [
+                f"{head}{middle}{end}{last}" for middle, last in zip(middles, ends, strict=False)
+            ]
         elif not layout:
             mid, end = f"{after}</loc><lastmod>", zone + tail
             out = [
                 f"{head}{middle}{mid}{text}{end}{last}"
-                for middle, text, last in zip(middles, texts, ends)
+                for middle, text, last in zip(middles, texts, ends, strict=False)
             ]
         else:  # "YYYY-MM-DD hh:mm:ss.ffffff" as stored: copy the digits
             mid, end = f"{after}</loc><lastmod>", "+00:00" + tail
             out = [
                 f"{head}{middle}{mid}{text[:10]}T{text[11:19]}{end}{last}"
-                for middle, text, last in zip(middles, texts, ends)
+                for middle, text, last in zip(middles, texts, ends, strict=False)
             ]
         if not odd and seen is None:
             return out
@@ -325,15 +338,8 @@ class Renderer:
             changefreq, priority = changefreqs[0], priorities[0]
             if changefreqs.count(changefreq) == count and priorities.count(priority) == count:
                 return self._tails.get((changefreq, priority)) or self._tail(changefreq, priority)
-            # Equal values have equal texts: a priority's text depends on float(value) only.
-            changefreq_texts = dict.fromkeys(changefreqs, "")
-            for value in changefreq_texts:
-                if value is not None:
-                    changefreq_texts[value] = f"<changefreq>{format_changefreq(value)}</changefreq>"
-            priority_tails = dict.fromkeys(priorities, "</url>\n")
-            for value in priority_tails:
-                if value is not None:
-                    priority_tails[value] = f"<priority>{format_priority(value)}</priority></url>\n"
+            changefreq_texts = self._texts(self._changefreq_texts, changefreqs, _changefreq_text)
+            priority_tails = self._texts(self._priority_tails, priorities, _priority_tail)
         except (ValueError, TypeError, ArithmeticError):
             return None  # a bad value (or one that cannot be compared): the full rules report it
         return list(
@@ -343,6 +349,22 @@ class Renderer:
                 map(priority_tails.__getitem__, priorities),
             )
         )
+
+    @staticmethod
+    def _texts(
+        known: dict[Any, str], column: Sequence[Any], text: Callable[[Any], str]
+    ) -> dict[Any, str]:
+        """The texts of a column's values: those known already, the others added (a bounded
+        cache; past its bound, a mapping of the batch's own values). Equal values have equal
+        texts (a priority's depends on ``float(value)`` alone); raises on a bad value."""
+        distinct = set(column)
+        if distinct <= known.keys():
+            return known
+        texts = known if len(known) < _TAIL_CACHE_SIZE else {}
+        for value in distinct:
+            if value not in texts:
+                texts[value] = text(value)
+        return texts
 
     def _affixes_plain(self, before: str, after: str) -> bool:
         """Whether ``before + middle + after`` is a plain path in the scope for every
