@@ -195,7 +195,8 @@ def format_priority(value: object) -> str:
     number = float(value)  # type: ignore[arg-type]
     if not math.isfinite(number) or not 0.0 <= number <= 1.0:
         raise ValueError(f"priority {value!r} is outside 0.0..1.0")
-    text = f"{number:.4f}".rstrip("0")
+    # -0.0 is 0.0 (equal values, one text: the validators' checksum cannot tell them apart).
+    text = f"{number + 0.0:.4f}".rstrip("0")
     return text + "0" if text.endswith(".") else text
 
 

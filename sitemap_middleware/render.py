@@ -11,9 +11,11 @@ drops the rows whose loc the document already lists.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, date, datetime
-from operator import attrgetter
+from decimal import Decimal
+from itertools import repeat
+from operator import add, attrgetter
 from typing import Any
 
 from .duplicates import SeenLocs
@@ -40,7 +42,19 @@ _LAYOUTS: dict[int, tuple[tuple[int, bytes], ...]] = {
 _TWENTIES = bytes.maketrans(b"0123456789", b"\0\0\1\0\0\0\0\0\0\0")  # hour tens "2"
 _FOUR_UP = bytes.maketrans(b"0123456789", b"\0\0\0\0\1\1\1\1\1\1")  # hour units 4-9
 _tzinfo = attrgetter("tzinfo")
+# The types a changefreq and a priority column may hold on the column-wise path (a bool is
+# no priority; a str subclass or another number type takes the full rules).
+_CHANGEFREQ_TYPES = frozenset({str, type(None)})
+_PRIORITY_TYPES = frozenset({float, int, Decimal, type(None)})
 _TAIL_CACHE_SIZE = 256
+
+
+def _changefreq_text(value: str | None) -> str:
+    return "" if value is None else f"<changefreq>{format_changefreq(value)}</changefreq>"
+
+
+def _priority_tail(value: object) -> str:
+    return "</url>\n" if value is None else f"<priority>{format_priority(value)}</priority></url>\n"
 
 
 def not_plain(locs: Sequence[Any], starts: re.Pattern[bytes] | None) -> list[int] | None:
@@ -160,12 +174,13 @@ class Renderer:
         # (prefix, suffix) of template locs -> whether they make plain locs of plain middles.
         self._plain_affixes: dict[tuple[str, str], bool] = {}
         # "(changefreq, priority)" -> the closing part of a <url>, for values already checked.
-        self._tails: dict[tuple[str | None, float | None], str] = {(None, None): "</url>\n"}
+        self._tails: dict[tuple[object, object], str] = {(None, None): "</url>\n"}
+        # A changefreq -> its element, a priority -> its element and "</url>", checked already.
+        self._changefreq_texts: dict[Any, str] = {None: ""}
+        self._priority_tails: dict[Any, str] = {None: "</url>\n"}
 
     def _tail(self, changefreq: object, priority: object) -> str | None:
-        if not (changefreq is None or type(changefreq) is str) or not (
-            priority is None or type(priority) is float
-        ):
+        if type(changefreq) not in _CHANGEFREQ_TYPES or type(priority) not in _PRIORITY_TYPES:
             return None
         try:
             parts = []
@@ -173,7 +188,7 @@ class Renderer:
                 parts.append(f"<changefreq>{format_changefreq(changefreq)}</changefreq>")
             if priority is not None:
                 parts.append(f"<priority>{format_priority(priority)}</priority>")
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, ArithmeticError):
             return None  # the full rules report it
         tail = "".join(parts) + "</url>\n"
         if len(self._tails) < _TAIL_CACHE_SIZE:
@@ -199,27 +214,17 @@ class Renderer:
     def _uniform(
         self, source: str, batch: Batch, limits: _Limits | None, seen: SeenLocs | None
     ) -> list[str] | None:
-        """A batch of the common shape in a few C-level passes: one (changefreq, priority)
-        pair, lastmods all absent, all naive datetimes read as UTC, or all dates, and string
-        locs. Plain paths are written directly, other locs go through the rules.
-        None when the batch has another shape."""
+        """A batch of the common shape in a few C-level passes: valid changefreqs and
+        priorities (NULLs allowed), lastmods all absent, all naive datetimes read as UTC, or
+        all dates, and string locs. Plain paths are written directly, other locs go through
+        the rules. None when the batch has another shape."""
         count = len(batch)
         locs, lastmods = batch.locs, batch.lastmods
-        changefreqs, priorities = batch.changefreqs, batch.priorities
-        changefreq, priority = changefreqs[0], priorities[0]
-        # Compare types too: True == 1.0, yet a bool is not a priority.
-        for value, column, kind in (
-            (changefreq, changefreqs, str),
-            (priority, priorities, float),
-        ):
-            if value is None:
-                if column.count(None) != count:
-                    return None
-            elif set(map(type, column)) != {kind} or column.count(value) != count:
-                return None
-        tail = self._tails.get((changefreq, priority)) or self._tail(changefreq, priority)
-        if tail is None:
+        tails = self._tail_column(batch.changefreqs, batch.priorities, count)
+        if tails is None:
             return None
+        # One tail for every row is written with the lastmod's end; else each its own.
+        tail, ends = (tails, repeat("")) if type(tails) is str else ("", tails)
         texts: Sequence[str] | None = None
         layout = 0
         if lastmods.count(None) != count:
@@ -276,18 +281,20 @@ class Renderer:
         head = f"<url><loc>{root}{before}"
         if texts is None:
             end = f"{after}</loc>{tail}"
-            out = [f"{head}{middle}{end}" for middle in middles]
+            out = [
+                f"{head}{middle}{end}{last}" for middle, last in zip(middles, ends, strict=False)
+            ]
         elif not layout:
             mid, end = f"{after}</loc><lastmod>", zone + tail
             out = [
-                f"{head}{middle}{mid}{text}{end}"
-                for middle, text in zip(middles, texts, strict=True)
+                f"{head}{middle}{mid}{text}{end}{last}"
+                for middle, text, last in zip(middles, texts, ends, strict=False)
             ]
         else:  # "YYYY-MM-DD hh:mm:ss.ffffff" as stored: copy the digits
             mid, end = f"{after}</loc><lastmod>", "+00:00" + tail
             out = [
-                f"{head}{middle}{mid}{text[:10]}T{text[11:19]}{end}"
-                for middle, text in zip(middles, texts, strict=True)
+                f"{head}{middle}{mid}{text[:10]}T{text[11:19]}{end}{last}"
+                for middle, text, last in zip(middles, texts, ends, strict=False)
             ]
         if not odd and seen is None:
             return out
@@ -311,6 +318,53 @@ class Renderer:
                 out[at] = ""
                 skipped = True
         return [element for element in out if element] if skipped else out
+
+    def _tail_column(
+        self, changefreqs: Sequence[Any], priorities: Sequence[Any], count: int
+    ) -> str | list[str] | None:
+        """What follows the lastmod of each row: its changefreq, priority and ``</url>``.
+
+        One string when every row has the same pair, else one per row, built from the
+        distinct values (a few) in C-level passes. None when a value is not a ``str``
+        (changefreq) or a number (priority; a bool is none), or is bad: the full rules
+        report it.
+        """
+        try:
+            if not (
+                set(map(type, changefreqs)) <= _CHANGEFREQ_TYPES
+                and set(map(type, priorities)) <= _PRIORITY_TYPES
+            ):
+                return None
+            changefreq, priority = changefreqs[0], priorities[0]
+            if changefreqs.count(changefreq) == count and priorities.count(priority) == count:
+                return self._tails.get((changefreq, priority)) or self._tail(changefreq, priority)
+            changefreq_texts = self._texts(self._changefreq_texts, changefreqs, _changefreq_text)
+            priority_tails = self._texts(self._priority_tails, priorities, _priority_tail)
+        except (ValueError, TypeError, ArithmeticError):
+            return None  # a bad value (or one that cannot be compared): the full rules report it
+        return list(
+            map(
+                add,
+                map(changefreq_texts.__getitem__, changefreqs),
+                map(priority_tails.__getitem__, priorities),
+            )
+        )
+
+    @staticmethod
+    def _texts(
+        known: dict[Any, str], column: Sequence[Any], text: Callable[[Any], str]
+    ) -> dict[Any, str]:
+        """The texts of a column's values: those known already, the others added (a bounded
+        cache; past its bound, a mapping of the batch's own values). Equal values have equal
+        texts (a priority's depends on ``float(value)`` alone); raises on a bad value."""
+        distinct = set(column)
+        if distinct <= known.keys():
+            return known
+        texts = known if len(known) < _TAIL_CACHE_SIZE else {}
+        for value in distinct:
+            if value not in texts:
+                texts[value] = text(value)
+        return texts
 
     def _affixes_plain(self, before: str, after: str) -> bool:
         """Whether ``before + middle + after`` is a plain path in the scope for every

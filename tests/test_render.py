@@ -327,3 +327,112 @@ def test_encoded_and_plain_spellings_in_one_batch_keep_the_first(values: list[st
         + out.count("<url><loc>https://example.com/p/%61</loc></url>\n")
         == 1
     )
+
+
+# --- changefreq and priority columns on the column-wise path ---------------------------------
+
+GOOD_CHANGEFREQS = ["always", "hourly", "daily", "weekly", "monthly", "yearly", "never"]
+ODD_CHANGEFREQS: list[Any] = ["Daily", " weekly ", "sometimes", "", 3, b"daily", True]
+GOOD_PRIORITIES: list[Any] = [0.0, 0.1, 0.25, 0.5, 1.0, 0.12345, 1, 0, Decimal("0.3")]
+ODD_PRIORITIES: list[Any] = [
+    -0.0,
+    True,
+    False,
+    7.0,
+    -0.1,
+    float("nan"),
+    float("inf"),
+    "0.3",
+    Decimal("NaN"),
+    Decimal("sNaN"),
+    10**400,
+]
+column_rows = st.lists(
+    st.tuples(
+        st.one_of(st.from_regex(r"[a-z0-9-]{1,8}", fullmatch=True), st.sampled_from(SPELLINGS)),
+        st.sampled_from([None, datetime(2024, 1, 2, 3, 4, 5), datetime(2024, 5, 6, 7, 8, 9, 10)]),
+        st.one_of(st.none(), st.sampled_from(GOOD_CHANGEFREQS), st.sampled_from(ODD_CHANGEFREQS)),
+        st.one_of(st.none(), st.sampled_from(GOOD_PRIORITIES), st.sampled_from(ODD_PRIORITIES)),
+    ),
+    min_size=1,
+    max_size=40,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(column_rows, min_size=1, max_size=4), st.booleans(), st.booleans())
+def test_changefreq_and_priority_columns_give_the_bytes_of_the_rules(
+    batches: list[list[tuple[str, Any, Any, Any]]], affixed: bool, one_lastmod: bool
+) -> None:
+    """Columns of valid values and NULLs, with or without bad values among them: the same
+    elements, the same bad rows (repeated locs included) as the full rules row by row."""
+    site = Site.build("https://example.com/", "/sitemap.xml")
+    raw_batches: list[list[RawEntry]] = []
+    key = 0
+    for rows in batches:
+        raws: list[RawEntry] = []
+        for middle, lastmod, changefreq, priority in rows:
+            lastmod = rows[0][1] if one_lastmod else lastmod
+            raws.append((key, f"/p/{middle}", lastmod, changefreq, priority))
+            key += 1
+        raw_batches.append(raws)
+    rules = EntryRules(site, UTC)
+    renderer, seen = Renderer(rules), SeenLocs(site)
+    out: list[str] = []
+    for raws, rows in zip(raw_batches, batches, strict=True):
+        batch = Batch.of(raws)
+        if affixed:
+            middles = [middle for middle, *_ in rows]
+            locs = Affixed("/p/", middles, "")
+            batch = Batch(batch.keys, locs, batch.lastmods, batch.changefreqs, batch.priorities)
+        out += renderer.elements("s", batch, seen=seen)
+    # The reference: row by row, a repeated loc skipped before its other fields are judged.
+    reference, listed = EntryRules(site, UTC), set()
+
+    def first(url: str) -> bool:
+        new = comparison_form(url) not in listed
+        listed.add(comparison_form(url))
+        return new
+
+    expected = [
+        url_element(url)
+        for raws in raw_batches
+        for raw in raws
+        if (url := reference.check("s", raw, None, first)) is not None
+    ]
+    assert out == expected
+    assert rules.stats.get("s", BadRowStats()) == reference.stats.get("s", BadRowStats())
+
+
+@pytest.mark.parametrize("affixed", [True, False])
+def test_valid_changefreq_and_priority_columns_take_the_column_wise_path(affixed: bool) -> None:
+    site = Site.build("https://example.com/", "/sitemap.xml")
+    raws: list[RawEntry] = [
+        (
+            i,
+            f"/p/{i}",
+            datetime(2024, 1, 2, 3, 4, i % 60),
+            None if i % 3 == 0 else GOOD_CHANGEFREQS[i % 7],
+            None if i % 3 == 1 else GOOD_PRIORITIES[i % 9],
+        )
+        for i in range(60)
+    ]
+    batch = Batch.of(raws)
+    if affixed:
+        locs = Affixed("/p/", [str(i) for i in range(60)], "")
+        batch = Batch(batch.keys, locs, batch.lastmods, batch.changefreqs, batch.priorities)
+    renderer = Renderer(EntryRules(site, UTC))
+    fast = renderer._uniform("s", batch, None, SeenLocs(site))
+    assert fast is not None  # not the row-by-row path
+    assert fast == slow(EntryRules(site, UTC), raws)
+    assert "<changefreq>daily</changefreq><priority>0.12345</priority>" not in "".join(fast)
+    assert "<priority>0.1235</priority>" in "".join(fast)
+
+
+def test_negative_zero_is_written_as_zero_on_every_path() -> None:
+    site = Site.build("https://example.com/", "/sitemap.xml")
+    raws: list[RawEntry] = [(i, f"/p/{i}", None, None, [0.0, -0.0][i % 2]) for i in range(4)]
+    for batch in (raws, raws[1:2]):
+        out = Renderer(EntryRules(site, UTC)).elements("s", Batch.of(batch))
+        assert out == slow(EntryRules(site, UTC), batch)
+        assert all("<priority>0.0</priority>" in element for element in out)
