@@ -16,7 +16,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, MutableMapping
 from contextlib import aclosing
 from datetime import UTC, datetime, tzinfo
 from functools import partial
-from typing import Any
+from typing import Any, Unpack
 
 import anyio
 import anyio.lowlevel
@@ -30,7 +30,7 @@ from .flow import SitemapAborted, Transfer, answer, arun
 from .live_pages import keep_current
 from .needs import Background, Need, ReadChanges, Summarize
 from .routing import Target
-from .settings import make_settings
+from .settings import Options, make_settings
 from .sources.base import AnySource, AsyncSource, Bucket, KeyRange, horizon_arguments
 from .validators import Summary
 
@@ -159,7 +159,7 @@ class SitemapMiddleware:
     sitemap (its 404 body is dropped unread), so a real ``sitemap.xml`` wins.
     """
 
-    def __init__(self, app: ASGIApp, /, *, sources: object, **settings: Any) -> None:
+    def __init__(self, app: ASGIApp, /, *, sources: object, **settings: Unpack[Options]) -> None:
         """``settings`` are the fields of :class:`~sitemap_middleware.Settings`."""
         self.app = app
         self.sitemap = Sitemap(sources, make_settings(settings))
@@ -393,5 +393,5 @@ class _Capture:
 class SitemapApp(SitemapMiddleware):
     """The sitemap as a standalone ASGI app (404 for every other path), for ``Mount``."""
 
-    def __init__(self, **settings: Any) -> None:
-        super().__init__(_not_found_app, **settings)
+    def __init__(self, *, sources: object, **settings: Unpack[Options]) -> None:
+        super().__init__(_not_found_app, sources=sources, **settings)

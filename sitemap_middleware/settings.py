@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import UTC, tzinfo
-from typing import Any
+from typing import Any, Literal, Required, TypedDict
 
 from .urls import MAX_LOC_LENGTH, MIN_LOC_LENGTH, Site, normalize_host
 from .xml import MAX_BYTES, MAX_URLS, page_rows
@@ -173,7 +174,42 @@ def _positive_int(name: str, value: object, low: int, high: int) -> None:
         raise ConfigurationError(f"{name}: must be an integer from {low} to {high}, got {value!r}")
 
 
-def make_settings(options: dict[str, Any]) -> Settings:
+class Options(TypedDict, total=False):
+    """The settings as keyword arguments of the middleware and apps (see :class:`Settings`
+    and the README's *Options*): editors complete them and type checkers check them."""
+
+    base_url: Required[str]
+    path: str
+    mode: Literal["intercept", "fallback"]
+    content_type: str
+    cache_control: str | None
+    x_robots_tag: str | None
+    naive_timezone: tzinfo
+    strict: bool
+    batch_size: int
+    chunk_bytes: int
+    retry_after: int
+    max_urls: int
+    max_bytes: int
+    max_loc_length: int
+    index: Literal["auto", "always"]
+    gzip: bool
+    gzip_level: int
+    index_gz: bool
+    max_generations: int | None
+    allowed_hosts: Sequence[str] | None
+    robots_txt: bool
+    html: bool
+    news_tick: int
+    summary_ttl: float
+    busy_retry_after: int
+    lastmod_tolerance: int
+    freshness: Literal["incremental", "exact"]
+    refresh_interval: float
+    recount_interval: float | None
+
+
+def make_settings(options: Mapping[str, Any]) -> Settings:
     """Settings from keyword options; an unknown option is named in the error."""
     known = {f.name for f in fields(Settings)}
     unknown = sorted(set(options) - known)

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from functools import partial
 from http import HTTPStatus
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Unpack
 
 from . import robots
 from .coalesce import ThreadCoalescer
@@ -34,7 +34,7 @@ from .live_pages import keep_current
 from .needs import Background, Need, ReadChanges, Summarize
 from .robots import NOT_FORWARDED
 from .routing import Target
-from .settings import make_settings
+from .settings import Options, make_settings
 from .sources.base import AnySource, AsyncSource, KeyRange, horizon_arguments
 
 T = TypeVar("T")
@@ -136,7 +136,9 @@ class SitemapWSGIMiddleware:
     by the sitemap (its 404 body is dropped), so a real ``sitemap.xml`` wins.
     """
 
-    def __init__(self, app: WSGIApp | None, /, *, sources: object, **settings: Any) -> None:
+    def __init__(
+        self, app: WSGIApp | None, /, *, sources: object, **settings: Unpack[Options]
+    ) -> None:
         self.app: WSGIApp = app if app is not None else _not_found_app
         self.sitemap = Sitemap(sources, make_settings(settings))
         self._loop = _Loop()
@@ -452,5 +454,5 @@ class _Fallback:
 class SitemapWSGIApp(SitemapWSGIMiddleware):
     """The sitemap as a standalone WSGI app (404 for every other path)."""
 
-    def __init__(self, **settings: Any) -> None:
-        super().__init__(None, **settings)
+    def __init__(self, *, sources: object, **settings: Unpack[Options]) -> None:
+        super().__init__(None, sources=sources, **settings)
