@@ -35,6 +35,7 @@ from sitemap_middleware.live_pages import Known, LivePages, keep_current
 from sitemap_middleware.sources.base import SyncSource, page_keys
 
 from .conftest import (
+    BASE_TIME,
     article_source,
     articles,
     assert_valid_index,
@@ -102,14 +103,19 @@ async def test_requests_read_no_aggregate_once_pages_are_known(
     assert len(seen) == 1 and "ORDER BY articles.id" in seen[0], seen
 
 
-async def test_edits_and_inserts_show_after_a_refresh(make_app: Any, engine: Engine) -> None:
-    app = make_app(
+def refreshing_app(make_app: Any, engine: Engine) -> Any:
+    """An app that refreshes on every request and never recounts by itself."""
+    return make_app(
         sources=[article_source(engine)],
         base_url=BASE,
         max_urls=PAGE,
         refresh_interval=0,
         recount_interval=3600,
     )
+
+
+async def test_edits_and_inserts_show_after_a_refresh(make_app: Any, engine: Engine) -> None:
+    app = refreshing_app(make_app, engine)
     index = await etag(app)
     pages = {n: await etag(app, f"/sitemap-articles-{n}.xml") for n in (1, 2, 12)}
     with engine.begin() as conn:  # page 1's row 5 edited now
@@ -135,24 +141,21 @@ async def test_edits_and_inserts_show_after_a_refresh(make_app: Any, engine: Eng
 async def test_deletes_and_lastmod_keeping_edits_show_after_a_recount(
     make_app: Any, engine: Engine
 ) -> None:
-    app = make_app(
-        sources=[article_source(engine)],
-        base_url=BASE,
-        max_urls=PAGE,
-        refresh_interval=0,
-        recount_interval=3600,
-    )
+    app = refreshing_app(make_app, engine)
     index = await etag(app)
-    page = await etag(app, "/sitemap-articles-2.xml")
+    pages = [await etag(app, f"/sitemap-articles-{n}.xml") for n in (2, 3)]
     with engine.begin() as conn:
         conn.execute(delete(articles).where(articles.c.id == 150))
-    for _ in range(5):  # refreshes run, and cannot see a deleted row
+        older = BASE_TIME - timedelta(days=1)  # a lastmod moved back
+        conn.execute(update(articles).where(articles.c.id == 260).values(updated_at=older))
+    for _ in range(5):  # refreshes run, and cannot see either
         await _sleep(0.05)
         assert await etag(app) == index
-    assert await etag(app, "/sitemap-articles-2.xml") == page
+    assert [await etag(app, f"/sitemap-articles-{n}.xml") for n in (2, 3)] == pages
     await recount(app)
     assert await etag(app) != index
-    assert await etag(app, "/sitemap-articles-2.xml") != page
+    after = [await etag(app, f"/sitemap-articles-{n}.xml") for n in (2, 3)]
+    assert after[0] != pages[0] and after[1] != pages[1]
 
 
 async def test_a_fresh_process_gives_the_same_validators(make_app: Any, engine: Engine) -> None:
