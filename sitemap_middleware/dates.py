@@ -10,15 +10,12 @@ second are dropped.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
 
-_W3C = re.compile(
-    r"(\d{4})(?:-(\d{2})(?:-(\d{2})"
-    r"(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(Z|[+-]\d{2}:[0-5]\d)?)?)?)?",
-    re.ASCII,  # digits are 0-9, not any script's
-)
+# A source's string may leave out the zone of a time: it is read in naive_timezone.
+from .protocol import W3C_DATETIME_ZONE_OPTIONAL as _W3C
+
 # The XSD's dateTime allows time zones from -14:00 to +14:00 only.
 _MAX_OFFSET = timedelta(hours=14)
 

@@ -26,14 +26,14 @@ from typing import Any
 
 from .dates import LastmodError, Unreadable, check_not_future, format_lastmod
 from .extensions import Alternate, Extensions, Image, News, Shape, Video, check
+from .protocol import CHANGEFREQS as CHANGEFREQS  # its home is .protocol; importable here too
 from .stats import MAX_VALUE, BadRow, Tally, shorten
 from .stats import BadRowStats as BadRowStats  # its home is .stats; importable here too
 from .stats import LanguageKey as LanguageKey
 from .urls import LocError, Site
+from .xml import UrlFields as UrlFields  # the writer's input; importable here too
 
 logger = logging.getLogger("sitemap_middleware")
-
-CHANGEFREQS = frozenset({"always", "hourly", "daily", "weekly", "monthly", "yearly", "never"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,18 +61,6 @@ class Entry:
         if not (self.alternates or self.images or self.videos or self.news is not None):
             return None
         return Extensions(self.alternates, self.images, self.videos, self.news)
-
-
-@dataclass(frozen=True, slots=True)
-class UrlFields:
-    """A checked entry: every field is already in its final text form."""
-
-    loc: str
-    lastmod: str | None
-    changefreq: str | None
-    priority: str | None
-    extensions: str = ""
-    """The extension elements, already written."""
 
 
 RawEntry = tuple[Any, Any, Any, Any, Any]

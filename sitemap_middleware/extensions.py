@@ -24,23 +24,24 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import date, datetime, timedelta, tzinfo
+from datetime import date, datetime, tzinfo
 from typing import Any
 
 from .dates import LastmodError, format_lastmod, to_utc
+from .protocol import (
+    EXTENSION_NAMESPACES,
+    HREFLANG,
+    MAX_NEWS_PER_SITEMAP,
+    NEWS_LANGUAGE,
+    SITEMAP_NS,
+)
+from .protocol import MAX_IMAGES as MAX_IMAGES
+from .protocol import NEWS_WINDOW as NEWS_WINDOW
 from .urls import XML_FORBIDDEN, LocError, Site, comparison_form
 from .xml import DECLARATION, ESCAPE_GROWTH, URL_OVERHEAD, URLSET_CLOSE, escape
 
-XHTML_NS = "http://www.w3.org/1999/xhtml"
-IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1"
-VIDEO_NS = "http://www.google.com/schemas/sitemap-video/1.1"
-NEWS_NS = "http://www.google.com/schemas/sitemap-news/0.9"
-NAMESPACES = {"xhtml": XHTML_NS, "image": IMAGE_NS, "video": VIDEO_NS, "news": NEWS_NS}
-
-MAX_IMAGES = 1_000
-"""Google: up to 1,000 ``image:image`` per ``url``."""
-MAX_NEWS_PER_SITEMAP = 1_000
-NEWS_WINDOW = timedelta(days=2)
+NAMESPACES = EXTENSION_NAMESPACES
+"""Prefix -> namespace, in the order the ``urlset`` declares them."""
 MAX_VIDEO_TAGS = 32
 MAX_COUNTRIES = 250
 
@@ -53,8 +54,6 @@ MAX_TEXT = 256
 """Video uploader and tags, news publication name."""
 MAX_NEWS_TITLE = 1_024
 
-_HREFLANG = re.compile(r"x-default|[A-Za-z]{2,3}(?:-[A-Za-z]{4})?(?:-(?:[A-Za-z]{2}|[0-9]{3}))?")
-_NEWS_LANGUAGE = re.compile(r"zh-cn|zh-tw|[a-z]{2,3}")
 _COUNTRIES = re.compile(r"[A-Z]{2}(?: [A-Z]{2})*")
 _PLATFORMS = re.compile(r"(?:web|mobile|tv)(?: (?:web|mobile|tv))*")
 
@@ -304,7 +303,7 @@ def alternates_xml(
     links: list[str] = []
     hrefs: set[str] = set()
     for hreflang, href in pairs:
-        if not isinstance(hreflang, str) or not _HREFLANG.fullmatch(hreflang):
+        if not isinstance(hreflang, str) or not HREFLANG.fullmatch(hreflang):
             raise ExtensionError(f"hreflang {hreflang!r} is not a language code or x-default")
         if hreflang.lower() in seen:
             raise ExtensionError(f"hreflang {hreflang!r} appears twice")
@@ -484,7 +483,7 @@ def news_xml(news: News, naive_timezone: tzinfo, cutoff: datetime | None) -> str
     if cutoff is not None and published < cutoff:
         return ""
     language = news.language.lower() if isinstance(news.language, str) else news.language
-    if not isinstance(language, str) or not _NEWS_LANGUAGE.fullmatch(language):
+    if not isinstance(language, str) or not NEWS_LANGUAGE.fullmatch(language):
         raise ExtensionError(
             f"language {news.language!r} must be an ISO 639 code such as 'en' (or zh-cn/zh-tw)"
         )
@@ -508,4 +507,4 @@ def _news(name: str, language: str, published: str, title: str) -> str:
 def urlset_open(prefixes: Sequence[str]) -> str:
     """The opening ``urlset`` tag declaring the sitemap namespace and ``prefixes``."""
     declarations = "".join(f' xmlns:{prefix}="{NAMESPACES[prefix]}"' for prefix in prefixes)
-    return f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"{declarations}>\n'
+    return f'<urlset xmlns="{SITEMAP_NS}"{declarations}>\n'

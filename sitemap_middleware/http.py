@@ -6,6 +6,8 @@ import re
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
+from .protocol import ENTITY_TAG
+
 _DAYS = "Mon|Tue|Wed|Thu|Fri|Sat|Sun"
 _LONG_DAYS = "Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday"
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
@@ -20,7 +22,7 @@ _ASCTIME = re.compile(rf"(?:{_DAYS}) ({_MONTH}) ([ \d]\d) {_TIME} (\d{{4}})", re
 _OWS = " \t"
 _MONTH_NUMBER = {name.lower(): i for i, name in enumerate(_MONTHS, 1)}
 
-_ENTITY_TAG = re.compile(r'[ \t]*((?:W/)?"[\x21\x23-\x7e\x80-\xff]*")[ \t]*(?:,|$)')
+_ENTITY_TAG = re.compile(rf"[ \t]*({ENTITY_TAG.pattern})[ \t]*(?:,|$)")
 
 
 def format_http_date(moment: datetime) -> str:

@@ -21,7 +21,7 @@ from typing import Any
 from .duplicates import SeenLocs
 from .entry import Affixed, Batch, EntryRules, RawEntry, format_changefreq, format_priority
 from .extensions import Shape
-from .urls import MIN_LOC_LENGTH
+from .protocol import MIN_LOC_LENGTH
 from .xml import escape, url_element
 
 # A path that needs neither percent-encoding nor entity-escaping, is not "//host" and has

@@ -8,8 +8,9 @@ from dataclasses import dataclass, fields
 from datetime import UTC, tzinfo
 from typing import Any, Literal, Required, TypedDict
 
-from .urls import MAX_LOC_LENGTH, MIN_LOC_LENGTH, Site, normalize_host
-from .xml import MAX_BYTES, MAX_URLS, page_rows
+from .protocol import MAX_BYTES, MAX_LOC_LENGTH, MAX_URLS, MIN_LOC_LENGTH
+from .urls import Site, normalize_host
+from .xml import page_rows
 
 MODES = ("intercept", "fallback")
 INDEX_MODES = ("auto", "always")
@@ -98,7 +99,8 @@ class Settings:
                 raise fail(name, f"must be True or False, got {getattr(self, name)!r}")
         if self.index not in INDEX_MODES:
             raise fail("index", f"must be one of {', '.join(INDEX_MODES)}, got {self.index!r}")
-        _positive_int("batch_size", self.batch_size, 1, 50_000)
+        # No fetch need hold more rows than a document lists URLs.
+        _positive_int("batch_size", self.batch_size, 1, MAX_URLS)
         _positive_int("chunk_bytes", self.chunk_bytes, 1, 16_777_216)
         _positive_int("retry_after", self.retry_after, 0, 86_400)
         _positive_int("max_urls", self.max_urls, 1, MAX_URLS)

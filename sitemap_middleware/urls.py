@@ -24,11 +24,9 @@ import re
 from dataclasses import dataclass
 from urllib.parse import quote, urlsplit
 
-MAX_LOC_LENGTH = 2047
-"""sitemaps.org: "This value must be less than 2,048 characters"."""
-
-MIN_LOC_LENGTH = 12
-"""The official XSD's ``minLength`` for ``loc``."""
+from .protocol import DEFAULT_PORTS as _DEFAULT_PORTS
+from .protocol import MAX_LOC_LENGTH as MAX_LOC_LENGTH  # importable here too
+from .protocol import MIN_LOC_LENGTH as MIN_LOC_LENGTH
 
 # Every character XML 1.0 forbids (control characters, lone surrogates, U+FFFE/U+FFFF).
 XML_FORBIDDEN = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -48,7 +46,6 @@ WHITESPACE = " \t\n\r"
 # relative one does.
 _URL_WHITESPACE = str.maketrans({" ": "%20", "\t": "%09", "\n": "%0A", "\r": "%0D"})
 _AUTHORITY = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://([^/?#]*)")
-_DEFAULT_PORTS = {"http": 80, "https": 443}
 # A path segment that starts with a dot, written or %-escaped: maybe "." or "..".
 _DOTTED = re.compile(r"/(?:\.|%2e)", re.I)
 _DOT_SEGMENTS = frozenset({".", "%2e", "..", ".%2e", "%2e.", "%2e%2e"})

@@ -9,18 +9,17 @@ escaped by :mod:`sitemap_middleware.extensions` and may be any UTF-8.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
-if TYPE_CHECKING:  # entry imports this module (through extensions)
-    from .entry import UrlFields
+from .protocol import MAX_BYTES as MAX_BYTES
+from .protocol import MAX_CHILDREN, SITEMAP_NS
+from .protocol import MAX_URLS as MAX_URLS
 
-SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
 URLSET_OPEN = f'<urlset xmlns="{SITEMAP_NS}">\n'
 URLSET_CLOSE = "</urlset>\n"
 SITEMAPINDEX_OPEN = f'<sitemapindex xmlns="{SITEMAP_NS}">\n'
 SITEMAPINDEX_CLOSE = "</sitemapindex>\n"
-MAX_CHILDREN = 50_000
 
 # The longest <url> without its loc: every optional field at its longest form.
 URL_OVERHEAD = len(
@@ -30,8 +29,17 @@ URL_OVERHEAD = len(
 # Entity-escaping makes one loc character at most six bytes ("'" is "&apos;").
 ESCAPE_GROWTH = 6
 
-MAX_URLS = 50_000
-MAX_BYTES = 52_428_800
+
+@dataclass(frozen=True, slots=True)
+class UrlFields:
+    """A checked entry: every field is already in its final text form."""
+
+    loc: str
+    lastmod: str | None
+    changefreq: str | None
+    priority: str | None
+    extensions: str = ""
+    """The extension elements, already written."""
 
 
 class LimitExceeded(RuntimeError):
