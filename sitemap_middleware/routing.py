@@ -50,15 +50,23 @@ class Routes:
         # Longest first: "news-2024" must win over "news" for "sitemap-news-2024-1.xml".
         self.names = sorted(names, key=len, reverse=True)
 
-    def page_path(self, source: str, page: int, gz: bool = False, html: bool = False) -> str:
+    @staticmethod
+    def form(path: str, gz: bool = False, html: bool = False) -> str:
+        """The path of one form of the document whose XML or gzip file is at ``path``: the
+        XML document, its gzip file (``.gz`` appended) or its HTML sibling (``.html`` for
+        ``.xml``)."""
+        xml = path.removesuffix(".gz")
         if html:
-            return f"{self.child_prefix}{source}-{page}.html"
-        return f"{self.child_prefix}{source}-{page}.xml{'.gz' if gz else ''}"
+            return xml.removesuffix(".xml") + ".html"
+        return xml + ".gz" if gz else xml
+
+    def page_path(self, source: str, page: int, gz: bool = False, html: bool = False) -> str:
+        return self.form(f"{self.child_prefix}{source}-{page}.xml", gz, html)
 
     def html_path(self, target: Target) -> str:
         """The path of a target's HTML sibling."""
         if target.source is None or target.page is None:
-            return self.root.removesuffix(".xml") + ".html"
+            return self.form(self.root, html=True)
         return self.page_path(target.source, target.page, html=True)
 
     def path_of(self, target: Target) -> str:
@@ -66,7 +74,7 @@ class Routes:
         if target.html:
             return self.html_path(target)
         if target.source is None or target.page is None:
-            return self.root + (".gz" if target.gz else "")
+            return self.form(self.root, target.gz)
         return self.page_path(target.source, target.page, target.gz)
 
     def match(self, path: str) -> Target | None:

@@ -14,6 +14,7 @@ from urllib.parse import unquote, urlsplit
 
 import anyio
 
+from ..protocol import DEFAULT_PORTS
 from .inprocess import Fetch, Head, ResponseFailed, Sink, StartupFailed
 
 Message = MutableMapping[str, Any]
@@ -38,7 +39,7 @@ class ASGIClient:
         self.host = parts.netloc or "localhost"
         self.server = (
             parts.hostname or "localhost",
-            parts.port or (443 if self.scheme == "https" else 80),
+            parts.port or DEFAULT_PORTS.get(self.scheme, 80),
         )
         self.state: dict[str, Any] = {}
 

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 import anyio
 import httpx
 
+from ..protocol import MAX_BYTES
 from .conditional import probe
 from .document import Document, inspect
 from .fetch import NetworkError, decode, request
@@ -26,8 +27,6 @@ from .headers import check_headers, media_type
 from .schemas import Schemas
 from .scope import resource, scope_problem
 
-MAX_BYTES = 52_428_800
-"""sitemaps.org: at most 50 MB uncompressed (older text: 10,485,760)."""
 ACCEPT_ENCODING = "gzip"
 USER_AGENT = "sitemap-middleware-check/1"
 

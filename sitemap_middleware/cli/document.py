@@ -26,33 +26,33 @@ from datetime import datetime
 
 from lxml import etree
 
+from ..protocol import (
+    EXTENSION_NAMESPACES,
+    IMAGE_NS,
+    MAX_CHILDREN,
+    MAX_URLS,
+    SITEMAP_NS,
+    XSI_NS,
+)
 from .extension_rules import ExtensionRules
 from .findings import Findings
 from .scope import resource, scope_problem
 from .values import changefreq_problem, lastmod_problems, loc_problems, priority_problem
 
-NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
-XSI = "http://www.w3.org/2001/XMLSchema-instance"
-KNOWN_EXTENSIONS = frozenset(
-    {
-        "http://www.google.com/schemas/sitemap-image/1.1",
-        "http://www.google.com/schemas/sitemap-video/1.1",
-        "http://www.google.com/schemas/sitemap-news/0.9",
-        "http://www.w3.org/1999/xhtml",
-    }
-)
-MAX_ENTRIES = 50_000
-"""URLs per urlset and children per sitemapindex (sitemaps.org)."""
+KNOWN_EXTENSIONS = frozenset(EXTENSION_NAMESPACES.values())
+_VERSION = re.compile(r"/\d+(?:\.\d+)*$")
+
+
+def _near_miss_key(namespace: str) -> str:
+    """What a misspelling keeps of a namespace: no scheme, ``www.``, case, version or
+    trailing slash."""
+    key = namespace.strip().lower().rstrip("/")
+    key = key.removeprefix("https://").removeprefix("http://").removeprefix("www.")
+    return _VERSION.sub("", key)
+
 
 # Namespaces crawlers match exactly, by what a misspelling of one keeps (see _near_miss).
-_NEAR_MISS_KEYS = {
-    "google.com/schemas/sitemap-image": "http://www.google.com/schemas/sitemap-image/1.1",
-    "google.com/schemas/sitemap-video": "http://www.google.com/schemas/sitemap-video/1.1",
-    "google.com/schemas/sitemap-news": "http://www.google.com/schemas/sitemap-news/0.9",
-    "w3.org/1999/xhtml": "http://www.w3.org/1999/xhtml",
-    "sitemaps.org/schemas/sitemap": NS,
-}
-_VERSION = re.compile(r"/\d+(?:\.\d+)*$")
+_NEAR_MISS_KEYS = {_near_miss_key(ns): ns for ns in (*KNOWN_EXTENSIONS, SITEMAP_NS)}
 _UNDECLARED = re.compile(r"Namespace prefix (\S+) (?:on|for) .* is not defined")
 
 # Per root element: its entry element and the entry's fields in schema order.
@@ -83,7 +83,7 @@ def parse(body: bytes, findings: Findings) -> etree._Element | None:
             findings.add(
                 "xml.namespace",
                 "a namespace prefix is used without its xmlns declaration (declare it on "
-                '<urlset>, e.g. xmlns:image="http://www.google.com/schemas/sitemap-image/1.1")',
+                f'<urlset>, e.g. xmlns:image="{IMAGE_NS}")',
                 str(exc),
             )
         else:
@@ -112,10 +112,10 @@ def inspect(
             "schema.root", "the root element must be <urlset> or <sitemapindex>", f"<{name}>"
         )
         return Document(root=root)
-    if namespace != NS:
+    if namespace != SITEMAP_NS:
         findings.add(
             "schema.namespace",
-            f"<{name}> must be in the namespace {NS}",
+            f"<{name}> must be in the namespace {SITEMAP_NS}",
             f"namespace {namespace or '(none)'}",
         )
     document = Document(name, root=root)
@@ -148,9 +148,9 @@ def inspect(
     document.entries = entries
     if entries == 0:
         findings.add("schema.empty", f"<{name}> must hold at least one <{entry_name}>")
-    if entries > MAX_ENTRIES:
-        code = "limit.urls" if name == "urlset" else "limit.children"
-        findings.add(code, f"more than {MAX_ENTRIES:,} <{entry_name}> entries", f"{entries:,}")
+    most, code = (MAX_URLS, "limit.urls") if name == "urlset" else (MAX_CHILDREN, "limit.children")
+    if entries > most:
+        findings.add(code, f"more than {most:,} <{entry_name}> entries", f"{entries:,}")
     if rules is not None:
         rules.finish(document.locs)
     _duplicates(document.locs, findings)
@@ -336,14 +336,12 @@ def _extension(namespace: str, name: str, findings: Findings) -> None:
 def _near_miss(namespace: str) -> str | None:
     """The known namespace ``namespace`` misspells (scheme, ``www.``, case, version, a trailing
     slash), or None."""
-    key = namespace.strip().lower().rstrip("/")
-    key = key.removeprefix("https://").removeprefix("http://").removeprefix("www.")
-    return _NEAR_MISS_KEYS.get(_VERSION.sub("", key))
+    return _NEAR_MISS_KEYS.get(_near_miss_key(namespace))
 
 
 def _attributes(element: etree._Element, namespace: str, findings: Findings) -> None:
     for attribute in element.attrib:
-        if not str(attribute).startswith("{" + XSI + "}"):
+        if not str(attribute).startswith("{" + XSI_NS + "}"):
             findings.add(
                 "schema.attribute",
                 "sitemap elements take no attributes (only xsi:*)",

@@ -23,31 +23,31 @@ is left to the XSDs (``--schemas``).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from lxml import etree
 
-from ..extensions import IMAGE_NS, NEWS_NS, VIDEO_NS, XHTML_NS
+from ..protocol import (
+    EXTENSION_NAMESPACES,
+    HREFLANG,
+    IMAGE_NS,
+    MAX_IMAGES,
+    MAX_NEWS_PER_SITEMAP,
+    NEWS_LANGUAGE,
+    NEWS_NS,
+    NEWS_WINDOW,
+    VIDEO_NS,
+    XHTML_NS,
+)
 from .findings import Findings
 from .values import lastmod_problems, loc_problems
 
-MAX_IMAGES = 1_000
-"""Google: up to 1,000 ``image:image`` per ``url``."""
-MAX_NEWS = 1_000
-"""Google: up to 1,000 ``news:news`` per sitemap."""
-NEWS_WINDOW = timedelta(days=2)
-
 # The element of each namespace that stands directly in a url.
 IN_URL = {XHTML_NS: "link", IMAGE_NS: "image", VIDEO_NS: "video", NEWS_NS: "news"}
-PREFIXES = {XHTML_NS: "xhtml", IMAGE_NS: "image", VIDEO_NS: "video", NEWS_NS: "news"}
+PREFIXES = {namespace: prefix for prefix, namespace in EXTENSION_NAMESPACES.items()}
 RETIRED_IMAGE_TAGS = ("caption", "geo_location", "title", "license")
 VIDEO_REQUIRED = ("thumbnail_loc", "title", "description")
-
-# BCP 47 as Google reads hreflang: a language, an optional script, an optional region.
-_HREFLANG = re.compile(r"[A-Za-z]{2,3}(?:-[A-Za-z]{4})?(?:-(?:[A-Za-z]{2}|[0-9]{3}))?|x-default")
-_NEWS_LANGUAGE = re.compile(r"zh-cn|zh-tw|[a-z]{2,3}")
 
 
 class ExtensionRules:
@@ -102,9 +102,11 @@ class ExtensionRules:
 
     def finish(self, locs: Iterable[str]) -> None:
         """The document-wide rules, once every URL was seen (``locs``: all of them)."""
-        if self.news > MAX_NEWS:
+        if self.news > MAX_NEWS_PER_SITEMAP:
             self.findings.add(
-                "news.limit", f"more than {MAX_NEWS:,} news:news in one sitemap", f"{self.news:,}"
+                "news.limit",
+                f"more than {MAX_NEWS_PER_SITEMAP:,} news:news in one sitemap",
+                f"{self.news:,}",
             )
         if not self.alternates:
             return
@@ -132,7 +134,7 @@ class ExtensionRules:
                     f"rel={rel!r} hreflang={hreflang!r} href={href!r} ({loc})",
                 )
                 continue
-            if not _HREFLANG.fullmatch(hreflang):
+            if not HREFLANG.fullmatch(hreflang):
                 self.findings.add(
                     "alternates.hreflang",
                     "hreflang must be a language code (de, en-GB, zh-Hant) or x-default",
@@ -210,7 +212,7 @@ class ExtensionRules:
                 f"missing {', '.join(missing)} ({loc})",
             )
         for language in publication.get("language", []):
-            if not _NEWS_LANGUAGE.fullmatch(language):
+            if not NEWS_LANGUAGE.fullmatch(language):
                 self.findings.add(
                     "news.language",
                     "news:language must be an ISO 639 code in lowercase (en, fra) or zh-cn / zh-tw",

@@ -11,16 +11,15 @@
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
 import httpx
 
 from ..http import format_http_date, parse_http_date
+from ..protocol import ENTITY_TAG
 from .findings import INFO, Findings
 
-ENTITY_TAG = re.compile(r'(?:W/)?"[\x21\x23-\x7e\x80-\xff]*"')
 GZIP_TYPES = ("application/gzip", "application/x-gzip")
 
 

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import TextIO
 from urllib.parse import urlsplit
 
+from ..protocol import MAX_BYTES
+
 USAGE_ERROR = 2
 
 DESCRIPTION = """\
@@ -150,9 +152,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--max-bytes",
         type=_positive,
-        default=52_428_800,
+        default=MAX_BYTES,
         metavar="N",
-        help="uncompressed size limit per document (default 52428800; the older limit was "
+        help=f"uncompressed size limit per document (default {MAX_BYTES}; the older limit was "
         "10485760)",
     )
     bound = check.add_mutually_exclusive_group()

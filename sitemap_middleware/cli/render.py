@@ -22,6 +22,8 @@ from typing import TextIO
 from urllib.parse import urlsplit
 from xml.etree import ElementTree
 
+from ..protocol import SITEMAP_NS
+from ..routing import Routes
 from ..urls import Site
 from .asgi_client import with_lifespan
 from .inprocess import Fetch, ResponseFailed
@@ -37,7 +39,7 @@ from .progress import Progress
 from .staging import Staging, UnsafePath
 from .wsgi_client import WSGIClient
 
-NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
+NS = f"{{{SITEMAP_NS}}}"
 
 
 class RenderError(RuntimeError):
@@ -172,12 +174,12 @@ class _Renderer:
 
     async def siblings(self, path: str) -> list[Path]:
         """Stage the other forms of the document at ``path``: gzip file, HTML page."""
-        xml = path.removesuffix(".gz")
         staged = []
         if self.gz:
-            staged.append(await self.document(xml if path.endswith(".gz") else xml + ".gz"))
+            xml, gz = Routes.form(path), Routes.form(path, gz=True)
+            staged.append(await self.document(gz if path == xml else xml))
         if self.html:
-            staged.append(await self.document(xml.removesuffix(".xml") + ".html", "text/html"))
+            staged.append(await self.document(Routes.form(path, html=True), "text/html"))
         return staged
 
     async def document(self, path: str, media_type: str | None = None) -> Path:

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+from ..protocol import DEFAULT_PORTS
 from ..urls import comparison_form, iri_to_uri
-
-_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def directory_of(url: str) -> str:
@@ -30,7 +29,7 @@ def _origin(url: str) -> tuple[str, str, int | None]:
         port = parts.port
     except ValueError:
         port = None
-    return scheme, (parts.hostname or "").lower(), port or _DEFAULT_PORTS.get(scheme)
+    return scheme, (parts.hostname or "").lower(), port or DEFAULT_PORTS.get(scheme)
 
 
 def scope_problem(loc: str, sitemap_url: str) -> str | None:
@@ -74,5 +73,5 @@ def resource(loc: str) -> str:
     if not rest.startswith("/"):
         rest = "/" + rest
     host = f"[{host}]" if ":" in host else host
-    authority = host if port == _DEFAULT_PORTS.get(scheme) else f"{host}:{port}"
+    authority = host if port == DEFAULT_PORTS.get(scheme) else f"{host}:{port}"
     return comparison_form(f"{scheme}://{authority}{iri_to_uri(rest)}")

@@ -17,11 +17,15 @@ from datetime import UTC, date, datetime, timedelta, timezone
 from decimal import Decimal, InvalidOperation
 from urllib.parse import urlsplit
 
-CHANGEFREQS = ("always", "hourly", "daily", "weekly", "monthly", "yearly", "never")
-MIN_LOC = 12
-"""The XSD's ``minLength`` of ``loc``."""
-MAX_LOC = 2047
-"""sitemaps.org: a loc "must be less than 2,048 characters"."""
+from ..protocol import (
+    CHANGEFREQS,
+    MAX_LOC_LENGTH,
+    MAX_PRIORITY,
+    MIN_LOC_LENGTH,
+    MIN_PRIORITY,
+    W3C_DATETIME,
+    XSD_MAX_LOC_LENGTH,
+)
 
 # XSD whitespace "collapse" applies to anyURI, date, dateTime and decimal.
 _XSD_SPACE = re.compile(r"[ \t\n\r]+")
@@ -31,10 +35,6 @@ _XSD_TZ = r"(?:Z|[+-](\d\d):(\d\d))?"
 _XSD_DATE = re.compile(rf"({_XSD_YEAR})-(\d\d)-(\d\d){_XSD_TZ}", re.ASCII)
 _XSD_DATETIME = re.compile(
     rf"({_XSD_YEAR})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.\d+)?{_XSD_TZ}", re.ASCII
-)
-_W3C = re.compile(
-    r"(\d{4})(?:-(\d\d)(?:-(\d\d)(?:T(\d\d):(\d\d)(?::(\d\d)(\.\d+)?)?(Z|[+-]\d\d:\d\d))?)?)?",
-    re.ASCII,
 )
 _CANONICAL_LASTMOD = re.compile(
     r"[0-9]{4}-[0-9]{2}-[0-9]{2}(?:T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:Z|[+-][01][0-9]:[0-5][0-9]))?"
@@ -91,10 +91,10 @@ def w3c_datetime(value: str) -> datetime | date | None:
     Year-only and year-month forms give the first day; the value is None when
     ``value`` is not one of the six W3C forms or names no real date or time.
     """
-    m = _W3C.fullmatch(value.strip(" \t\n\r"))
+    m = W3C_DATETIME.fullmatch(value.strip(" \t\n\r"))
     if m is None:
         return None
-    year, month, day, hh, mm, ss, _, tzd = m.groups()
+    year, month, day, hh, mm, ss, tzd = m.groups()
     try:
         if hh is None:
             return date(int(year), int(month or 1), int(day or 1))
@@ -103,7 +103,7 @@ def w3c_datetime(value: str) -> datetime | date | None:
         else:
             assert tzd is not None
             offset = timedelta(hours=int(tzd[1:3]), minutes=int(tzd[4:6]))
-            if int(tzd[4:6]) > 59 or offset > timedelta(hours=14):
+            if offset > timedelta(hours=14):
                 return None
             tz = timezone(-offset if tzd[0] == "-" else offset)
         return datetime(int(year), int(month), int(day), int(hh), int(mm), int(ss or 0), tzinfo=tz)
@@ -176,24 +176,26 @@ def priority_problem(value: str) -> str | None:
         number = Decimal(text)
     except InvalidOperation:  # pragma: no cover - the pattern admits only decimals
         return "priority must be a plain decimal such as 0.5"
-    if not Decimal(0) <= number <= Decimal(1):
+    if not Decimal(MIN_PRIORITY) <= number <= Decimal(MAX_PRIORITY):
         return "priority must lie between 0.0 and 1.0"
     return None
 
 
 def loc_problems(value: str) -> list[tuple[str, str]]:
     """(code, message) for a loc: length (XSD and protocol), absolute http(s), encoded."""
-    if MIN_LOC <= len(value) <= MAX_LOC and _PLAIN_LOC.fullmatch(value):
+    if MIN_LOC_LENGTH <= len(value) <= MAX_LOC_LENGTH and _PLAIN_LOC.fullmatch(value):
         return []
     problems = []
     text = value.strip(" \t\n\r")
     if text != value:
         problems.append(("loc.whitespace", "loc has whitespace around the URL"))
     length = len(collapse(value))  # what the XSD measures
-    if length < MIN_LOC:
-        problems.append(("schema.loc", f"loc is shorter than the XSD's {MIN_LOC} characters"))
-    elif length > MAX_LOC:
-        code = "schema.loc" if length > 2048 else "loc.length"
+    if length < MIN_LOC_LENGTH:
+        problems.append(
+            ("schema.loc", f"loc is shorter than the XSD's {MIN_LOC_LENGTH} characters")
+        )
+    elif length > MAX_LOC_LENGTH:
+        code = "schema.loc" if length > XSD_MAX_LOC_LENGTH else "loc.length"
         problems.append((code, "loc is 2,048 characters or longer; it must be shorter"))
     try:
         parts = urlsplit(text)

@@ -23,6 +23,7 @@ from urllib.parse import unquote_to_bytes, urlsplit
 
 import anyio.to_thread
 
+from ..protocol import DEFAULT_PORTS
 from .inprocess import Head, ResponseFailed, Sink
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Callable[[bytes], object]]], Iterable[bytes]]
@@ -37,7 +38,7 @@ class WSGIClient:
         self.scheme = parts.scheme or "http"
         self.host = parts.netloc or "localhost"
         self.server_name = parts.hostname or "localhost"
-        self.server_port = str(parts.port or (443 if self.scheme == "https" else 80))
+        self.server_port = str(parts.port or DEFAULT_PORTS.get(self.scheme, 80))
 
     async def fetch(self, path: str, headers: Mapping[str, str], sink: Sink) -> Head:
         """GET ``path``; raises :class:`ResponseFailed` unless the response is complete."""
