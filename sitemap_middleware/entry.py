@@ -27,6 +27,7 @@ from typing import Any
 from .dates import LastmodError, Unreadable, check_not_future, format_lastmod
 from .extensions import Alternate, Extensions, Image, News, Shape, Video, check
 from .protocol import CHANGEFREQS as CHANGEFREQS  # its home is .protocol; importable here too
+from .protocol import MAX_PRIORITY, MIN_PRIORITY
 from .stats import MAX_VALUE, BadRow, Tally, shorten
 from .stats import BadRowStats as BadRowStats  # its home is .stats; importable here too
 from .stats import LanguageKey as LanguageKey
@@ -181,7 +182,7 @@ def format_priority(value: object) -> str:
     if isinstance(value, str):
         value = value.strip()
     number = float(value)  # type: ignore[arg-type]
-    if not math.isfinite(number) or not 0.0 <= number <= 1.0:
+    if not math.isfinite(number) or not MIN_PRIORITY <= number <= MAX_PRIORITY:
         raise ValueError(f"priority {value!r} is outside 0.0..1.0")
     # -0.0 is 0.0 (equal values, one text: the validators' checksum cannot tell them apart).
     text = f"{number + 0.0:.4f}".rstrip("0")
