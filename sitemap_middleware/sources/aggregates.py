@@ -47,6 +47,7 @@ from sqlalchemy.sql.elements import BindParameter, ColumnElement
 from sqlalchemy.sql.selectable import FromClause
 
 from ..dates import to_utc
+from ..protocol import CHANGEFREQS
 from .stored_dates import Parser, parse_one
 
 HORIZON = "sitemap_horizon"
@@ -62,7 +63,7 @@ _P = 549_755_813_881
 _Q = 4_294_967_291
 _M = 8_388_593
 _NO_DATE = -99_999_999_999  # the epoch of a lastmod SQLite cannot read: no real date's
-_CHANGEFREQS = ",always,hourly,daily,weekly,monthly,yearly,never,"
+_CHANGEFREQS = "," + ",".join(CHANGEFREQS) + ","  # codes: positions in this text
 # What str.strip() removes (the renderer reads " Daily\t" as "daily").
 _WHITESPACE = "".join(chr(c) for c in range(0x3100) if chr(c).isspace())
 
