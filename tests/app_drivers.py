@@ -12,9 +12,10 @@ import asyncio
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
-from urllib.parse import unquote, unquote_to_bytes
+from urllib.parse import unquote_to_bytes
 
 from sitemap_middleware import BadRowStats, SitemapApp, SitemapWSGIApp
+from sitemap_middleware.cli.asgi_client import http_scope
 
 from .driver import exchange_asgi, wsgi_environ
 
@@ -119,22 +120,7 @@ class AsgiDriver:
 
 def _scope(method: str, target: bytes, headers: RawHeaders | None) -> dict[str, Any]:
     """The ASGI scope of one request, as uvicorn builds it."""
-    raw_path, _, query = target.partition(b"?")
-    return {
-        "type": "http",
-        "asgi": {"version": "3.0", "spec_version": "2.3"},
-        "http_version": "1.1",
-        "method": method,
-        "scheme": "https",
-        # As uvicorn builds it: the %-decoded path (UTF-8, errors replaced) and the raw one.
-        "path": unquote(raw_path.decode("latin-1")),
-        "raw_path": raw_path,
-        "root_path": "",
-        "query_string": query,
-        "headers": list(headers or []),
-        "client": ("127.0.0.1", 50000),
-        "server": ("127.0.0.1", 8000),
-    }
+    return http_scope(method, target, list(headers or []), "https", ("127.0.0.1", 8000))
 
 
 async def _exchange(app: Callable[..., Awaitable[None]], scope: dict[str, Any]) -> Reply:

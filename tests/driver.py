@@ -11,16 +11,19 @@ import io
 from collections.abc import Callable, Iterable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
-import anyio
-import anyio.lowlevel
 import anyio.to_thread
 
 from sitemap_middleware import SitemapApp, SitemapWSGIApp, SitemapWSGIMiddleware
+from sitemap_middleware.cli.asgi_client import exchange as exchange_messages
+from sitemap_middleware.cli.asgi_client import http_scope
 
 from .conftest import check_served
 
 Message = MutableMapping[str, Any]
+PATH_SAFE = "/:@!$&'()*+,;=-._~"
+"""Characters a path keeps as they are in its request-target (the rest are %-escaped)."""
 
 
 @dataclass
@@ -76,20 +79,17 @@ async def call(
         )
         _check(exchange, method)
         return exchange
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0", "spec_version": "2.3"},
-        "http_version": http_version,
-        "method": method,
-        "scheme": "https",
-        "path": root_path + path,
-        "raw_path": (root_path + path).encode(),
-        "root_path": root_path,
-        "query_string": b"",
-        "headers": [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()],
-        "client": ("127.0.0.1", 50000),
-        "server": ("example.com", 443),
-    }
+    target = quote(root_path + path, safe=PATH_SAFE).encode("ascii")
+    lines = [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()]
+    scope = http_scope(
+        method,
+        target,
+        lines,
+        "https",
+        ("example.com", 443),
+        root_path=root_path,
+        http_version=http_version,
+    )
     exchange = await exchange_asgi(app, scope, disconnect_after)
     _check(exchange, method)
     return exchange
@@ -101,27 +101,8 @@ async def exchange_asgi(
     """Call an ASGI app with one request and keep every message; the client goes away when
     the response ends, or after ``disconnect_after`` body messages."""
     exchange = Exchange()
-    gone = anyio.Event()
-    request_sent = False
-
-    async def receive() -> Message:
-        nonlocal request_sent
-        if not request_sent:
-            request_sent = True
-            return {"type": "http.request", "body": b"", "more_body": False}
-        await gone.wait()
-        return {"type": "http.disconnect"}
-
-    async def send(message: Message) -> None:
-        exchange.messages.append(message)
-        if message["type"] == "http.response.body" and not message.get("more_body", False):
-            gone.set()
-        if disconnect_after is not None and len(exchange.bodies) >= disconnect_after:
-            gone.set()
-            await anyio.lowlevel.checkpoint()  # let the disconnect be noticed, as a server would
-
     try:
-        await app(scope, receive, send)
+        await exchange_messages(app, scope, exchange.messages.append, disconnect_after)
     except Exception as exc:
         exchange.error = exc
     return exchange
