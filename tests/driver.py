@@ -7,7 +7,6 @@ reads the same for both.
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable, Iterable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +17,7 @@ import anyio.to_thread
 from sitemap_middleware import SitemapApp, SitemapWSGIApp, SitemapWSGIMiddleware
 from sitemap_middleware.cli.asgi_client import exchange as exchange_messages
 from sitemap_middleware.cli.asgi_client import http_scope
+from sitemap_middleware.cli.wsgi_client import wsgi_environ
 
 from .conftest import check_served
 
@@ -108,34 +108,6 @@ async def exchange_asgi(
     return exchange
 
 
-def wsgi_environ(
-    method: str,
-    path_info: str,
-    query: str = "",
-    script_name: str = "",
-    http_version: str = "1.1",
-    server: tuple[str, str] = ("example.com", "443"),
-) -> dict[str, Any]:
-    """A PEP 3333 environ for one request without a body (headers are added by the caller)."""
-    return {
-        "REQUEST_METHOD": method,
-        "SCRIPT_NAME": script_name,
-        "PATH_INFO": path_info,
-        "QUERY_STRING": query,
-        "SERVER_NAME": server[0],
-        "SERVER_PORT": server[1],
-        "SERVER_PROTOCOL": f"HTTP/{http_version}",
-        "REMOTE_ADDR": "127.0.0.1",
-        "wsgi.version": (1, 0),
-        "wsgi.url_scheme": "https",
-        "wsgi.input": io.BytesIO(b""),
-        "wsgi.errors": io.StringIO(),
-        "wsgi.multithread": True,
-        "wsgi.multiprocess": False,
-        "wsgi.run_once": False,
-    }
-
-
 def _check(exchange: Exchange, method: str) -> None:
     if exchange.complete and method == "GET":
         headers = exchange.headers
@@ -158,10 +130,19 @@ def call_wsgi(
 ) -> Exchange:
     """One WSGI request, iterated as a server does; the client may go away after n chunks."""
     exchange = Exchange()
-    environ = wsgi_environ(method, path, script_name=script_name, http_version=http_version)
-    for name, value in (headers or {}).items():
-        key = name.upper().replace("-", "_")
-        environ[key if key in ("CONTENT_TYPE", "CONTENT_LENGTH") else "HTTP_" + key] = value
+    # ``path`` is PATH_INFO itself (latin-1 characters): its bytes make the request-target.
+    target = quote(path.encode("latin-1"), safe=PATH_SAFE).encode("ascii")
+    lines = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in (headers or {}).items()]
+    environ = wsgi_environ(
+        method,
+        target,
+        lines,
+        "https",
+        ("example.com", "443"),
+        script_name=script_name,
+        http_version=http_version,
+        multithread=True,
+    )
 
     def start_response(status: str, response_headers: list[tuple[str, str]], exc_info: Any = None):  # type: ignore[no-untyped-def]
         assert exc_info is None or not exchange.messages
