@@ -62,6 +62,7 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from sitemap_middleware import AsyncSQLAlchemySource, SitemapApp, SQLAlchemySource
+from sitemap_middleware.cli.asgi_client import exchange, http_scope
 
 BASE = "https://example.com/"
 MAX_ROWS = 50_000  # one urlset holds at most 50,000 URLs; bench_index.py covers more
@@ -187,28 +188,17 @@ async def get(
     keep: bool = False,
     path: str = "/sitemap.xml",
 ) -> Reply:
-    """One GET straight into the ASGI app.
+    """One GET straight into the ASGI app, through the in-process client the CLI uses.
 
-    ``receive`` gives the request once, then blocks until the app cancels it. ``send``
-    counts body messages and bytes and drops the chunks (as a server writing to a socket
-    would) unless ``keep``.
+    It counts body messages and bytes and drops the chunks (as a server writing to a
+    socket would) unless ``keep``.
     """
     status = 0
     response_headers: dict[str, str] = {}
     parts: list[bytes] = []
     messages = size = 0
-    requested = False
-    never = asyncio.Event()
 
-    async def receive() -> Message:
-        nonlocal requested
-        if not requested:
-            requested = True
-            return {"type": "http.request", "body": b"", "more_body": False}
-        await never.wait()
-        return {"type": "http.disconnect"}
-
-    async def send(message: Message) -> None:
+    def observe(message: Message) -> None:
         nonlocal status, response_headers, messages, size
         if message["type"] == "http.response.start":
             status = message["status"]
@@ -220,19 +210,9 @@ async def get(
             if keep:
                 parts.append(chunk)
 
-    scope: Message = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "method": "GET",
-        "path": path,
-        "root_path": "",
-        "headers": [(k.encode("latin-1"), v.encode("latin-1")) for k, v in (headers or {}).items()],
-        "query_string": b"",
-        "http_version": "1.1",
-        "scheme": "https",
-        "server": ("example.com", 443),
-    }
-    await app(scope, receive, send)
+    lines = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in (headers or {}).items()]
+    scope = http_scope("GET", path.encode("ascii"), lines, "https", ("example.com", 443))
+    await exchange(app, scope, observe)
     return Reply(status, response_headers, b"".join(parts), messages, size)
 
 

@@ -12,11 +12,12 @@ import asyncio
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
-from urllib.parse import unquote, unquote_to_bytes
 
 from sitemap_middleware import BadRowStats, SitemapApp, SitemapWSGIApp
+from sitemap_middleware.cli.asgi_client import http_scope
+from sitemap_middleware.cli.wsgi_client import wsgi_environ
 
-from .driver import exchange_asgi, wsgi_environ
+from .driver import exchange_asgi
 
 T = TypeVar("T")
 Message = MutableMapping[str, Any]
@@ -119,22 +120,7 @@ class AsgiDriver:
 
 def _scope(method: str, target: bytes, headers: RawHeaders | None) -> dict[str, Any]:
     """The ASGI scope of one request, as uvicorn builds it."""
-    raw_path, _, query = target.partition(b"?")
-    return {
-        "type": "http",
-        "asgi": {"version": "3.0", "spec_version": "2.3"},
-        "http_version": "1.1",
-        "method": method,
-        "scheme": "https",
-        # As uvicorn builds it: the %-decoded path (UTF-8, errors replaced) and the raw one.
-        "path": unquote(raw_path.decode("latin-1")),
-        "raw_path": raw_path,
-        "root_path": "",
-        "query_string": query,
-        "headers": list(headers or []),
-        "client": ("127.0.0.1", 50000),
-        "server": ("127.0.0.1", 8000),
-    }
+    return http_scope(method, target, list(headers or []), "https", ("127.0.0.1", 8000))
 
 
 async def _exchange(app: Callable[..., Awaitable[None]], scope: dict[str, Any]) -> Reply:
@@ -188,20 +174,9 @@ class WsgiDriver:
     def request(
         self, app: Any, method: str, target: bytes, headers: RawHeaders | None = None
     ) -> Reply:
-        raw_path, _, query = target.partition(b"?")
         environ = wsgi_environ(
-            method,
-            # PEP 3333: the %-decoded path, its bytes as latin-1 characters.
-            unquote_to_bytes(raw_path).decode("latin-1"),
-            query.decode("latin-1"),
-            server=("127.0.0.1", "8000"),
+            method, target, list(headers or []), "https", ("127.0.0.1", "8000"), multithread=True
         )
-        for name, value in headers or []:
-            key = name.decode("latin-1").upper().replace("-", "_")
-            key = key if key in ("CONTENT_TYPE", "CONTENT_LENGTH") else "HTTP_" + key
-            text = value.decode("latin-1")
-            # A server joins repeated lines into one, comma-separated.
-            environ[key] = f"{environ[key]},{text}" if key in environ else text
         return _wsgi_exchange(app, environ)
 
     def requests(

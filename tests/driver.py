@@ -7,20 +7,23 @@ reads the same for both.
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable, Iterable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
-import anyio
-import anyio.lowlevel
 import anyio.to_thread
 
 from sitemap_middleware import SitemapApp, SitemapWSGIApp, SitemapWSGIMiddleware
+from sitemap_middleware.cli.asgi_client import exchange as exchange_messages
+from sitemap_middleware.cli.asgi_client import http_scope
+from sitemap_middleware.cli.wsgi_client import wsgi_environ
 
 from .conftest import check_served
 
 Message = MutableMapping[str, Any]
+PATH_SAFE = "/:@!$&'()*+,;=-._~"
+"""Characters a path keeps as they are in its request-target (the rest are %-escaped)."""
 
 
 @dataclass
@@ -76,20 +79,17 @@ async def call(
         )
         _check(exchange, method)
         return exchange
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0", "spec_version": "2.3"},
-        "http_version": http_version,
-        "method": method,
-        "scheme": "https",
-        "path": root_path + path,
-        "raw_path": (root_path + path).encode(),
-        "root_path": root_path,
-        "query_string": b"",
-        "headers": [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()],
-        "client": ("127.0.0.1", 50000),
-        "server": ("example.com", 443),
-    }
+    target = quote(root_path + path, safe=PATH_SAFE).encode("ascii")
+    lines = [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()]
+    scope = http_scope(
+        method,
+        target,
+        lines,
+        "https",
+        ("example.com", 443),
+        root_path=root_path,
+        http_version=http_version,
+    )
     exchange = await exchange_asgi(app, scope, disconnect_after)
     _check(exchange, method)
     return exchange
@@ -101,58 +101,11 @@ async def exchange_asgi(
     """Call an ASGI app with one request and keep every message; the client goes away when
     the response ends, or after ``disconnect_after`` body messages."""
     exchange = Exchange()
-    gone = anyio.Event()
-    request_sent = False
-
-    async def receive() -> Message:
-        nonlocal request_sent
-        if not request_sent:
-            request_sent = True
-            return {"type": "http.request", "body": b"", "more_body": False}
-        await gone.wait()
-        return {"type": "http.disconnect"}
-
-    async def send(message: Message) -> None:
-        exchange.messages.append(message)
-        if message["type"] == "http.response.body" and not message.get("more_body", False):
-            gone.set()
-        if disconnect_after is not None and len(exchange.bodies) >= disconnect_after:
-            gone.set()
-            await anyio.lowlevel.checkpoint()  # let the disconnect be noticed, as a server would
-
     try:
-        await app(scope, receive, send)
+        await exchange_messages(app, scope, exchange.messages.append, disconnect_after)
     except Exception as exc:
         exchange.error = exc
     return exchange
-
-
-def wsgi_environ(
-    method: str,
-    path_info: str,
-    query: str = "",
-    script_name: str = "",
-    http_version: str = "1.1",
-    server: tuple[str, str] = ("example.com", "443"),
-) -> dict[str, Any]:
-    """A PEP 3333 environ for one request without a body (headers are added by the caller)."""
-    return {
-        "REQUEST_METHOD": method,
-        "SCRIPT_NAME": script_name,
-        "PATH_INFO": path_info,
-        "QUERY_STRING": query,
-        "SERVER_NAME": server[0],
-        "SERVER_PORT": server[1],
-        "SERVER_PROTOCOL": f"HTTP/{http_version}",
-        "REMOTE_ADDR": "127.0.0.1",
-        "wsgi.version": (1, 0),
-        "wsgi.url_scheme": "https",
-        "wsgi.input": io.BytesIO(b""),
-        "wsgi.errors": io.StringIO(),
-        "wsgi.multithread": True,
-        "wsgi.multiprocess": False,
-        "wsgi.run_once": False,
-    }
 
 
 def _check(exchange: Exchange, method: str) -> None:
@@ -177,10 +130,19 @@ def call_wsgi(
 ) -> Exchange:
     """One WSGI request, iterated as a server does; the client may go away after n chunks."""
     exchange = Exchange()
-    environ = wsgi_environ(method, path, script_name=script_name, http_version=http_version)
-    for name, value in (headers or {}).items():
-        key = name.upper().replace("-", "_")
-        environ[key if key in ("CONTENT_TYPE", "CONTENT_LENGTH") else "HTTP_" + key] = value
+    # ``path`` is PATH_INFO itself (latin-1 characters): its bytes make the request-target.
+    target = quote(path.encode("latin-1"), safe=PATH_SAFE).encode("ascii")
+    lines = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in (headers or {}).items()]
+    environ = wsgi_environ(
+        method,
+        target,
+        lines,
+        "https",
+        ("example.com", "443"),
+        script_name=script_name,
+        http_version=http_version,
+        multithread=True,
+    )
 
     def start_response(status: str, response_headers: list[tuple[str, str]], exc_info: Any = None):  # type: ignore[no-untyped-def]
         assert exc_info is None or not exchange.messages

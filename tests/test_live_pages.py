@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
-from sqlalchemy import Engine, create_engine, delete, insert, text, update
+from sqlalchemy import Engine, create_engine, delete, insert, select, text, update
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from sitemap_middleware import (
@@ -32,6 +32,7 @@ from sitemap_middleware import (
 )
 from sitemap_middleware.flow import run
 from sitemap_middleware.live_pages import Known, LivePages, keep_current
+from sitemap_middleware.needs import Background, Need, ReadChanges, Summarize
 from sitemap_middleware.sources.base import SyncSource, page_keys
 
 from .conftest import (
@@ -209,7 +210,7 @@ def _logged(caplog: pytest.LogCaptureFixture, words: str) -> Callable[[], Awaita
 async def test_an_async_source_is_kept_current(db_path: Path, engine: Engine) -> None:
     async_engine = create_async_engine(f"sqlite+aiosqlite:///{db_path}")
     source = AsyncSQLAlchemySource(
-        article_source(engine).mapping.stmt,
+        select(articles.c.id, articles.c.slug, articles.c.updated_at),
         async_engine,
         name="articles",
         loc="/articles/{slug}",
@@ -269,7 +270,21 @@ def _refresh(app: SitemapWSGIApp, live: LivePages) -> None:
     assert live.claim(time.monotonic())
     settings = app.sitemap.settings
     now = datetime.now(UTC)
-    run(keep_current(live, now, settings.naive_timezone, settings.lastmod_tolerance), app._perform)
+    run(keep_current(live, now, settings.naive_timezone, settings.lastmod_tolerance), read)
+
+
+def read(need: Need) -> Any:
+    """Perform one read of the pages kept current, in this thread, through the source."""
+    assert not isinstance(need, Background)
+    if isinstance(need, Summarize):
+        parts = [(source, keys) for source, keys in need.parts]
+        assert all(isinstance(source, SyncSource) for source, _ in parts)
+        return [s.summarize(k, need.naive_timezone, need.horizon) for s, k in parts]  # type: ignore[union-attr]
+    source = need.source
+    assert isinstance(source, SyncSource)
+    if isinstance(need, ReadChanges):
+        return source.changed(need.since, need.horizon, need.naive_timezone, need.limit)
+    return source.buckets(need.width, need.naive_timezone, need.horizon)
 
 
 def _recounted(app: SitemapWSGIApp, live: LivePages) -> Known:

@@ -42,13 +42,14 @@ from sitemap_middleware import AsyncSQLAlchemySource, SitemapApp, SQLAlchemySour
 from sitemap_middleware.dates import Unreadable
 from sitemap_middleware.entry import Batch, EntryRules, RawEntry
 from sitemap_middleware.render import _PLAIN_PATH, Renderer, not_plain, stored_layout
-from sitemap_middleware.sources.sqlalchemy import LocTemplate, _Mapping
+from sitemap_middleware.sources.sqlalchemy import LocTemplate
 from sitemap_middleware.sources.stored_dates import parse_column, text_parser
 from sitemap_middleware.urls import Site
 from sitemap_middleware.xml import url_element
 
-from .conftest import assert_valid_urlset
+from .conftest import assert_valid_urlset, statements
 from .driver import call
+from .postgres import driver_url, schema_name, server_url
 
 SITE = Site.build("https://example.com/", "/sitemap.xml")
 BASE = "https://example.com/"
@@ -388,23 +389,28 @@ def test_the_text_reading_is_chosen_per_dialect_and_column() -> None:
         assert text_parser(slug, dialect) is None
 
 
-def test_postgresql_sources_read_dates_as_text() -> None:
-    mapping = _Mapping(
-        select(posts.c.id, posts.c.slug, posts.c.updated_at),
-        name="posts",
-        loc="/posts/{slug}",
-        lastmod="updated_at",
-        changefreq=None,
-        changefreq_column=None,
-        priority=None,
-        priority_column=None,
-        key=None,
-        version=None,
-        dialect=postgresql.psycopg.dialect(),
-    )
-    assert mapping.lastmods_as_text
-    sql = str(mapping.read_stmt.compile(dialect=postgresql.psycopg.dialect()))
-    assert "CAST(posts.updated_at AS TEXT) AS updated_at" in sql
+@pytest.mark.anyio
+async def test_postgresql_sources_read_dates_as_text() -> None:
+    url = driver_url(server_url(), "psycopg")
+    schema = schema_name()
+    admin = create_engine(url)
+    with admin.begin() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    engine = create_engine(url, connect_args={"options": f"-csearch_path={schema}"})
+    try:
+        metadata.create_all(engine)
+        with engine.begin() as conn:
+            conn.execute(insert(posts).values(id=1, slug="a", updated_at=datetime(2024, 5, 1)))
+        ran = statements(engine)
+        served = await call(SitemapApp(sources=[post_source(engine)], base_url=BASE))
+        assert served.status == 200, served.error
+        assert b"<lastmod>2024-05-01T00:00:00+00:00</lastmod>" in served.body
+        assert any("CAST(posts.updated_at AS TEXT) AS updated_at" in sql for sql in ran)
+    finally:
+        engine.dispose()
+        with admin.begin() as conn:
+            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
 
 
 def test_timezones_other_than_utc_use_the_values() -> None:

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
 import anyio
+import anyio.lowlevel
 
 from ..protocol import DEFAULT_PORTS
 from .inprocess import Fetch, Head, ResponseFailed, Sink, StartupFailed
@@ -45,38 +46,16 @@ class ASGIClient:
 
     async def fetch(self, path: str, headers: Mapping[str, str], sink: Sink) -> Head:
         """GET ``path``; raises :class:`ResponseFailed` unless the response is complete."""
-        route, _, query = path.partition("?")
-        scope: dict[str, Any] = {
-            "type": "http",
-            "asgi": {"version": "3.0", "spec_version": "2.3"},
-            "http_version": "1.1",
-            "method": "GET",
-            "scheme": self.scheme,
-            "path": unquote(route),
-            "raw_path": route.encode("ascii"),
-            "root_path": "",
-            "query_string": query.encode("ascii"),
-            "headers": [(b"host", self.host.encode("ascii"))]
-            + [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()],
-            "client": ("127.0.0.1", 0),
-            "server": self.server,
-            "state": dict(self.state),
-            "extensions": {},
-        }
+        lines = [(b"host", self.host.encode("ascii"))] + [
+            (k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()
+        ]
+        scope = http_scope(
+            "GET", path.encode("ascii"), lines, self.scheme, self.server, state=dict(self.state)
+        )
         start: Message | None = None
         complete = False
-        request_sent = False
-        finished = anyio.Event()
 
-        async def receive() -> Message:
-            nonlocal request_sent
-            if not request_sent:
-                request_sent = True
-                return {"type": "http.request", "body": b"", "more_body": False}
-            await finished.wait()
-            return {"type": "http.disconnect"}
-
-        async def send(message: Message) -> None:
+        def observe(message: Message) -> None:
             nonlocal start, complete
             if complete:
                 raise ResponseFailed(
@@ -92,18 +71,14 @@ class ASGIClient:
                 body = message.get("body", b"")
                 if body:
                     sink(body)
-                if not message.get("more_body", False):
-                    complete = True
-                    finished.set()
+                complete = not message.get("more_body", False)
 
         try:
-            await self.app(scope, receive, send)
+            await exchange(self.app, scope, observe)
         except Exception as exc:
             raise ResponseFailed(
                 f"{path}: the application raised {type(exc).__name__}: {exc}"
             ) from exc
-        finally:
-            finished.set()
         if start is None:
             raise ResponseFailed(f"{path}: the application returned without a response")
         if not complete:
@@ -112,6 +87,81 @@ class ASGIClient:
             int(start["status"]),
             [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in start["headers"]],
         )
+
+
+def http_scope(
+    method: str,
+    target: bytes,
+    headers: list[tuple[bytes, bytes]],
+    scheme: str = "http",
+    server: tuple[str, int] = ("localhost", 80),
+    *,
+    root_path: str = "",
+    http_version: str = "1.1",
+    state: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The scope of one request as uvicorn builds it from the request-target's bytes:
+    ``path`` %-decoded (UTF-8, errors replaced), ``raw_path`` as sent. The target includes
+    ``root_path``, as a server behind a prefix-keeping proxy receives it."""
+    raw_path, _, query = target.partition(b"?")
+    scope: dict[str, Any] = {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": http_version,
+        "method": method,
+        "scheme": scheme,
+        "path": unquote(raw_path.decode("latin-1")),
+        "raw_path": raw_path,
+        "root_path": root_path,
+        "query_string": query,
+        "headers": headers,
+        "client": ("127.0.0.1", 50000),
+        "server": server,
+        "extensions": {},
+    }
+    if state is not None:
+        scope["state"] = state
+    return scope
+
+
+async def exchange(
+    app: ASGIApp,
+    scope: MutableMapping[str, Any],
+    observe: Callable[[Message], object],
+    disconnect_after: int | None = None,
+) -> None:
+    """Call ``app`` with one request without a body, as a server does: every message it
+    sends goes to ``observe`` (which may raise, as a broken connection does). The client
+    goes away (``http.disconnect``) once the response ends, or after ``disconnect_after``
+    body messages. The application's exceptions propagate."""
+    gone = anyio.Event()
+    request_sent = False
+    bodies = 0
+
+    async def receive() -> Message:
+        nonlocal request_sent
+        if not request_sent:
+            request_sent = True
+            return {"type": "http.request", "body": b"", "more_body": False}
+        await gone.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: Message) -> None:
+        nonlocal bodies
+        observe(message)
+        if message["type"] != "http.response.body":
+            return
+        bodies += 1
+        if not message.get("more_body", False):
+            gone.set()
+        if disconnect_after is not None and bodies >= disconnect_after:
+            gone.set()
+            await anyio.lowlevel.checkpoint()  # let the disconnect be noticed, as a server would
+
+    try:
+        await app(scope, receive, send)
+    finally:
+        gone.set()
 
 
 async def with_lifespan(app: ASGIApp, base_url: str, work: Callable[[Fetch], Awaitable[T]]) -> T:

@@ -45,30 +45,14 @@ class WSGIClient:
         return await anyio.to_thread.run_sync(self.request, path, headers, sink)
 
     def environ(self, path: str, headers: Mapping[str, str]) -> dict[str, Any]:
-        route, _, query = path.partition("?")
-        environ: dict[str, Any] = {
-            "REQUEST_METHOD": "GET",
-            "SCRIPT_NAME": "",
-            # PEP 3333: the URL-decoded path's bytes, as a latin-1 native string.
-            "PATH_INFO": unquote_to_bytes(route).decode("latin-1"),
-            "QUERY_STRING": query,
-            "SERVER_NAME": self.server_name,
-            "SERVER_PORT": self.server_port,
-            "SERVER_PROTOCOL": "HTTP/1.1",
-            "REMOTE_ADDR": "127.0.0.1",
-            "HTTP_HOST": self.host,
-            "wsgi.version": (1, 0),
-            "wsgi.url_scheme": self.scheme,
-            "wsgi.input": io.BytesIO(b""),
-            "wsgi.errors": sys.stderr,
-            "wsgi.multithread": False,
-            "wsgi.multiprocess": False,
-            "wsgi.run_once": False,
-        }
-        for name, value in headers.items():
-            key = name.upper().replace("-", "_")
-            environ[key if key in ("CONTENT_TYPE", "CONTENT_LENGTH") else f"HTTP_{key}"] = value
-        return environ
+        lines = [("host", self.host), *headers.items()]
+        return wsgi_environ(
+            "GET",
+            path.encode("ascii"),
+            [(k.encode("latin-1"), v.encode("latin-1")) for k, v in lines],
+            self.scheme,
+            (self.server_name, self.server_port),
+        )
 
     def request(self, path: str, headers: Mapping[str, str], sink: Sink) -> Head:
         """The request itself, synchronously (in the calling thread)."""
@@ -93,6 +77,46 @@ class WSGIClient:
                         f"{path}: the application's close() raised {type(exc).__name__}: {exc}"
                     ) from exc
         return response.head()
+
+
+def wsgi_environ(
+    method: str,
+    target: bytes,
+    headers: list[tuple[bytes, bytes]],
+    scheme: str = "http",
+    server: tuple[str, str] = ("localhost", "80"),
+    *,
+    script_name: str = "",
+    http_version: str = "1.1",
+    multithread: bool = False,
+) -> dict[str, Any]:
+    """A PEP 3333 environ for one request without a body, as a server builds it from the
+    request-target's bytes (``target``, below ``script_name``): ``PATH_INFO`` holds the
+    %-decoded bytes as latin-1 characters; repeated header lines are joined with commas."""
+    raw_path, _, query = target.partition(b"?")
+    environ: dict[str, Any] = {
+        "REQUEST_METHOD": method,
+        "SCRIPT_NAME": script_name,
+        "PATH_INFO": unquote_to_bytes(raw_path).decode("latin-1"),
+        "QUERY_STRING": query.decode("latin-1"),
+        "SERVER_NAME": server[0],
+        "SERVER_PORT": server[1],
+        "SERVER_PROTOCOL": f"HTTP/{http_version}",
+        "REMOTE_ADDR": "127.0.0.1",
+        "wsgi.version": (1, 0),
+        "wsgi.url_scheme": scheme,
+        "wsgi.input": io.BytesIO(b""),
+        "wsgi.errors": sys.stderr,
+        "wsgi.multithread": multithread,
+        "wsgi.multiprocess": False,
+        "wsgi.run_once": False,
+    }
+    for name, value in headers:
+        key = name.decode("latin-1").upper().replace("-", "_")
+        key = key if key in ("CONTENT_TYPE", "CONTENT_LENGTH") else f"HTTP_{key}"
+        text = value.decode("latin-1")
+        environ[key] = f"{environ[key]},{text}" if key in environ else text
+    return environ
 
 
 class _Response:

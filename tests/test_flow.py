@@ -1,0 +1,433 @@
+"""The flow (``flow.answer``) driven by hand: no adapter, no thread, no I/O.
+
+Each test plays the adapter: it takes the needs the flow yields, sends back the
+summaries and pages a source would have read (or throws the error a read would
+have raised), and checks what the flow answers, that every generation slot it
+took is given back, and what it logs.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from sitemap_middleware.core import Request, Response, Sitemap
+from sitemap_middleware.entry import Batch, RawEntry
+from sitemap_middleware.flow import Flow, Transfer, answer
+from sitemap_middleware.needs import Background, Need, ReadChanges, ReadPages, Summarize
+from sitemap_middleware.settings import make_settings
+from sitemap_middleware.sources.base import ALL, Bucket, CutPages, KeyRange, SyncSource, page_keys
+from sitemap_middleware.validators import Summary, horizon_of
+
+from .conftest import assert_valid_index, assert_valid_urlset
+
+BASE = "https://example.com/"
+NOW = datetime(2024, 6, 1, 12, 0, tzinfo=UTC)
+HORIZON = horizon_of(NOW, 60)
+WIDTH = 10  # max_urls=10: ten rows a page
+NEWEST = datetime(2024, 5, 1, tzinfo=UTC)
+
+
+class Rows(SyncSource):
+    """A source whose reads the test answers itself: the flow never calls it."""
+
+    def __init__(
+        self, name: str = "items", *, fixed_ranges: bool = True, live: bool = False
+    ) -> None:
+        self.name = name
+        self.fixed_ranges = fixed_ranges
+        self.live = self.tracks_changes = live
+
+    def summarize(self, keys: KeyRange, naive_timezone: Any, horizon: Any = None) -> Summary:
+        raise AssertionError("the flow reads nothing itself")
+
+    def batches(self, keys: KeyRange, size: int) -> Iterator[Batch]:
+        raise AssertionError("the flow reads nothing itself")
+
+
+def sitemap(*sources: Rows, **options: Any) -> Sitemap:
+    settings = {"base_url": BASE, "max_urls": WIDTH, "freshness": "exact", **options}
+    return Sitemap(list(sources) or [Rows()], make_settings(settings))
+
+
+def request(method: str = "GET", **headers: str) -> Request:
+    return Request(method, {name.replace("_", "-"): [value] for name, value in headers.items()})
+
+
+def start(site: Sitemap, path: str = "/sitemap.xml", method: str = "GET", **headers: str) -> Flow:
+    target = site.route(path)
+    assert target is not None
+    return answer(site, request(method, **headers), target, NOW)
+
+
+def first(flow: Flow) -> Need | Response | Transfer:
+    """The flow's first need, or its answer when it needs nothing."""
+    try:
+        return next(flow)
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]
+
+
+def send(flow: Flow, result: Any) -> Need | Response | Transfer:
+    """A read's result sent in: the flow's next need, or its answer."""
+    try:
+        return flow.send(result)
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]
+
+
+def throw(flow: Flow, error: Exception) -> Need | Response | Transfer:
+    try:
+        return flow.throw(error)
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]
+
+
+def summary(count: int, token: str = "v1", checksum: str | None = None) -> Summary:
+    return Summary(NEWEST if count else None, count, token, HORIZON, checksum=checksum)
+
+
+def pages(count: int, width: int = WIDTH, cut: bool = False) -> list[Bucket]:
+    """The buckets of ``count`` rows keyed 0..count-1 (cut: each page ends at its last key)."""
+    out = []
+    for index in range(0, -(-count // width)):
+        rows = min(width, count - index * width)
+        last = ((index * width + rows - 1),) if cut else None
+        out.append(Bucket(index, rows, NEWEST, last, checksum=f"c{index}"))
+    return out
+
+
+def rows(keys: range) -> Batch:
+    entries: list[RawEntry] = [(k, f"/items/{k}", NEWEST, None, None) for k in keys]
+    return Batch.of(entries)
+
+
+def body_of(transfer: Transfer, batches: list[Batch]) -> bytes:
+    """Stream a transfer as an adapter does, then close it."""
+    chunks = []
+    try:
+        for batch in batches:
+            chunk = transfer.feed(transfer.parts[0][0].name, batch)
+            if chunk:
+                assert transfer.start() is not None or chunks
+                chunks.append(chunk)
+        transfer.start()
+        end = transfer.finish()
+        assert not isinstance(end, Response)
+        chunks.extend(end)
+    finally:
+        transfer.close()
+    return b"".join(chunks)
+
+
+def header(response: Response, name: str) -> str | None:
+    return next((value for key, value in response.headers if key == name), None)
+
+
+# --- 404, 405, 503 -------------------------------------------------------------------------
+
+
+def test_an_empty_source_is_404_and_takes_no_slot() -> None:
+    site = sitemap()
+    flow = start(site)
+    need = first(flow)
+    assert isinstance(need, Summarize) and need.parts == ((site.sources[0], ALL),)
+    assert need.horizon == HORIZON
+    answered = send(flow, [summary(0)])
+    assert isinstance(answered, Response) and answered.status == 404
+    assert site.generations.running == 0
+
+
+def test_a_page_past_the_data_and_a_stranger_are_404_without_a_read() -> None:
+    site = sitemap()
+    for path in ("/sitemap-nope-1.xml", "/sitemap-items-0.xml"):
+        answered = first(start(site, path))
+        assert isinstance(answered, Response) and answered.status == 404, path
+
+
+def test_other_methods_are_405_before_anything_is_read() -> None:
+    answered = first(start(sitemap(), method="POST"))
+    assert isinstance(answered, Response) and answered.status == 405
+    assert header(answered, "allow") == "GET, HEAD"
+
+
+def test_a_failed_summary_is_503_logged_once_with_its_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    site = sitemap()
+    with caplog.at_level(logging.ERROR, "sitemap_middleware"):
+        flow = start(site)
+        assert isinstance(first(flow), Summarize)
+        answered = throw(flow, OSError("database is down"))
+    assert isinstance(answered, Response) and answered.status == 503
+    assert header(answered, "retry-after") == "120"
+    assert answered.body == b"Sitemap temporarily unavailable\n"
+    (record,) = caplog.records
+    assert "sitemap /sitemap.xml" in record.getMessage() and record.exc_info is not None
+    assert site.generations.running == 0
+
+
+def test_a_failed_read_of_the_index_pages_is_503_and_gives_its_slot_back() -> None:
+    site = sitemap()
+    flow = start(site)
+    first(flow)
+    need = send(flow, [summary(25)])  # 25 rows: three pages, an index
+    assert isinstance(need, ReadPages) and need.width == WIDTH
+    assert site.generations.running == 1  # the index is being generated
+    answered = throw(flow, OSError("gone"))
+    assert isinstance(answered, Response) and answered.status == 503
+    assert site.generations.running == 0
+
+
+def test_a_busy_sitemap_is_503_and_keeps_the_slots_it_does_not_own() -> None:
+    site = sitemap(max_generations=1, busy_retry_after=7)
+    held = site.generations.acquire()
+    assert held is not None
+    flow = start(site, "/sitemap-items-1.xml")
+    assert isinstance(first(flow), Summarize)
+    answered = send(flow, [summary(3)])
+    assert isinstance(answered, Response) and answered.status == 503
+    assert header(answered, "retry-after") == "7"
+    assert site.generations.running == 1
+    held.release()
+    assert site.generations.running == 0
+
+
+# --- 304, HEAD, the transfer -------------------------------------------------------------
+
+
+def test_a_page_is_a_transfer_that_holds_its_slot_until_closed(
+    sitemap_schema: Any,
+) -> None:
+    site = sitemap()
+    flow = start(site, "/sitemap-items-2.xml")
+    need = first(flow)
+    assert isinstance(need, Summarize)
+    assert need.parts == ((site.sources[0], page_keys(2, WIDTH)),)
+    transfer = send(flow, [summary(5)])
+    assert isinstance(transfer, Transfer)
+    assert transfer.plan.status == 200 and transfer.parts == need.parts
+    assert site.generations.running == 1
+    body = body_of(transfer, [rows(range(10, 13)), rows(range(13, 15))])
+    assert len(assert_valid_urlset(body, sitemap_schema)) == 5
+    assert site.generations.running == 0
+
+
+def test_a_matching_if_none_match_is_304_and_head_is_bodiless_without_a_slot() -> None:
+    site = sitemap()
+    flow = start(site)
+    first(flow)
+    transfer = send(flow, [summary(3)])
+    assert isinstance(transfer, Transfer)
+    etag = header(transfer.plan, "etag")
+    transfer.close()
+    assert etag is not None and etag.startswith('W/"')
+
+    flow = start(site, if_none_match=etag)
+    first(flow)
+    answered = send(flow, [summary(3)])
+    assert isinstance(answered, Response) and answered.status == 304
+    assert header(answered, "etag") == etag and answered.body == b""
+
+    changed = start(site, if_none_match=etag)
+    first(changed)
+    other = send(changed, [summary(3, token="v2")])
+    assert isinstance(other, Transfer) and header(other.plan, "etag") != etag
+    other.close()
+
+    head = start(site, method="HEAD")
+    first(head)
+    answered = send(head, [summary(3)])
+    assert isinstance(answered, Response) and answered.status == 200
+    assert not answered.stream and header(answered, "etag") == etag
+    assert site.generations.running == 0
+
+
+def test_a_transfer_that_fails_before_its_first_byte_is_503_and_closes() -> None:
+    site = sitemap()
+    flow = start(site)
+    first(flow)
+    transfer = send(flow, [summary(3)])
+    assert isinstance(transfer, Transfer)
+    answered = transfer.failed(OSError("cursor lost"))
+    assert answered.status == 503
+    transfer.close()
+    assert site.generations.running == 0
+
+
+def test_a_transfer_whose_every_row_was_rejected_is_404() -> None:
+    site = sitemap()
+    flow = start(site)
+    first(flow)
+    transfer = send(flow, [summary(2)])
+    assert isinstance(transfer, Transfer)
+    transfer.feed("items", Batch.of([(0, "//elsewhere/x", None, None, None)]))
+    end = transfer.finish()
+    transfer.close()
+    assert isinstance(end, Response) and end.status == 404
+    assert site.generations.running == 0
+
+
+def test_the_index_reads_the_pages_once_and_is_answered_whole() -> None:
+    site = sitemap()
+    flow = start(site)
+    first(flow)
+    need = send(flow, [summary(25)])
+    assert isinstance(need, ReadPages) and need.horizon == HORIZON
+    index = send(flow, pages(25))
+    assert isinstance(index, Response) and index.status == 200 and not index.stream
+    listed = assert_valid_index(index.body)
+    assert [loc for loc, _ in listed] == [
+        f"https://example.com/sitemap-items-{n}.xml" for n in (1, 2, 3)
+    ]
+    assert site.generations.running == 0
+
+    again = start(site)  # the same data: its pages are known
+    first(again)
+    same = send(again, [summary(25)])
+    assert isinstance(same, Response) and same.body == index.body
+
+
+# --- pages cut at their keys ---------------------------------------------------------------
+
+
+def test_cut_pages_make_the_flow_read_the_cuts_then_plan_the_page() -> None:
+    site = sitemap()
+    source = site.sources[0]
+    flow = start(site, "/sitemap-items-2.xml")
+    assert isinstance(first(flow), Summarize)
+    need = throw(flow, CutPages())  # the data holds a key below 0
+    assert isinstance(need, Summarize) and need.parts == ((source, ALL),)
+    need = send(flow, [summary(25)])
+    assert isinstance(need, ReadPages) and need.source is source
+    transfer = send(flow, pages(25, cut=True))
+    assert isinstance(transfer, Transfer)
+    assert transfer.parts == ((source, KeyRange((9,), (19,))),)
+    transfer.close()
+    assert site.generations.running == 0
+
+
+def test_a_failed_read_of_the_cuts_is_503() -> None:
+    site = sitemap()
+    flow = start(site, "/sitemap-items-1.xml")
+    first(flow)
+    assert isinstance(throw(flow, CutPages()), Summarize)
+    answered = throw(flow, OSError("gone"))
+    assert isinstance(answered, Response) and answered.status == 503
+    assert site.generations.running == 0
+
+
+def test_a_source_of_cuts_reads_them_before_any_page_summary() -> None:
+    source = Rows("notes", fixed_ranges=False)
+    site = sitemap(source)
+    flow = start(site, "/sitemap-notes-3.xml")
+    need = first(flow)
+    assert isinstance(need, Summarize) and need.parts == ((source, ALL),)
+    assert isinstance(send(flow, [summary(25)]), ReadPages)
+    transfer = send(flow, pages(25, cut=True))  # the page's summary comes from its cut
+    assert isinstance(transfer, Transfer)
+    assert transfer.parts == ((source, KeyRange((19,), (24,))),)
+    transfer.close()
+
+    past = start(site, "/sitemap-notes-4.xml")
+    assert isinstance(first(past), Summarize)
+    answered = send(past, [summary(25)])  # the same data: its cuts are not read again
+    assert isinstance(answered, Response) and answered.status == 404
+
+
+def test_the_html_view_of_a_page_reads_its_neighbours_and_gives_its_slot_back() -> None:
+    site = sitemap(html=True)
+    flow = start(site, "/sitemap-items-1.html")
+    first(flow)
+    need = send(flow, [summary(4)])
+    assert isinstance(need, Summarize) and need.parts == ((site.sources[0], ALL),)
+    assert site.generations.running == 1
+    answered = throw(flow, OSError("gone"))
+    assert isinstance(answered, Response) and answered.status == 503
+    assert site.generations.running == 0
+
+
+# --- pages kept current (freshness="incremental") -------------------------------------------
+
+
+def live_sitemap(**options: Any) -> Sitemap:
+    return sitemap(Rows(live=True), freshness="incremental", **options)
+
+
+def needs_until_answer(flow: Flow, results: dict[type, Any]) -> tuple[list[Need], Any]:
+    """Answer each need by its kind; a background job is left unstarted and recorded."""
+    seen: list[Need] = []
+    step = first(flow)
+    while isinstance(step, Summarize | ReadPages | ReadChanges | Background):
+        seen.append(step)
+        step = send(flow, results.get(type(step)))
+    return seen, step
+
+
+def test_a_live_page_before_the_first_index_is_summarized_exactly() -> None:
+    site = live_sitemap(refresh_interval=3600)
+    source = site.sources[0]
+    flow = start(site, "/sitemap-items-1.xml")
+    need = first(flow)
+    assert isinstance(need, Background)  # the first recount starts, in the background
+    recount = need.job
+    need = send(flow, None)
+    assert isinstance(need, Summarize) and need.parts == ((source, page_keys(1, WIDTH)),)
+    transfer = send(flow, [summary(10, checksum="c0")])
+    assert isinstance(transfer, Transfer)
+    exact = header(transfer.plan, "etag")
+    transfer.close()
+
+    # The recount is a flow of its own: the rows that moved lately, then every page.
+    assert isinstance(next(recount), ReadChanges)
+    assert isinstance(recount.send([]), ReadPages)
+    with pytest.raises(StopIteration):
+        recount.send(pages(25))
+
+    kept = start(site, "/sitemap-items-1.xml")
+    transfer = first(kept)  # no read: the kept page answers
+    assert isinstance(transfer, Transfer)
+    assert header(transfer.plan, "etag") == exact  # the same rows, the same tag
+    transfer.close()
+    index = first(start(site))
+    assert isinstance(index, Response) and len(assert_valid_index(index.body)) == 3
+    assert site.generations.running == 0
+
+
+def test_the_first_index_of_a_live_source_reads_it_whole_then_starts_a_refresh() -> None:
+    site = live_sitemap(refresh_interval=0)
+    source = site.sources[0]
+    flow = start(site)
+    need = first(flow)
+    assert isinstance(need, ReadChanges) and need.source is source
+    assert need.since == NOW - timedelta(seconds=60) and need.horizon == HORIZON
+    need = send(flow, [])
+    assert isinstance(need, ReadPages) and need.source is source
+    need = send(flow, pages(25))
+    assert isinstance(need, Background)  # refresh_interval=0: a refresh is due at once
+    refresh = need.job
+    answered = send(flow, None)
+    assert isinstance(answered, Response) and answered.status == 200
+    assert len(assert_valid_index(answered.body)) == 3
+
+    # The background job is a flow of its own: a refresh reads the rows that moved.
+    moved = next(refresh)
+    assert isinstance(moved, ReadChanges) and moved.source is source
+    touched = refresh.send([(12, NEWEST + timedelta(days=1))])
+    assert isinstance(touched, Summarize)
+    assert touched.parts == ((source, page_keys(2, WIDTH)),)
+    with pytest.raises(StopIteration):
+        refresh.send([summary(10, checksum="c1-edited")])
+
+    again = start(site)
+    seen, answered = needs_until_answer(again, {})
+    assert all(isinstance(n, Background) for n in seen)  # only, maybe, the next refresh
+    assert isinstance(answered, Response) and answered.status == 200
+    assert answered.body != b""
+    for need in seen:
+        assert isinstance(need, Background)
+        need.job.close()
