@@ -115,7 +115,7 @@ def http_scope(
         "root_path": root_path,
         "query_string": query,
         "headers": headers,
-        "client": ("127.0.0.1", 50000),
+        "client": ("127.0.0.1", 49152),  # the first ephemeral port
         "server": server,
         "extensions": {},
     }
