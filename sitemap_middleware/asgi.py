@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncGenerator, Awaitable, Callable, MutableMapping
+from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from datetime import UTC, datetime, tzinfo
 from functools import partial
@@ -27,6 +27,7 @@ from .coalesce import AsyncCoalescer
 from .core import Request, Response, Sitemap
 from .entry import BadRowStats
 from .flow import SitemapAborted, Transfer, answer, arun
+from .interfaces import ASGIApp, Message, Receive, Scope, Send
 from .live_pages import keep_current
 from .needs import Background, Need, ReadChanges, Summarize
 from .routing import Target
@@ -35,12 +36,6 @@ from .sources.base import AnySource, AsyncSource, Bucket, KeyRange, horizon_argu
 from .validators import Summary
 
 logger = logging.getLogger("sitemap_middleware")
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 def route_path(scope: Scope) -> str:

@@ -22,7 +22,6 @@ from collections.abc import Awaitable, Callable, Generator, Iterable, Iterator
 from datetime import UTC, datetime
 from functools import partial
 from http import HTTPStatus
-from types import TracebackType
 from typing import Any, TypeVar, Unpack
 
 from . import robots
@@ -30,6 +29,7 @@ from .coalesce import ThreadCoalescer
 from .core import Request, Response, Sitemap
 from .entry import BadRowStats, Batch
 from .flow import SitemapAborted, Transfer, answer, run
+from .interfaces import Environ, ExcInfo, StartResponse, WSGIApp
 from .live_pages import keep_current
 from .needs import Background, Need, ReadChanges, Summarize
 from .robots import NOT_FORWARDED
@@ -38,10 +38,6 @@ from .settings import Options, make_settings
 from .sources.base import AnySource, AsyncSource, KeyRange, horizon_arguments
 
 T = TypeVar("T")
-Environ = dict[str, Any]
-ExcInfo = tuple[type[BaseException], BaseException, TracebackType | None] | tuple[None, None, None]
-StartResponse = Callable[..., Callable[[bytes], object]]
-WSGIApp = Callable[[Environ, StartResponse], Iterable[bytes]]
 
 
 def request_from(environ: Environ) -> Request:

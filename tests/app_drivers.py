@@ -9,18 +9,18 @@ its server interface expects, and the answer into a :class:`Reply`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, MutableMapping
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from sitemap_middleware import BadRowStats, SitemapApp, SitemapWSGIApp
 from sitemap_middleware.cli.asgi_client import http_scope
 from sitemap_middleware.cli.wsgi_client import wsgi_environ
+from sitemap_middleware.interfaces import Message
 
 from .driver import exchange_asgi
 
 T = TypeVar("T")
-Message = MutableMapping[str, Any]
 RawHeaders = list[tuple[bytes, bytes]]
 
 

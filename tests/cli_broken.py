@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from sitemap_middleware import SitemapApp
+from sitemap_middleware.interfaces import Message
 
-Message = MutableMapping[str, Any]
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 ETAG = 'W/"v1"'
 LAST_MODIFIED = "Mon, 06 May 2024 12:00:00 GMT"

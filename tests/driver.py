@@ -7,7 +7,7 @@ reads the same for both.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, MutableMapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
@@ -18,10 +18,10 @@ from sitemap_middleware import SitemapApp, SitemapWSGIApp, SitemapWSGIMiddleware
 from sitemap_middleware.cli.asgi_client import exchange as exchange_messages
 from sitemap_middleware.cli.asgi_client import http_scope
 from sitemap_middleware.cli.wsgi_client import wsgi_environ
+from sitemap_middleware.interfaces import Message
 
 from .conftest import check_served
 
-Message = MutableMapping[str, Any]
 PATH_SAFE = "/:@!$&'()*+,;=-._~"
 """Characters a path keeps as they are in its request-target (the rest are %-escaped)."""
 

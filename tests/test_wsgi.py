@@ -16,12 +16,12 @@ from sqlalchemy import Engine, select
 from werkzeug.middleware.dispatcher import DispatcherMiddleware
 
 from sitemap_middleware import SitemapWSGIApp, SitemapWSGIMiddleware, SQLAlchemySource
+from sitemap_middleware.interfaces import Environ
 
 from .conftest import articles, assert_valid_urlset, locs
 from .driver import call_wsgi
 
 BASE = "https://example.com/"
-Environ = dict[str, Any]
 
 
 def flask_site(engine: Engine) -> Flask:

@@ -15,18 +15,10 @@ from urllib.parse import unquote, urlsplit
 import anyio
 import anyio.lowlevel
 
+from ..interfaces import ASGIApp, Message
 from ..protocol import DEFAULT_PORTS
 from .inprocess import Fetch, Head, ResponseFailed, Sink, StartupFailed
 
-Message = MutableMapping[str, Any]
-ASGIApp = Callable[
-    [
-        MutableMapping[str, Any],
-        Callable[[], Awaitable[Message]],
-        Callable[[Message], Awaitable[None]],
-    ],
-    Awaitable[None],
-]
 T = TypeVar("T")
 
 

@@ -23,10 +23,9 @@ from urllib.parse import unquote_to_bytes, urlsplit
 
 import anyio.to_thread
 
+from ..interfaces import WSGIApp
 from ..protocol import DEFAULT_PORTS
 from .inprocess import Head, ResponseFailed, Sink
-
-WSGIApp = Callable[[dict[str, Any], Callable[..., Callable[[bytes], object]]], Iterable[bytes]]
 
 
 class WSGIClient:
