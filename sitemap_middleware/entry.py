@@ -221,6 +221,11 @@ class EntryRules:
         """A snapshot of the counters, by source name."""
         return {name: tally.snapshot() for name, tally in list(self.tallies.items())}
 
+    def for_site(self, site: Site) -> EntryRules:
+        """The same rules for another host's URLs: its bad rows are counted and logged with
+        these (one log line per problem, whichever host met it)."""
+        return EntryRules(site, self.naive_timezone, self.strict, self.tallies, self._logged)
+
     def check(
         self,
         source: str,

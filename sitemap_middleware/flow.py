@@ -72,9 +72,9 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
     missing = tuple(part for part, summary in zip(parts, known, strict=True) if summary is None)
     summaries: list[Summary] | None = [s for s in known if s is not None]
     if missing:
-        summaries = sitemap.page_summaries(target, parts)
+        summaries = sitemap.known.page_summaries(target, parts)
         if summaries is None:
-            recent = sitemap.recent_summaries(missing, horizon)
+            recent = sitemap.recent.get(missing, horizon)
             summaries = None if recent is None else _merged(sitemap, target, known, recent)
     if summaries is None:
         try:
@@ -92,7 +92,7 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
             sitemap.failures.failed(failed, exc)
             return sitemap.unavailable()
         else:
-            sitemap.keep_summaries(missing, read_now)
+            sitemap.recent.keep(missing, read_now)
             summaries = _merged(sitemap, target, known, read_now)
         read = True
     plan = sitemap.respond(request, target, parts, summaries, now, view)
@@ -129,7 +129,7 @@ def _cut_page(
     parts = sitemap.parts(target, cut=True)
     if parts is None:
         return sitemap.not_found()
-    summaries = sitemap.page_summaries(target, parts, cut=True)
+    summaries = sitemap.known.page_summaries(target, parts, cut=True)
     if summaries is None:  # its keys changed again meanwhile: as for any failed read
         return sitemap.unavailable()
     return parts, summaries
@@ -143,9 +143,9 @@ def _index(
     if plan.stream and slot is None:
         return sitemap.busy(path)
     try:
-        for source, summary in sitemap.index_needs(plan, summaries):
+        for source, summary in sitemap.known.index_needs(plan.parts, summaries):
             pages = yield _read_pages(sitemap, source, summary)
-            sitemap.remember(source, summary, pages)
+            sitemap.known.remember(source, summary, pages)
             read = True
         document = sitemap.index(plan) if plan.stream else None
     except (LimitExceeded, NotPageable) as exc:
@@ -187,7 +187,7 @@ def _live_summaries(
         if known is None or live.cut:
             found.append(None)  # a page before the first recount: read exactly
         elif keys == ALL:
-            sitemap.remember(source, known.whole, known.ordered)
+            sitemap.known.remember(source, known.whole, known.ordered)
             found.append(known.whole)
         else:
             assert target.page is not None
@@ -231,20 +231,20 @@ def _current_pages(
     """Make sure the pages of ``source`` are those of its current data; whether it read."""
     live = sitemap.live.get(source.name)
     if live is not None and live.usable and live.known is not None:
-        sitemap.remember(source, live.known.whole, live.known.ordered)
+        sitemap.known.remember(source, live.known.whole, live.known.ordered)
         return False
     parts = ((source, ALL),)
-    kept = sitemap.recent_summaries(parts, horizon)
+    kept = sitemap.recent.get(parts, horizon)
     read = kept is None
     if kept is None:
         kept = _horizoned(
             (yield Summarize(parts, sitemap.settings.naive_timezone, horizon)), horizon
         )
-        sitemap.keep_summaries(parts, kept)
+        sitemap.recent.keep(parts, kept)
     (whole,) = kept
-    if sitemap.needs_pages(source, whole):
+    if sitemap.known.needs_pages(source, whole):
         pages = yield _read_pages(sitemap, source, whole)
-        sitemap.remember(source, whole, pages)
+        sitemap.known.remember(source, whole, pages)
         read = True
     return read
 

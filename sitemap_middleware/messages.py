@@ -1,0 +1,53 @@
+"""The core's request and response: what the adapters translate to and from."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from .routing import Target
+from .sources.base import AnySource, KeyRange
+from .views import View
+
+Headers = Mapping[str, Sequence[str]]
+Part = tuple[AnySource, KeyRange]
+"""One (source, key range) a document lists."""
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """What the core needs of a request: the method and the header lines (lowercase names)."""
+
+    method: str
+    headers: Headers = field(default_factory=dict)
+    http_version: str = "1.1"
+
+    @property
+    def host(self) -> str | None:
+        """The ``Host`` field (HTTP/2's ``:authority`` arrives as ``host`` too), if sent once."""
+        lines = self.headers.get("host")
+        return lines[0] if lines and len(lines) == 1 else None
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """A planned response.
+
+    ``stream`` means a 200 whose body the adapter produces: a ``urlset`` of
+    ``parts`` or, with ``index``, a ``sitemapindex``; ``gzip`` says to compress it.
+    """
+
+    status: int
+    headers: list[tuple[str, str]]
+    body: bytes = b""
+    stream: bool = False
+    index: bool = False
+    parts: tuple[Part, ...] = ()
+    gzip: bool = False
+    view: View | None = None
+    html: bool = False
+    target: Target | None = None
+    news_cutoff: datetime | None = None
+    horizons: tuple[datetime | None, ...] = ()
+    """Per part, the horizon its summary was read under: later lastmods are not served."""

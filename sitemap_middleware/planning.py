@@ -1,0 +1,153 @@
+"""The answer to a GET or HEAD of a document, from its parts' summaries and the clock:
+its status (200, 304, 412, or 404 for nothing to list), validators and headers.
+
+The entity tag and ``Last-Modified`` come from the data and the settings only
+(see :mod:`.validators`), so every replica plans the same answer; the
+conditional decision is :func:`.http.evaluate_preconditions`'.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+
+from . import html
+from .extensions import NEWS_WINDOW
+from .http import accepts_gzip, evaluate_preconditions, format_http_date
+from .messages import Part, Request, Response
+from .responses import not_found
+from .routing import Target
+from .settings import Settings
+from .sources.base import AnySource
+from .validators import DATE_LAG, Summary, last_modified, make_etag
+from .views import View
+
+_GZ, _GZIP, _IDENTITY = "gz", "gzip", "identity"
+"""A document's representations: a ``.gz`` file, gzip content coding, or plain."""
+
+
+class Planner:
+    """Plans the answers of one sitemap's documents."""
+
+    def __init__(
+        self, settings: Settings, sources: Sequence[AnySource], widths: Mapping[str, int]
+    ) -> None:
+        self._settings = settings
+        self._sources = sources
+        self._widths = widths
+
+    def is_index(self, target: Target, summaries: Sequence[Summary]) -> bool:
+        """The root is an index unless it is one source that fits on one page (index="auto")."""
+        if target.source is not None:
+            return False
+        if self._settings.index == "always" or len(self._sources) > 1:
+            return True
+        count = summaries[0].count
+        return count is None or count > self._widths[self._sources[0].name]
+
+    def respond(
+        self,
+        request: Request,
+        target: Target,
+        parts: Sequence[Part],
+        summaries: Sequence[Summary],
+        now: datetime,
+        view: View,
+    ) -> Response:
+        """The answer to a GET or HEAD of a target, given its parts' summaries and the clock."""
+        if all(summary.count == 0 for summary in summaries):
+            # An empty urlset or sitemapindex fails the XSD: there is nothing to list.
+            return not_found()
+        index = self.is_index(target, summaries)
+        coding = self._representation(request, target)
+        news_cutoff, tick = self._news(parts, now)
+        etag = self._etag(view, target, index, parts, summaries, tick, coding)
+        newest = [summary.newest for summary in summaries]
+        # One clock reading gives the Date and caps the Last-Modified (RFC 9110 §8.8.2.1).
+        modified = last_modified(newest if tick is None else [*newest, tick], now)
+        headers = self._headers(now, etag, modified, coding)
+        status = evaluate_preconditions(request.method, dict(request.headers), etag, modified)
+        if status in (304, 412):
+            return Response(status, headers)
+        return Response(
+            200,
+            self._with_content_headers(headers, target, coding),
+            stream=request.method == "GET",
+            index=index,
+            parts=tuple(parts),
+            gzip=coding != _IDENTITY,
+            view=view,
+            html=target.html,
+            target=target,
+            news_cutoff=news_cutoff,
+            horizons=tuple(summary.horizon for summary in summaries),
+        )
+
+    def _representation(self, request: Request, target: Target) -> str:
+        """A ``.gz`` file, or the content coding the client accepts and the settings allow."""
+        if target.gz:
+            return _GZ
+        accepted = accepts_gzip(request.headers.get("accept-encoding"))
+        return _GZIP if self._settings.gzip and accepted else _IDENTITY
+
+    def _news(
+        self, parts: Sequence[Part], now: datetime
+    ) -> tuple[datetime | None, datetime | None]:
+        """For documents with news: (the cutoff of news still news, the clock's tick)."""
+        if not any(source.shape.news for source, _ in parts):
+            return None, None
+        # News older than two days lose their news:news: the document changes with the
+        # clock, a tick at a time, and its validators say so.
+        # Ticks start DATE_LAG late, so that no tick is newer than the Last-Modified cap.
+        tick = self._settings.news_tick
+        moment = datetime.fromtimestamp((now - DATE_LAG).timestamp() // tick * tick, UTC)
+        return moment - NEWS_WINDOW, moment
+
+    def _etag(
+        self,
+        view: View,
+        target: Target,
+        index: bool,
+        parts: Sequence[Part],
+        summaries: Sequence[Summary],
+        tick: datetime | None,
+        coding: str,
+    ) -> str:
+        tag_parts = [view.fingerprint, repr(target), "index" if index else "urlset"]
+        for (source, keys), summary in zip(parts, summaries, strict=True):
+            tag_parts += (source.name, source.fingerprint(), repr(keys), summary.token)
+        if tick is not None:
+            tag_parts.append(f"news:{tick.isoformat()}")
+        # Each representation has its own tag (RFC 9110 §8.8.3.3).
+        representation = coding + "+html" if target.html else coding
+        return make_etag([*tag_parts, representation])
+
+    def _headers(
+        self, now: datetime, etag: str, modified: datetime | None, coding: str
+    ) -> list[tuple[str, str]]:
+        """The headers of a 200 and of a 304 alike: validators and caching."""
+        settings = self._settings
+        headers = [("date", format_http_date(now)), ("etag", etag)]
+        if modified is not None:
+            headers.append(("last-modified", format_http_date(modified)))
+        if settings.cache_control is not None:
+            headers.append(("cache-control", settings.cache_control))
+        if settings.gzip and coding != _GZ:
+            headers.append(("vary", "Accept-Encoding"))
+        if settings.x_robots_tag is not None:
+            headers.append(("x-robots-tag", settings.x_robots_tag))
+        return headers
+
+    def _with_content_headers(
+        self, headers: list[tuple[str, str]], target: Target, coding: str
+    ) -> list[tuple[str, str]]:
+        """A 200's headers: what the body is, then the validators and caching."""
+        if coding == _GZ:
+            content = [("content-type", "application/gzip")]
+        else:
+            content_type = html.CONTENT_TYPE if target.html else self._settings.content_type
+            content = [("content-type", content_type)]
+            if coding == _GZIP:
+                content.append(("content-encoding", "gzip"))
+        tail = [("content-security-policy", html.CONTENT_SECURITY_POLICY)] if target.html else []
+        return [*content, *headers, *tail]

@@ -1,0 +1,69 @@
+"""What the sitemap remembers between requests: pages per data version, recent summaries."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta, tzinfo
+
+import pytest
+
+from sitemap_middleware import ALL, IterableSource, KeyRange, SyncSource
+from sitemap_middleware.entry import Batch
+from sitemap_middleware.known_pages import KnownPages, RecentSummaries
+from sitemap_middleware.sources.base import Bucket, NotPageable
+from sitemap_middleware.validators import Summary
+
+NOW = datetime(2024, 6, 1, 12, tzinfo=UTC)
+
+
+class Whole(SyncSource):
+    """A source that cannot be split into pages (no ``buckets``)."""
+
+    name = "whole"
+    pageable = False
+
+    def summarize(
+        self, keys: KeyRange, naive_timezone: tzinfo, horizon: datetime | None = None
+    ) -> Summary:
+        return Summary(NOW, 3, "v1")
+
+    def batches(self, keys: KeyRange, size: int) -> Iterator[Batch]:
+        return iter(())
+
+
+def test_pages_are_used_only_for_the_data_version_they_were_read_for() -> None:
+    source = IterableSource(["/a", "/b"], name="urls")
+    known = KnownPages({"urls": 10}, {})
+    assert known.pages(source) == [] and known.needs_pages(source, Summary(NOW, 2, "v1"))
+    pages = [Bucket(0, 2, NOW)]
+    known.remember(source, Summary(NOW, 2, "v1", horizon=NOW), pages)
+    assert known.pages(source) == pages and known.of(source).horizon == NOW
+    assert not known.needs_pages(source, Summary(NOW, 2, "v1"))
+    assert known.needs_pages(source, Summary(NOW, 3, "v2"))
+
+
+def test_a_source_that_cannot_be_split_is_one_page_or_refused() -> None:
+    source = Whole()
+    known = KnownPages({"whole": 3}, {})
+    assert not known.needs_pages(source, Summary(NOW, 3, "v1"))  # its summary is its page
+    assert known.pages(source) == [Bucket(0, 3, NOW)]
+    with pytest.raises(NotPageable, match="more than one page holds"):
+        known.needs_pages(source, Summary(NOW, 4, "v2"))
+
+
+def test_recent_summaries_last_summary_ttl_and_no_longer_than_their_rows() -> None:
+    source = IterableSource(["/a"], name="urls")
+    parts = ((source, ALL),)
+    later = NOW + timedelta(minutes=5)
+    summary = Summary(NOW, 1, "v1", expires=later)  # a lastmod comes due at ``later``
+    off = RecentSummaries(0.0)
+    off.keep(parts, [summary])
+    assert off.get(parts, NOW) is None
+    recent = RecentSummaries(0.2)
+    recent.keep(parts, [summary])
+    assert recent.get(parts, NOW) == [summary]
+    assert recent.get(parts, later) is None  # the row it saw in the future is served now
+    assert recent.get(((source, KeyRange(None, (9,))),), NOW) is None  # another range
+    time.sleep(0.25)
+    assert recent.get(parts, NOW) is None
