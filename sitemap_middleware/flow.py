@@ -25,9 +25,9 @@ from typing import IO, Any, Generic, TypeVar
 from .core import Body, Part, Request, Response, Sitemap, Slot
 from .entry import Batch
 from .live_pages import keep_current, read_whole
-from .needs import Background, Need, ReadPages, Summarize
+from .needs import Need, Reads, in_background, read_pages, summarize
 from .routing import Target
-from .sources.base import ALL, AnySource, CutPages, NotPageable
+from .sources.base import ALL, AnySource, Bucket, CutPages, NotPageable
 from .validators import Summary, horizon_of
 from .xml import LimitExceeded
 
@@ -79,7 +79,7 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
     if summaries is None:
         try:
             read_now = _horizoned(
-                (yield Summarize(missing, sitemap.settings.naive_timezone, horizon)), horizon
+                (yield from summarize(missing, sitemap.settings.naive_timezone, horizon)), horizon
             )
         except CutPages:
             # Its keys say the source is cut now: the page is found among its cuts.
@@ -144,7 +144,7 @@ def _index(
         return sitemap.busy(path)
     try:
         for source, summary in sitemap.known.index_needs(plan.parts, summaries):
-            pages = yield _read_pages(sitemap, source, summary)
+            pages = yield from _read_pages(sitemap, source, summary)
             sitemap.known.remember(source, summary, pages)
             read = True
         document = sitemap.index(plan) if plan.stream else None
@@ -182,7 +182,7 @@ def _live_summaries(
             live.seed(whole, horizon, now, time.monotonic() - started)
         if live.claim(time.monotonic()):
             job = keep_current(live, now, settings.naive_timezone, settings.lastmod_tolerance)
-            yield Background(job)
+            yield from in_background(job)
         known = live.known
         if known is None or live.cut:
             found.append(None)  # a page before the first recount: read exactly
@@ -219,10 +219,11 @@ def _horizoned(summaries: list[Summary], horizon: datetime) -> list[Summary]:
     return [s if s.horizon is not None else replace(s, horizon=horizon) for s in summaries]
 
 
-def _read_pages(sitemap: Sitemap, source: AnySource, whole: Summary) -> ReadPages:
+def _read_pages(sitemap: Sitemap, source: AnySource, whole: Summary) -> Reads[list[Bucket]]:
     """Pages read under the horizon of the summary they are remembered for."""
     horizon = whole.horizon or horizon_of(datetime.now(UTC), sitemap.settings.lastmod_tolerance)
-    return ReadPages(source, sitemap.width(source), sitemap.settings.naive_timezone, horizon)
+    width, tz = sitemap.width(source), sitemap.settings.naive_timezone
+    return (yield from read_pages(source, width, tz, horizon))
 
 
 def _current_pages(
@@ -238,12 +239,12 @@ def _current_pages(
     read = kept is None
     if kept is None:
         kept = _horizoned(
-            (yield Summarize(parts, sitemap.settings.naive_timezone, horizon)), horizon
+            (yield from summarize(parts, sitemap.settings.naive_timezone, horizon)), horizon
         )
         sitemap.recent.keep(parts, kept)
     (whole,) = kept
     if sitemap.known.needs_pages(source, whole):
-        pages = yield _read_pages(sitemap, source, whole)
+        pages = yield from _read_pages(sitemap, source, whole)
         sitemap.known.remember(source, whole, pages)
         read = True
     return read

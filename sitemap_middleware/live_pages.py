@@ -27,12 +27,12 @@ import hashlib
 import logging
 import threading
 import time
-from collections.abc import Generator, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
-from .needs import ReadChanges, ReadPages, Summarize
+from .needs import Reads, read_changes, read_pages, summarize
 from .sources.aggregates import iso
 from .sources.base import AnySource, Bucket, CutPages, page_keys
 from .validators import Summary, horizon_of
@@ -180,7 +180,7 @@ def replace_token(summary: Summary, token: str) -> Summary:
 
 def keep_current(
     live: LivePages, now: datetime, naive_timezone: tzinfo, tolerance: int
-) -> Generator[ReadPages | ReadChanges | Summarize, Any, None]:
+) -> Reads[None]:
     """Run the due recount or refresh of ``live`` (claimed by the caller), yielding its
     reads; a failure is logged and leaves the pages as they were."""
     started = time.monotonic()
@@ -191,7 +191,9 @@ def keep_current(
             _recounted(live, *whole, horizon, now, started)
             return
         assert live.since is not None and live.known is not None
-        moved = yield ReadChanges(live.source, live.since, horizon, naive_timezone, MAX_CHANGES + 1)
+        moved = yield from read_changes(
+            live.source, live.since, horizon, naive_timezone, MAX_CHANGES + 1
+        )
         # What a refresh costs however long its interval: the pages it reads again are as
         # many as the writes, whenever they are read.
         live.refresh_cost = time.monotonic() - started
@@ -204,7 +206,7 @@ def keep_current(
         parts = tuple((live.source, page_keys(page + 1, live.width)) for page in touched)
         summaries: Sequence[Summary] = []
         if parts:
-            summaries = yield Summarize(parts, naive_timezone, horizon)
+            summaries = yield from summarize(parts, naive_timezone, horizon)
         kept = dict(live.known.pages)
         for page, summary in zip(touched, summaries, strict=True):
             if not summary.count:
@@ -232,15 +234,17 @@ def keep_current(
 
 def read_whole(
     live: LivePages, now: datetime, naive_timezone: tzinfo, horizon: datetime
-) -> Generator[ReadPages | ReadChanges, Any, tuple[list[Bucket], list[tuple[Any, Any]] | None]]:
+) -> Reads[tuple[list[Bucket], list[tuple[Any, Any]] | None]]:
     """Every page's aggregates, and first the rows that moved in the last minute: those the
     pages already count, so that the next refresh reads again only the pages of rows that
     moved after them."""
     moved = None
     if live.source.tracks_changes:
         since = now - COMMIT_MARGIN
-        moved = yield ReadChanges(live.source, since, horizon, naive_timezone, MAX_CHANGES + 1)
-    pages = yield ReadPages(live.source, live.width, naive_timezone, horizon)
+        moved = yield from read_changes(
+            live.source, since, horizon, naive_timezone, MAX_CHANGES + 1
+        )
+    pages = yield from read_pages(live.source, live.width, naive_timezone, horizon)
     return pages, moved
 
 

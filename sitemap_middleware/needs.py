@@ -10,9 +10,14 @@ from __future__ import annotations
 from collections.abc import Generator
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from .sources.base import AnySource, KeyRange
+from .sources.base import AnySource, Bucket, KeyRange
+
+if TYPE_CHECKING:
+    from .validators import Summary
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,3 +61,39 @@ class Background:
 
 
 Need = Summarize | ReadPages | ReadChanges | Background
+
+
+Reads = Generator[Need, object, T]
+"""A generator that yields needs and returns what they gave (``yield from`` it)."""
+
+
+def summarize(
+    parts: tuple[tuple[AnySource, KeyRange], ...], naive_timezone: tzinfo, horizon: datetime
+) -> Reads[list[Summary]]:
+    """The summary of each part, in order."""
+    return _checked((yield Summarize(parts, naive_timezone, horizon)), list)
+
+
+def read_pages(
+    source: AnySource, width: int, naive_timezone: tzinfo, horizon: datetime
+) -> Reads[list[Bucket]]:
+    """The non-empty pages of a source (see ``Source.buckets``)."""
+    return _checked((yield ReadPages(source, width, naive_timezone, horizon)), list)
+
+
+def read_changes(
+    source: AnySource, since: datetime, horizon: datetime, naive_timezone: tzinfo, limit: int
+) -> Reads[list[tuple[Any, Any]]]:
+    """``(key, lastmod)`` of the rows whose lastmod moved (see ``Source.changed``)."""
+    return _checked((yield ReadChanges(source, since, horizon, naive_timezone, limit)), list)
+
+
+def in_background(job: Generator[Any, Any, None]) -> Reads[None]:
+    """Start ``job`` without waiting for it."""
+    yield Background(job)
+
+
+def _checked(result: object, kind: type[T]) -> T:
+    if not isinstance(result, kind):
+        raise TypeError(f"a read gave {type(result).__name__}, not {kind.__name__}")
+    return result
