@@ -11,25 +11,25 @@ drops the rows whose loc the document already lists.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, date, datetime
 from decimal import Decimal
-from itertools import repeat
-from operator import add, attrgetter
+from itertools import compress, repeat
+from operator import attrgetter
 from typing import Any
 
 from .duplicates import SeenLocs
 from .entry import Affixed, Batch, EntryRules, RawEntry, format_changefreq, format_priority
 from .extensions import Shape
-from .urls import MIN_LOC_LENGTH
+from .urls import MIN_LOC_LENGTH, XML_FORBIDDEN, quote_rest
 from .xml import escape, url_element
 
 # A path that needs neither percent-encoding nor entity-escaping, is not "//host" and has
 # no segment starting with a dot (".." is a bad row: the rules say so).
 _SEGMENT = r"[A-Za-z0-9\-_~][A-Za-z0-9\-._~]*"
 _PLAIN_PATH = re.compile(rf"/(?:{_SEGMENT}(?:/(?:{_SEGMENT})?)*)?")
-# The bytes of plain paths, and the newline that joins a column of them.
-_PLAIN_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/\n"
+# The bytes of plain paths.
+_PLAIN_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/"
 # Where the separators stand in each stored layout (its width): the date's dashes, the
 # time's colons, the fraction's dot (and at 10 a space or a "T", checked apart).
 _DATE_SEPARATORS = ((4, b"-"), (7, b"-"))
@@ -57,47 +57,40 @@ def _priority_tail(value: object) -> str:
     return "</url>\n" if value is None else f"<priority>{format_priority(value)}</priority></url>\n"
 
 
-def not_plain(locs: Sequence[Any], starts: re.Pattern[bytes] | None) -> list[int] | None:
+def not_plain(
+    locs: Sequence[Any], starts: re.Pattern[bytes] | None, dotted_suffix: bool = False
+) -> list[int] | None:
     """The positions of the locs that are not plain paths in the scope, column-wise.
 
     The same verdict as ``_PLAIN_PATH.fullmatch(loc) and loc.startswith(scope)``
     per loc, from a few C-level passes over the joined column (``starts`` finds
     a loc that does not start with the scope or starts with ``//``; None when
     the column holds the middle parts of locs whose start is known to be
-    plain, and then only their characters count); None when that cannot be
+    plain, and then only their characters count; ``dotted_suffix``: their
+    suffix starts with a dot, so a middle ending in ``/`` may make it a dot
+    segment); None when that cannot be
     told cheaply (a loc that is not a string, holds a newline or a lone
-    surrogate, or a bad start, or many locs with odd characters), and the
-    caller checks each loc instead.
+    surrogate, or a bad start), and the caller checks each loc instead.
     """
     try:
         data = "\n".join(locs).encode("utf-8")
     except (TypeError, UnicodeEncodeError):
         return None
     count = len(locs)
-    if data.count(b"\n") != count - 1 or (starts is not None and starts.search(b"\n" + data)):
+    if starts is not None and starts.search(b"\n" + data):
         return None
-    if b"/." in data or b"\n." in data or data[:1] == b".":
+    if b"." in data and (b"/." in data or b"\n." in data or data[:1] == b"."):
         return None  # a segment may start with a dot ("..") or a middle be one: check each
+    if dotted_suffix and (b"/\n" in data or data[-1:] == b"/"):
+        return None  # the suffix after a "/" may be a dot segment: check each
+    # The odd bytes, row by row: each row's odd bytes between the newlines that join them.
     odd = data.translate(None, _PLAIN_BYTES)
-    if not odd:
-        return []
-    if len(odd) > 8 + count // 4:
-        return None  # many odd characters: the per-loc check is cheaper
-    positions: list[int] = []
-    for byte in set(odd):
-        at = data.find(byte)
-        while at != -1:
-            positions.append(at)
-            at = data.find(byte, at + 1)
-    positions.sort()
-    found: list[int] = []
-    row = seen = 0
-    for at in positions:
-        row += data.count(b"\n", seen, at)
-        seen = at
-        if not found or found[-1] != row:
-            found.append(row)
-    return found
+    if len(odd) == count - 1:
+        return []  # the joining newlines alone
+    rows = odd.split(b"\n")
+    if len(rows) != count:
+        return None  # a loc holds a newline
+    return list(compress(range(count), rows))
 
 
 def stored_layout(texts: Sequence[Any] | None, count: int) -> int:
@@ -220,11 +213,14 @@ class Renderer:
         the rules. None when the batch has another shape."""
         count = len(batch)
         locs, lastmods = batch.locs, batch.lastmods
-        tails = self._tail_column(batch.changefreqs, batch.priorities, count)
+        tails = self._tail_column(batch.changefreqs, batch.priorities)
         if tails is None:
             return None
-        # One tail for every row is written with the lastmod's end; else each its own.
-        tail, ends = (tails, repeat("")) if type(tails) is str else ("", tails)
+        # One tail for every row is written with the lastmod's end; else each row's
+        # changefreq element and priority tail.
+        tail, changefreq_texts, priority_tails = (
+            (tails, repeat(""), repeat("")) if type(tails) is str else ("", *tails)
+        )
         texts: Sequence[str] | None = None
         layout = 0
         if lastmods.count(None) != count:
@@ -270,7 +266,11 @@ class Renderer:
             lengths
         ) + extra < MIN_LOC_LENGTH - len(root):
             return None
-        odd = not_plain(middles, None if middles is not locs else self._bad_starts)
+        odd = (
+            not_plain(locs, self._bad_starts)
+            if middles is locs
+            else not_plain(middles, None, after[:1] == ".")
+        )
         if odd is None:
             scope, plain = self.scope_path, _PLAIN_PATH.fullmatch
             odd = [
@@ -282,34 +282,42 @@ class Renderer:
         if texts is None:
             end = f"{after}</loc>{tail}"
             out = [
-                f"{head}{middle}{end}{last}" for middle, last in zip(middles, ends, strict=False)
+                f"{head}{middle}{end}{c}{p}"
+                for middle, c, p in zip(middles, changefreq_texts, priority_tails, strict=False)
             ]
         elif not layout:
             mid, end = f"{after}</loc><lastmod>", zone + tail
             out = [
-                f"{head}{middle}{mid}{text}{end}{last}"
-                for middle, text, last in zip(middles, texts, ends, strict=False)
+                f"{head}{middle}{mid}{text}{end}{c}{p}"
+                for middle, text, c, p in zip(
+                    middles, texts, changefreq_texts, priority_tails, strict=False
+                )
             ]
         else:  # "YYYY-MM-DD hh:mm:ss.ffffff" as stored: copy the digits
             mid, end = f"{after}</loc><lastmod>", "+00:00" + tail
             out = [
-                f"{head}{middle}{mid}{text[:10]}T{text[11:19]}{end}{last}"
-                for middle, text, last in zip(middles, texts, ends, strict=False)
+                f"{head}{middle}{mid}{text[:10]}T{text[11:19]}{end}{c}{p}"
+                for middle, text, c, p in zip(
+                    middles, texts, changefreq_texts, priority_tails, strict=False
+                )
             ]
         if not odd and seen is None:
             return out
         # Locs that need encoding or escaping (or are bad): the loc rule, the rest as checked.
         skipped = False
         checked: dict[int, str | None] = {}
+        encoded = self._encoded if middles is not locs else None
         for at in odd:
-            loc = locs[at]
-            url = checked[at] = self.rules.check_loc(source, batch.keys[at], loc)
+            url = None if encoded is None else encoded(before, middles[at], after)
+            if url is None:
+                url = self.rules.check_loc(source, batch.keys[at], locs[at])
+            checked[at] = url
             if url is None:
                 out[at] = ""
                 skipped = True
                 continue
             # The element so far starts "<url><loc>{root}{loc}</loc>"; keep what follows.
-            rest = out[at][len(root) + len(loc) + 16 :]
+            rest = out[at][len(root) + extra + len(middles[at]) + 16 :]
             out[at] = f"<url><loc>{escape(url)}</loc>{rest}"
         if seen is not None:
             for at in seen.repeats(middles, before, after, checked):
@@ -320,12 +328,13 @@ class Renderer:
         return [element for element in out if element] if skipped else out
 
     def _tail_column(
-        self, changefreqs: Sequence[Any], priorities: Sequence[Any], count: int
-    ) -> str | list[str] | None:
+        self, changefreqs: Sequence[Any], priorities: Sequence[Any]
+    ) -> str | tuple[Iterable[str], Iterable[str]] | None:
         """What follows the lastmod of each row: its changefreq, priority and ``</url>``.
 
-        One string when every row has the same pair, else one per row, built from the
-        distinct values (a few) in C-level passes. None when a value is not a ``str``
+        One string when every row has the same pair, else each row's changefreq element
+        and its priority element with ``</url>`` (two columns, read once), looked up from
+        the distinct values (a few) in C-level passes. None when a value is not a ``str``
         (changefreq) or a number (priority; a bool is none), or is bad: the full rules
         report it.
         """
@@ -335,29 +344,30 @@ class Renderer:
                 and set(map(type, priorities)) <= _PRIORITY_TYPES
             ):
                 return None
-            changefreq, priority = changefreqs[0], priorities[0]
-            if changefreqs.count(changefreq) == count and priorities.count(priority) == count:
+            # Equal values have equal texts (1 and 1.0 too: a bool is no priority).
+            distinct_changefreqs, distinct_priorities = set(changefreqs), set(priorities)
+            if len(distinct_changefreqs) == 1 and len(distinct_priorities) == 1:
+                changefreq, priority = changefreqs[0], priorities[0]
                 return self._tails.get((changefreq, priority)) or self._tail(changefreq, priority)
-            changefreq_texts = self._texts(self._changefreq_texts, changefreqs, _changefreq_text)
-            priority_tails = self._texts(self._priority_tails, priorities, _priority_tail)
+            changefreq_texts = self._texts(
+                self._changefreq_texts, distinct_changefreqs, _changefreq_text
+            )
+            priority_tails = self._texts(self._priority_tails, distinct_priorities, _priority_tail)
         except (ValueError, TypeError, ArithmeticError):
             return None  # a bad value (or one that cannot be compared): the full rules report it
-        return list(
-            map(
-                add,
-                map(changefreq_texts.__getitem__, changefreqs),
-                map(priority_tails.__getitem__, priorities),
-            )
+        return (
+            map(changefreq_texts.__getitem__, changefreqs),
+            map(priority_tails.__getitem__, priorities),
         )
 
     @staticmethod
     def _texts(
-        known: dict[Any, str], column: Sequence[Any], text: Callable[[Any], str]
+        known: dict[Any, str], distinct: set[Any], text: Callable[[Any], str]
     ) -> dict[Any, str]:
-        """The texts of a column's values: those known already, the others added (a bounded
-        cache; past its bound, a mapping of the batch's own values). Equal values have equal
-        texts (a priority's depends on ``float(value)`` alone); raises on a bad value."""
-        distinct = set(column)
+        """The texts of a column's ``distinct`` values: those known already, the others added
+        (a bounded cache; past its bound, a mapping of the batch's own values). Equal values
+        have equal texts (a priority's depends on ``float(value)`` alone); raises on a bad
+        value."""
         if distinct <= known.keys():
             return known
         texts = known if len(known) < _TAIL_CACHE_SIZE else {}
@@ -365,6 +375,30 @@ class Renderer:
             if value not in texts:
                 texts[value] = text(value)
         return texts
+
+    def _encoded(self, before: str, middle: str, after: str) -> str | None:
+        """The URI the loc rule gives ``before + middle + after`` (plain affixes in the
+        scope), when a middle needs only percent-encoding and entity-escaping: no ``%``
+        (kept escapes), ``?`` or ``#`` (query, fragment), ``.`` (dot segments; nor a
+        final ``/`` before a suffix that starts with a dot) or character XML forbids.
+        Then the rule encodes the middle alone, as it stands, and the result stays in the
+        scope. None: the rule decides."""
+        if (
+            "%" in middle
+            or "." in middle
+            or (middle[-1:] == "/" and after[:1] == ".")
+            or "?" in middle
+            or "#" in middle
+            or XML_FORBIDDEN.search(middle) is not None
+        ):
+            return None
+        try:
+            url = f"{self.root}{before}{quote_rest(middle)}{after}"
+        except UnicodeEncodeError:
+            return None
+        if not MIN_LOC_LENGTH <= len(url) <= self.rules.site.max_loc_length:
+            return None
+        return url
 
     def _affixes_plain(self, before: str, after: str) -> bool:
         """Whether ``before + middle + after`` is a plain path in the scope for every
