@@ -306,22 +306,30 @@ class Renderer:
         # Locs that need encoding or escaping (or are bad): the loc rule, the rest as checked.
         skipped = False
         checked: dict[int, str | None] = {}
-        encoded = self._encoded if middles is not locs else None
+        # The middles in comparison form: a middle that needs only encoding, encoded.
+        forms: Sequence[Any] = middles
+        encode = self._encoded_middle if middles is not locs else None
         for at in odd:
-            url = None if encoded is None else encoded(before, middles[at], after)
-            if url is None:
-                url = self.rules.check_loc(source, batch.keys[at], locs[at])
-            checked[at] = url
-            if url is None:
-                out[at] = ""
-                skipped = True
-                continue
+            middle = middles[at]
+            form = None if encode is None else encode(before, middle, after)
+            if form is not None:
+                if forms is middles:
+                    forms = list(middles)
+                forms[at] = form  # type: ignore[index]
+                url = f"{root}{before}{form}{after}"
+            else:
+                resolved = checked[at] = self.rules.check_loc(source, batch.keys[at], locs[at])
+                if resolved is None:
+                    out[at] = ""
+                    skipped = True
+                    continue
+                url = resolved
             # The element so far starts "<url><loc>{root}{loc}</loc>"; keep what follows.
-            rest = out[at][len(root) + extra + len(middles[at]) + 16 :]
+            rest = out[at][len(root) + extra + len(middle) + 16 :]
             out[at] = f"<url><loc>{escape(url)}</loc>{rest}"
         if seen is not None:
-            for at in seen.repeats(middles, before, after, checked):
-                url = checked.get(at) or f"{root}{before}{middles[at]}{after}"
+            for at in seen.repeats(forms, before, after, checked):
+                url = checked.get(at) or f"{root}{before}{forms[at]}{after}"
                 self.rules.duplicate(source, batch.keys[at], url)
                 out[at] = ""
                 skipped = True
@@ -376,13 +384,14 @@ class Renderer:
                 texts[value] = text(value)
         return texts
 
-    def _encoded(self, before: str, middle: str, after: str) -> str | None:
-        """The URI the loc rule gives ``before + middle + after`` (plain affixes in the
-        scope), when a middle needs only percent-encoding and entity-escaping: no ``%``
-        (kept escapes), ``?`` or ``#`` (query, fragment), ``.`` (dot segments; nor a
-        final ``/`` before a suffix that starts with a dot) or character XML forbids.
-        Then the rule encodes the middle alone, as it stands, and the result stays in the
-        scope. None: the rule decides."""
+    def _encoded_middle(self, before: str, middle: str, after: str) -> str | None:
+        """What the loc rule makes of ``middle`` in ``before + middle + after`` (plain
+        affixes in the scope), when it needs only percent-encoding: no ``%`` (kept
+        escapes), ``?`` or ``#`` (query, fragment), ``.`` (dot segments; nor a final ``/``
+        before a suffix that starts with a dot) or character XML forbids. The rule then
+        encodes the middle alone, as it stands, the result stays in the scope, and it is in
+        comparison form (uppercase escapes of reserved bytes only). None: the rule decides.
+        """
         if (
             "%" in middle
             or "." in middle
@@ -393,12 +402,13 @@ class Renderer:
         ):
             return None
         try:
-            url = f"{self.root}{before}{quote_rest(middle)}{after}"
+            form = quote_rest(middle)
         except UnicodeEncodeError:
             return None
-        if not MIN_LOC_LENGTH <= len(url) <= self.rules.site.max_loc_length:
+        length = len(self.root) + len(before) + len(form) + len(after)
+        if not MIN_LOC_LENGTH <= length <= self.rules.site.max_loc_length:
             return None
-        return url
+        return form
 
     def _affixes_plain(self, before: str, after: str) -> bool:
         """Whether ``before + middle + after`` is a plain path in the scope for every
