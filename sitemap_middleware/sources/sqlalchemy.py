@@ -355,13 +355,14 @@ class _Mapping:
         self.read_stmt = (
             self.stmt.with_only_columns(*read, maintain_column_froms=True) if changed else self.stmt
         )
-        # pysqlite reads lazily by itself: when no column the mapping reads needs converting,
-        # its cursor's own tuples stand in for SQLAlchemy's Row objects (and their buffer).
+        # pysqlite (and aiosqlite's server-side cursor over it) reads lazily by itself: when
+        # no column the mapping reads needs converting, the cursor's own tuples stand in for
+        # SQLAlchemy's Row objects (and their buffer).
         dialect = self.dialect
         self.driver_rows = (
             not every_column
             and dialect.name == "sqlite"
-            and dialect.driver == "pysqlite"
+            and dialect.driver in ("pysqlite", "aiosqlite")
             and all(
                 converts_nothing(self.read_stmt.selected_columns[index], dialect)
                 for index in used
