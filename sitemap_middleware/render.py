@@ -226,15 +226,17 @@ class Renderer:
         if lastmods.count(None) != count:
             kinds = set(map(type, lastmods))
             if kinds == {datetime} and self.naive_is_utc:
-                if list(map(_tzinfo, lastmods)).count(None) != count:
-                    return None
+                # Stored texts of these layouts hold no zone: their values are naive.
+                layout = stored_layout(batch.lastmod_texts, count)
+                if layout not in (19, 26):
+                    layout = 0
+                    if list(map(_tzinfo, lastmods)).count(None) != count:
+                        return None
                 if limits is not None and max(lastmods) > limits.naive:
                     return None  # a future lastmod: row by row
-                layout = stored_layout(batch.lastmod_texts, count)
-                if layout in (19, 26):
+                if layout:
                     texts = batch.lastmod_texts
                 else:
-                    layout = 0
                     texts = list(map(datetime.isoformat, lastmods))
                     if max(map(len, texts)) > 19:  # fractions of a second are dropped
                         texts = [text[:19] for text in texts]
@@ -256,15 +258,14 @@ class Renderer:
         middles: Sequence[Any] = locs
         if type(locs) is Affixed and self._affixes_plain(locs.before, locs.after):
             before, middles, after = locs.before, locs.values, locs.after
-        try:
-            lengths = list(map(len, middles))
-        except TypeError:  # a loc that is not a string
-            return None
         root = self.root
         extra = len(before) + len(after)
-        if max(lengths) + extra > self.rules.site.max_loc_length - len(root) or min(
-            lengths
-        ) + extra < MIN_LOC_LENGTH - len(root):
+        try:
+            if max(map(len, middles)) + extra > self.rules.site.max_loc_length - len(root) or min(
+                map(len, middles)
+            ) + extra < MIN_LOC_LENGTH - len(root):
+                return None
+        except TypeError:  # a loc that is not a string
             return None
         odd = (
             not_plain(locs, self._bad_starts)
@@ -278,19 +279,35 @@ class Renderer:
                 for at, loc in enumerate(locs)
                 if type(loc) is not str or not (plain(loc) and loc.startswith(scope))
             ]
+        # The middles in comparison form (``forms``) and as written: a template middle that
+        # needs only percent-encoding (and entity-escaping) is encoded here; the other odd
+        # locs take the loc rule once their elements are written.
+        forms = written = middles
+        by_rule = odd
+        if odd and middles is not locs:
+            by_rule = []
+            for at in odd:
+                form = self._encoded_middle(before, middles[at], after)
+                if form is None:
+                    by_rule.append(at)
+                    continue
+                if forms is middles:
+                    forms, written = list(middles), list(middles)
+                forms[at] = form  # type: ignore[index]
+                written[at] = escape(form)  # type: ignore[index]
         head = f"<url><loc>{root}{before}"
         if texts is None:
             end = f"{after}</loc>{tail}"
             out = [
                 f"{head}{middle}{end}{c}{p}"
-                for middle, c, p in zip(middles, changefreq_texts, priority_tails, strict=False)
+                for middle, c, p in zip(written, changefreq_texts, priority_tails, strict=False)
             ]
         elif not layout:
             mid, end = f"{after}</loc><lastmod>", zone + tail
             out = [
                 f"{head}{middle}{mid}{text}{end}{c}{p}"
                 for middle, text, c, p in zip(
-                    middles, texts, changefreq_texts, priority_tails, strict=False
+                    written, texts, changefreq_texts, priority_tails, strict=False
                 )
             ]
         else:  # "YYYY-MM-DD hh:mm:ss.ffffff" as stored: copy the digits
@@ -298,34 +315,21 @@ class Renderer:
             out = [
                 f"{head}{middle}{mid}{text[:10]}T{text[11:19]}{end}{c}{p}"
                 for middle, text, c, p in zip(
-                    middles, texts, changefreq_texts, priority_tails, strict=False
+                    written, texts, changefreq_texts, priority_tails, strict=False
                 )
             ]
-        if not odd and seen is None:
+        if not by_rule and seen is None:
             return out
-        # Locs that need encoding or escaping (or are bad): the loc rule, the rest as checked.
         skipped = False
         checked: dict[int, str | None] = {}
-        # The middles in comparison form: a middle that needs only encoding, encoded.
-        forms: Sequence[Any] = middles
-        encode = self._encoded_middle if middles is not locs else None
-        for at in odd:
-            middle = middles[at]
-            form = None if encode is None else encode(before, middle, after)
-            if form is not None:
-                if forms is middles:
-                    forms = list(middles)
-                forms[at] = form  # type: ignore[index]
-                url = f"{root}{before}{form}{after}"
-            else:
-                resolved = checked[at] = self.rules.check_loc(source, batch.keys[at], locs[at])
-                if resolved is None:
-                    out[at] = ""
-                    skipped = True
-                    continue
-                url = resolved
+        for at in by_rule:
+            url = checked[at] = self.rules.check_loc(source, batch.keys[at], locs[at])
+            if url is None:
+                out[at] = ""
+                skipped = True
+                continue
             # The element so far starts "<url><loc>{root}{loc}</loc>"; keep what follows.
-            rest = out[at][len(root) + extra + len(middle) + 16 :]
+            rest = out[at][len(root) + extra + len(middles[at]) + 16 :]
             out[at] = f"<url><loc>{escape(url)}</loc>{rest}"
         if seen is not None:
             for at in seen.repeats(forms, before, after, checked):
