@@ -82,7 +82,8 @@ async def chunks(
                     batch = await anext(batches, None)
                 if batch is None:
                     break
-                await anyio.lowlevel.checkpoint()  # a pending cancellation lands here
+                # A pending cancellation lands here (no loop iteration when there is none).
+                await anyio.lowlevel.checkpoint_if_cancelled()
                 chunk = body.feed(source.name, batch)
                 if chunk:
                     yield chunk
