@@ -19,7 +19,15 @@ from operator import attrgetter
 from typing import Any
 
 from .duplicates import SeenLocs
-from .entry import Affixed, Batch, EntryRules, RawEntry, format_changefreq, format_priority
+from .entry import (
+    Affixed,
+    Batch,
+    EntryRules,
+    RawEntry,
+    Repeated,
+    format_changefreq,
+    format_priority,
+)
 from .extensions import Shape
 from .urls import MIN_LOC_LENGTH, XML_FORBIDDEN, quote_rest
 from .xml import escape, url_element
@@ -46,6 +54,7 @@ _tzinfo = attrgetter("tzinfo")
 # no priority; a str subclass or another number type takes the full rules).
 _CHANGEFREQ_TYPES = frozenset({str, type(None)})
 _PRIORITY_TYPES = frozenset({float, int, Decimal, type(None)})
+_HASHABLE_TYPES = _CHANGEFREQ_TYPES | _PRIORITY_TYPES
 _TAIL_CACHE_SIZE = 256
 
 
@@ -91,6 +100,17 @@ def not_plain(
     if len(rows) != count:
         return None  # a loc holds a newline
     return list(compress(range(count), rows))
+
+
+def _types_and_values(column: Sequence[Any]) -> tuple[set[type], set[Any]]:
+    """The types of a column's values and its distinct values (a :class:`Repeated` column
+    tells them at once); raises ``TypeError`` for an unhashable value."""
+    if type(column) is Repeated:
+        return {type(column.value)}, {column.value}
+    types = set(map(type, column))
+    if not types <= _HASHABLE_TYPES:
+        return types, set()  # not a valid column: no distinct values needed
+    return types, set(column)
 
 
 def stored_layout(texts: Sequence[Any] | None, count: int) -> int:
@@ -351,13 +371,11 @@ class Renderer:
         report it.
         """
         try:
-            if not (
-                set(map(type, changefreqs)) <= _CHANGEFREQ_TYPES
-                and set(map(type, priorities)) <= _PRIORITY_TYPES
-            ):
+            changefreq_types, distinct_changefreqs = _types_and_values(changefreqs)
+            priority_types, distinct_priorities = _types_and_values(priorities)
+            if not (changefreq_types <= _CHANGEFREQ_TYPES and priority_types <= _PRIORITY_TYPES):
                 return None
             # Equal values have equal texts (1 and 1.0 too: a bool is no priority).
-            distinct_changefreqs, distinct_priorities = set(changefreqs), set(priorities)
             if len(distinct_changefreqs) == 1 and len(distinct_priorities) == 1:
                 changefreq, priority = changefreqs[0], priorities[0]
                 return self._tails.get((changefreq, priority)) or self._tail(changefreq, priority)

@@ -12,7 +12,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from sitemap_middleware.duplicates import SeenLocs
-from sitemap_middleware.entry import Affixed, BadRowStats, Batch, EntryRules, RawEntry
+from sitemap_middleware.entry import Affixed, BadRowStats, Batch, EntryRules, RawEntry, Repeated
 from sitemap_middleware.render import Renderer
 from sitemap_middleware.urls import Site, comparison_form, iri_to_uri
 from sitemap_middleware.xml import url_element
@@ -448,3 +448,31 @@ def test_negative_zero_is_written_as_zero_on_every_path() -> None:
         out = Renderer(EntryRules(site, UTC)).elements("s", Batch.of(batch))
         assert out == slow(EntryRules(site, UTC), batch)
         assert all("<priority>0.0</priority>" in element for element in out)
+
+
+def test_a_repeated_column_reads_as_a_list_of_its_value() -> None:
+    column = Repeated("daily", 3)
+    assert list(column) == ["daily"] * 3 and len(column) == 3
+    assert column[0] == column[-3] == "daily" and column[1:] == ["daily"] * 2
+    assert column.count("daily") == 3 and column.count(None) == 0
+    with pytest.raises(IndexError):
+        column[3]
+    assert Repeated(None, 0)[:] == []
+
+
+@pytest.mark.parametrize("changefreq", [None, "weekly", "Daily", "sometimes", 3])
+@pytest.mark.parametrize("priority", [None, 0.5, 1, True, 7.0, "0.3", [0.5]])
+def test_repeated_columns_give_the_bytes_of_the_rules(changefreq: Any, priority: Any) -> None:
+    site = Site.build("https://example.com/", "/sitemap.xml")
+    rows: list[RawEntry] = [
+        (i, f"/p/{i}", datetime(2024, 1, 2, 3, 4, 5), changefreq, priority) for i in range(20)
+    ]
+    whole = Batch.of(rows)
+    batch = Batch(
+        whole.keys, whole.locs, whole.lastmods, Repeated(changefreq, 20), Repeated(priority, 20)
+    )
+    full = EntryRules(site, UTC)
+    expected = slow(full, rows)
+    rules = EntryRules(site, UTC)
+    assert Renderer(rules).elements("s", batch) == expected
+    assert rules.stats == full.stats

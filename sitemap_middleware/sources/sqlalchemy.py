@@ -46,7 +46,7 @@ from sqlalchemy.engine import Connection, Dialect, Engine, Row
 from sqlalchemy.sql.elements import ColumnElement
 
 from ..dates import Unreadable
-from ..entry import CHANGEFREQS, Affixed, Batch, format_priority
+from ..entry import CHANGEFREQS, Affixed, Batch, Repeated, format_priority
 from ..settings import ConfigurationError, ConfigurationTypeError
 from ..validators import Summary, default_horizon
 from .aggregates import HORIZON, HORIZON_EPOCH, Aggregates, iso
@@ -804,9 +804,9 @@ class _Mapping:
     @staticmethod
     def _column(
         rows: Sequence[Row[Any]], index: int | None, constant: Any, count: int
-    ) -> list[Any]:
+    ) -> Sequence[Any]:
         if index is None:
-            return [constant] * count
+            return Repeated(constant, count)
         return list(map(itemgetter(index), rows))
 
 
