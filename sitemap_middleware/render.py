@@ -129,31 +129,35 @@ def stored_layout(texts: Sequence[Any] | None, count: int) -> int:
     if texts is None or count == 0:
         return 0
     try:
-        data = "".join(texts).encode("ascii")
-        width = max(map(len, texts))
+        # Newline-joined: a newline at every width + 1 characters, and nowhere else, proves
+        # that every text is as long as the first.
+        data = "\n".join(texts).encode("ascii")
+        width = len(texts[0])
     except (TypeError, UnicodeEncodeError):
         return 0
-    # None longer than the longest, and as long as all of them together: all that long.
-    if width not in _LAYOUTS or len(data) != width * count:
+    stride = width + 1
+    if width not in _LAYOUTS or len(data) != stride * count - 1:
         return 0
     # Digits and separators only, and each separator where the layout has one.
     separators = data.translate(None, b"0123456789")
-    if separators.translate(None, b"-:. T"):
+    if separators.translate(None, b"-:. T\n"):
+        return 0
+    if data[width::stride] != b"\n" * (count - 1):
         return 0
     for position, separator in _LAYOUTS[width]:
-        if data[position::width] != separator * count:
+        if data[position::stride] != separator * count:
             return 0
-    expected = len(_LAYOUTS[width]) * count
+    expected = (len(_LAYOUTS[width]) + 1) * count - 1
     if width > 10:
-        between = data[10::width]
+        between = data[10::stride]
         if between != b" " * count and between != b"T" * count:
             return 0
         expected += count
     if len(separators) != expected:  # no separator elsewhere: digits everywhere else
         return 0
     if width > 10:
-        hours = int.from_bytes(data[11::width].translate(_TWENTIES), "big")
-        if hours & int.from_bytes(data[12::width].translate(_FOUR_UP), "big"):
+        hours = int.from_bytes(data[11::stride].translate(_TWENTIES), "big")
+        if hours & int.from_bytes(data[12::stride].translate(_FOUR_UP), "big"):
             return 0  # an hour from 24 up
     return width
 
