@@ -88,12 +88,16 @@ class Affixed(Sequence[str]):
     elements. Indexing and iterating give the whole locs.
     """
 
-    __slots__ = ("after", "before", "values")
+    __slots__ = ("after", "before", "joined", "values")
 
-    def __init__(self, before: str, values: Sequence[str], after: str) -> None:
+    def __init__(
+        self, before: str, values: Sequence[str], after: str, joined: str | None = None
+    ) -> None:
         self.before = before
         self.values = values
         self.after = after
+        self.joined = joined
+        """Optional: ``"\n".join(values)``, when the maker has it already."""
 
     def __len__(self) -> int:
         return len(self.values)

@@ -67,7 +67,10 @@ def _priority_tail(value: object) -> str:
 
 
 def not_plain(
-    locs: Sequence[Any], starts: re.Pattern[bytes] | None, dotted_suffix: bool = False
+    locs: Sequence[Any],
+    starts: re.Pattern[bytes] | None,
+    dotted_suffix: bool = False,
+    joined: str | None = None,
 ) -> list[int] | None:
     """The positions of the locs that are not plain paths in the scope, column-wise.
 
@@ -77,12 +80,13 @@ def not_plain(
     the column holds the middle parts of locs whose start is known to be
     plain, and then only their characters count; ``dotted_suffix``: their
     suffix starts with a dot, so a middle ending in ``/`` may make it a dot
-    segment); None when that cannot be
+    segment; ``joined``: ``"\n".join(locs)`` when the caller has it); None when that
+    cannot be
     told cheaply (a loc that is not a string, holds a newline or a lone
     surrogate, or a bad start), and the caller checks each loc instead.
     """
     try:
-        data = "\n".join(locs).encode("utf-8")
+        data = ("\n".join(locs) if joined is None else joined).encode("utf-8")
     except (TypeError, UnicodeEncodeError):
         return None
     count = len(locs)
@@ -285,16 +289,19 @@ class Renderer:
         root = self.root
         extra = len(before) + len(after)
         try:
-            if max(map(len, middles)) + extra > self.rules.site.max_loc_length - len(root) or min(
-                map(len, middles)
-            ) + extra < MIN_LOC_LENGTH - len(root):
+            if max(map(len, middles)) + extra > self.rules.site.max_loc_length - len(root):
+                return None
+            # (The shortest loc matters only when the root and affixes are shorter.)
+            if len(root) + extra < MIN_LOC_LENGTH and min(map(len, middles)) + extra < (
+                MIN_LOC_LENGTH - len(root)
+            ):
                 return None
         except TypeError:  # a loc that is not a string
             return None
         odd = (
             not_plain(locs, self._bad_starts)
             if middles is locs
-            else not_plain(middles, None, after[:1] == ".")
+            else not_plain(middles, None, after[:1] == ".", locs.joined)  # type: ignore[attr-defined]
         )
         if odd is None:
             scope, plain = self.scope_path, _PLAIN_PATH.fullmatch

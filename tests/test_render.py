@@ -178,9 +178,12 @@ def test_affixed_locs_give_the_bytes_of_whole_locs(
     rows: list[RawEntry] = [(i, loc, lastmod, "daily", None) for i, loc in enumerate(list(locs))]
     whole = Batch.of(rows)
     parts = Batch(whole.keys, locs, whole.lastmods, whole.changefreqs, whole.priorities)
+    # As a loc template gives them: the middles newline-joined already.
+    joined = Affixed(before, values, after, "\n".join(values))
+    with_joined = Batch(whole.keys, joined, whole.lastmods, whole.changefreqs, whole.priorities)
     full = EntryRules(site, UTC)
     expected = slow(full, rows)
-    for batch in (parts, whole):
+    for batch in (parts, with_joined, whole):
         rules = EntryRules(site, UTC)
         assert Renderer(rules).elements("s", batch) == expected
         assert rules.stats == full.stats  # the same bad rows, for the same reasons

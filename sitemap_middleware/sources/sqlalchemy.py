@@ -148,12 +148,13 @@ class LocTemplate:
             before, index, after = self._single
             values = list(map(itemgetter(index), rows))
             try:
-                # One C-level pass proves every value is a string with nothing to encode.
-                joined = "".join(values)
+                # One C-level pass proves every value is a string with nothing to encode
+                # (the renderer reads the same joined text for the locs' characters).
+                joined = "\n".join(values)
             except TypeError:
                 joined = "?"
             if "?" not in joined and "#" not in joined:
-                return Affixed(before, values, after)
+                return Affixed(before, values, after, joined)
         return [self(row) for row in rows]
 
 
