@@ -4,10 +4,10 @@ In one run it prints
 
 * for N rows (default 500,000): URLs/s over the index and every page through
   the ASGI app, plain and gzip-coded, for the "slim" and "full" sources of
-  ``bench_urlset.py``, against plain ``sqlite3`` + f-strings writing the same
-  bytes (and gzipping them with the same zlib settings), and the same rates
-  without the time the app spends executing aggregate statements (the
-  summaries a 200 reads first);
+  ``bench_urlset.py``, with a sync ``Engine`` and an ``AsyncEngine`` (aiosqlite),
+  against plain ``sqlite3`` + f-strings writing the same bytes (and gzipping
+  them with the same zlib settings), and the same rates without the time the
+  app spends executing aggregate statements (the summaries a 200 reads first);
   peak RSS of a fresh process serving every page, against the same for 50,000;
 * for a table of ``--deep`` rows (default 2,000,000): the time of the last page
   over the first, and of a 304 on the last page over its 200: by the default
@@ -47,6 +47,7 @@ from bench_urlset import (
     timed,
 )
 from sqlalchemy import create_engine, event, update
+from sqlalchemy.ext.asyncio import create_async_engine
 
 from sitemap_middleware import SitemapApp
 from sitemap_middleware.sources.change_counter import ChangeCounter
@@ -58,11 +59,32 @@ DEEP = {"max_loc_length": 150}
 DEEP_WIDTH = page_rows(MAX_URLS, MAX_BYTES, DEEP["max_loc_length"])
 
 
+# Every pass runs in this one event loop: an AsyncEngine's connections belong to the loop
+# that opened them.
+RUNNER = asyncio.Runner()
+ENGINES = ("sync", "async")
+
+
 def app_for(
-    path: Path, settings: dict[str, Any] | None = None, shape: str = "full", **options: Any
+    path: Path,
+    settings: dict[str, Any] | None = None,
+    shape: str = "full",
+    engine: str = "sync",
+    **options: Any,
 ) -> SitemapApp:
-    source = article_source(create_engine(f"sqlite:///{path}"), shape, **options)
+    bound = (
+        create_async_engine(f"sqlite+aiosqlite:///{path}")
+        if engine == "async"
+        else create_engine(f"sqlite:///{path}")
+    )
+    source = article_source(bound, shape, **options)
     return SitemapApp(sources=[source], base_url=BASE, index="always", **(settings or {}))
+
+
+def sync_engine_of(app: SitemapApp) -> Any:
+    """The engine whose cursor events the app's statements fire."""
+    engine = app.sitemap.sources[0].engine  # type: ignore[union-attr]
+    return getattr(engine, "sync_engine", engine)
 
 
 def pages(path: Path, width: int = WIDTH) -> list[int]:
@@ -83,7 +105,7 @@ def library_all(app: SitemapApp, numbers: list[int], coded: bool) -> int:
             total += 1
         return total
 
-    return asyncio.run(run())
+    return RUNNER.run(run())
 
 
 INDEX_HEAD = (
@@ -139,7 +161,7 @@ def same_bytes(app: SitemapApp, path: Path, numbers: list[int], shape: str) -> s
         return f"identical (the index and {len(numbers)} pages)"
 
     try:
-        return asyncio.run(compare())
+        return RUNNER.run(compare())
     finally:
         connection.close()
 
@@ -148,7 +170,7 @@ def aggregate_seconds(app: SitemapApp, numbers: list[int], coded: bool) -> float
     """Seconds one pass over the index and every page spends executing aggregate statements
     (the summaries read before a 200, the index's pages): client-side, SQLAlchemy's cursor
     events. The rows statements are left out (their rows are read after the event)."""
-    engine = app.sitemap.sources[0].engine  # type: ignore[union-attr]
+    engine = sync_engine_of(app)
     spent = [0.0]
     started: list[float] = []
 
@@ -341,11 +363,11 @@ def main() -> None:
         seed(big, args.rows)
         seed(small, 50_000)
         numbers = pages(big)
-        for shape in SHAPES:
-            verdict = same_bytes(app_for(big, shape=shape), big, numbers, shape)
-            print(f"{shape}: library against baseline: {verdict}")
+        for shape, engine in ((shape, engine) for shape in SHAPES for engine in ENGINES):
+            verdict = same_bytes(app_for(big, shape=shape, engine=engine), big, numbers, shape)
+            print(f"{shape}, {engine} engine: library against baseline: {verdict}")
             for coded in (False, True):
-                app = app_for(big, shape=shape)
+                app = app_for(big, shape=shape, engine=engine)
                 library_all(app, numbers, coded)  # warm-up, reads the index's pages once
                 t_lib = median(lambda app=app, c=coded: library_all(app, numbers, c), args.repeat)
                 t_base = median(
@@ -354,7 +376,7 @@ def main() -> None:
                 t_aggregates = statistics.median(
                     aggregate_seconds(app, numbers, coded) for _ in range(args.repeat)
                 )
-                label = f"{shape}, {'gzip' if coded else 'plain'}"
+                label = f"{shape}, {engine}, {'gzip' if coded else 'plain'}"
                 share = t_base / t_lib
                 row(f"baseline, all pages + index, {label}, URLs/s", f"{args.rows / t_base:,.0f}")
                 row(
@@ -382,10 +404,10 @@ def main() -> None:
         if args.deep:
             deep_rows(deep, small, args.deep, args.repeat, row)
 
-    print(f"\n{'measure':52s} {'value':>22s}  {'target':>16s}  verdict")
-    print("-" * 104)
+    print(f"\n{'measure':60s} {'value':>22s}  {'target':>16s}  verdict")
+    print("-" * 112)
     for measure, value, target, verdict in rows:
-        print(f"{measure:52s} {value:>22s}  {target:>16s}  {verdict}")
+        print(f"{measure:60s} {value:>22s}  {target:>16s}  {verdict}")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
+from collections import deque
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from datetime import UTC, datetime, tzinfo
@@ -59,9 +61,10 @@ async def chunks(
 ) -> AsyncGenerator[bytes, None]:
     """The chunks one source adds to a body, its rows closed however the iteration ends.
 
-    A sync source is read *and rendered* in a worker thread, one chunk per
-    hand-off (a hand-off costs about as much as rendering a hundred rows), and
-    is closed in a thread too. Cancellation (a disconnect, a shutdown) lands
+    A sync source is read *and rendered* in a worker thread, which hands each
+    chunk over as it is ready and goes on with the next one while the loop
+    sends it (at most one chunk waits; see :class:`_Handoff`); its rows are
+    closed in that thread too. Cancellation (a disconnect, a shutdown) lands
     between batches, never inside a database call: a driver interrupted
     mid-fetch leaves its connection in an unknown state. Cleanup is shielded
     too, so the connection always goes back to the pool.
@@ -74,7 +77,8 @@ async def chunks(
                     batch = await anext(batches, None)
                 if batch is None:
                     break
-                await anyio.lowlevel.checkpoint()  # a pending cancellation lands here
+                # A pending cancellation lands here (no loop iteration when there is none).
+                await anyio.lowlevel.checkpoint_if_cancelled()
                 chunk = body.feed(source.name, batch)
                 if chunk:
                     yield chunk
@@ -83,26 +87,85 @@ async def chunks(
                 await batches.aclose()  # type: ignore[attr-defined]
         return
 
+    handoff = _Handoff(asyncio.get_running_loop())
     sync_batches = source.batches(keys, size)
 
-    def next_chunk() -> bytes | None:
-        for batch in sync_batches:
-            chunk = body.feed(source.name, batch)
-            if chunk:
-                return chunk
-        return None
+    def produce() -> None:
+        try:
+            for batch in sync_batches:
+                chunk = body.feed(source.name, batch)
+                if chunk and not handoff.put(chunk):
+                    return  # the transfer ended: read no further
+        finally:
+            try:
+                close = getattr(sync_batches, "close", None)
+                if close is not None:
+                    close()
+            finally:
+                handoff.done()
 
+    worker = asyncio.ensure_future(anyio.to_thread.run_sync(produce))
     try:
-        while True:
-            ready: bytes | None = await anyio.to_thread.run_sync(next_chunk)
-            if ready is None:
-                return
+        while (ready := await handoff.get()) is not None:
             yield ready
+        await worker  # its failure, if any, after the chunks it made
     finally:
-        close = getattr(sync_batches, "close", None)
-        if close is not None:
-            with anyio.CancelScope(shield=True):
-                await anyio.to_thread.run_sync(close)
+        handoff.stop()
+        with anyio.CancelScope(shield=True):
+            await asyncio.wait([worker])  # it stops after its current batch
+            if not worker.cancelled():
+                worker.exception()  # raised above already, or superseded by what ended us
+
+
+class _Handoff:
+    """Chunks from the worker thread that renders them to the event loop that sends them.
+
+    The worker never waits for the loop to ask for a chunk (a thread hand-off each
+    way costs about as much as rendering a hundred rows); it waits only while one
+    chunk is already waiting, so memory holds at most three chunks: one being sent,
+    one waiting, one being gathered.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._chunks: deque[bytes] = deque()
+        self._room = threading.Semaphore(1)
+        self._ready = asyncio.Event()
+        self._finished = False
+        self._stopped = False
+
+    def put(self, chunk: bytes) -> bool:
+        """In the worker: hand a chunk over (waiting while one waits); False once the loop
+        wants no more."""
+        self._room.acquire()
+        if self._stopped:
+            return False
+        self._chunks.append(chunk)
+        self._loop.call_soon_threadsafe(self._ready.set)
+        return True
+
+    def done(self) -> None:
+        """In the worker: no more chunks."""
+        self._finished = True
+        if not self._stopped:
+            self._loop.call_soon_threadsafe(self._ready.set)
+
+    async def get(self) -> bytes | None:
+        """In the loop: the next chunk, or None once the worker is done."""
+        while not self._chunks:
+            if self._finished:
+                return None
+            await self._ready.wait()
+            self._ready.clear()
+        chunk = self._chunks.popleft()
+        self._room.release()
+        return chunk
+
+    def stop(self) -> None:
+        """In the loop: take no more chunks, and let a waiting worker go on to end."""
+        self._stopped = True
+        self._chunks.clear()
+        self._room.release()
 
 
 async def summarize(

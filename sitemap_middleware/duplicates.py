@@ -60,7 +60,8 @@ class SeenLocs:
         the others are remembered.
 
         ``before + values[i] + after`` is the root-relative path of row ``i``, in
-        comparison form already (a plain path), except for the rows in ``checked``
+        comparison form already (a plain path, or one the renderer encoded), except for
+        the rows in ``checked``
         (ascending positions), whose final URI the rules gave (None: the row was
         skipped, so it is ignored).
         """
@@ -74,16 +75,20 @@ class SeenLocs:
             keys = list(values)
             for at in checked:
                 keys[at] = _GAP
-        batch = set(keys)
-        batch.discard(_GAP)
-        # The common batch: its plain locs are distinct and new. One C-level pass over the
-        # store tells: toggling them in adds them all only if none was there (else a second
-        # toggle puts the store back as it was).
+        # The common batch: its plain locs are distinct and new. Two C-level passes over the
+        # store tell: none is there, and adding them all adds as many keys as there are
+        # (else they are taken out again: none was there before).
         size = len(store)
-        store ^= batch
-        if len(batch) != len(values) - len(checked) or len(store) - size != len(batch):
-            store ^= batch
+        if not store.isdisjoint(keys):
             return self._one_by_one(values, before, after, checked)
+        store.update(keys)
+        store.discard(_GAP)
+        if len(store) - size != len(values) - len(checked):
+            store.difference_update(keys)
+            return self._one_by_one(values, before, after, checked)
+        if not checked:
+            return []
+        batch = set(keys)
         found: list[int] = []
         demoted: set[int] = set()
         for at, url in checked.items():

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, tzinfo
 from decimal import Decimal
+from itertools import repeat
 from typing import Any
 
 from .dates import LastmodError, Unreadable, check_not_future, format_lastmod
@@ -76,12 +77,16 @@ class Affixed(Sequence[str]):
     elements. Indexing and iterating give the whole locs.
     """
 
-    __slots__ = ("after", "before", "values")
+    __slots__ = ("after", "before", "joined", "values")
 
-    def __init__(self, before: str, values: Sequence[str], after: str) -> None:
+    def __init__(
+        self, before: str, values: Sequence[str], after: str, joined: str | None = None
+    ) -> None:
         self.before = before
         self.values = values
         self.after = after
+        self.joined = joined
+        """Optional: ``"\n".join(values)``, when the maker has it already."""
 
     def __len__(self) -> int:
         return len(self.values)
@@ -96,13 +101,41 @@ class Affixed(Sequence[str]):
         return (before + value + after for value in self.values)
 
 
+class Repeated(Sequence[Any]):
+    """A column that holds one value on every row (a source's constant changefreq, a
+    lastmod it does not have): the renderer checks and writes the value once."""
+
+    __slots__ = ("size", "value")
+
+    def __init__(self, value: Any, size: int) -> None:
+        self.value = value
+        self.size = size
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self.value] * len(range(*index.indices(self.size)))
+        if not -self.size <= index < self.size:
+            raise IndexError("Repeated index out of range")
+        return self.value
+
+    def __iter__(self) -> Iterator[Any]:
+        return repeat(self.value, self.size)
+
+    def count(self, value: Any) -> int:
+        """As ``list.count``: identity or equality."""
+        return self.size if value is self.value or value == self.value else 0
+
+
 @dataclass(frozen=True, slots=True)
 class Batch:
     """The raw entries of one fetch, column by column, as sources yield them.
 
     Columns make the common case cheap: one C-level pass checks a whole
     column. Every column has one value per row; a constant column may be a
-    list of one repeated object.
+    list of one repeated object, or a :class:`Repeated`.
     """
 
     keys: Sequence[Any]

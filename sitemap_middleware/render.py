@@ -11,25 +11,34 @@ drops the rows whose loc the document already lists.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, date, datetime
 from decimal import Decimal
-from itertools import repeat
-from operator import add, attrgetter
+from itertools import compress, repeat
+from operator import attrgetter
 from typing import Any
 
 from .duplicates import SeenLocs
-from .entry import Affixed, Batch, EntryRules, RawEntry, format_changefreq, format_priority
+from .entry import (
+    Affixed,
+    Batch,
+    EntryRules,
+    RawEntry,
+    Repeated,
+    format_changefreq,
+    format_priority,
+)
 from .extensions import Shape
 from .protocol import MIN_LOC_LENGTH
+from .urls import XML_FORBIDDEN, quote_rest
 from .xml import escape, url_element
 
 # A path that needs neither percent-encoding nor entity-escaping, is not "//host" and has
 # no segment starting with a dot (".." is a bad row: the rules say so).
 _SEGMENT = r"[A-Za-z0-9\-_~][A-Za-z0-9\-._~]*"
 _PLAIN_PATH = re.compile(rf"/(?:{_SEGMENT}(?:/(?:{_SEGMENT})?)*)?")
-# The bytes of plain paths, and the newline that joins a column of them.
-_PLAIN_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/\n"
+# The bytes of plain paths.
+_PLAIN_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/"
 # Where the separators stand in each stored layout (its width): the date's dashes, the
 # time's colons, the fraction's dot (and at 10 a space or a "T", checked apart).
 _DATE_SEPARATORS = ((4, b"-"), (7, b"-"))
@@ -46,6 +55,7 @@ _tzinfo = attrgetter("tzinfo")
 # no priority; a str subclass or another number type takes the full rules).
 _CHANGEFREQ_TYPES = frozenset({str, type(None)})
 _PRIORITY_TYPES = frozenset({float, int, Decimal, type(None)})
+_HASHABLE_TYPES = _CHANGEFREQ_TYPES | _PRIORITY_TYPES
 _TAIL_CACHE_SIZE = 256
 
 
@@ -57,47 +67,55 @@ def _priority_tail(value: object) -> str:
     return "</url>\n" if value is None else f"<priority>{format_priority(value)}</priority></url>\n"
 
 
-def not_plain(locs: Sequence[Any], starts: re.Pattern[bytes] | None) -> list[int] | None:
+def not_plain(
+    locs: Sequence[Any],
+    starts: re.Pattern[bytes] | None,
+    dotted_suffix: bool = False,
+    joined: str | None = None,
+) -> list[int] | None:
     """The positions of the locs that are not plain paths in the scope, column-wise.
 
     The same verdict as ``_PLAIN_PATH.fullmatch(loc) and loc.startswith(scope)``
     per loc, from a few C-level passes over the joined column (``starts`` finds
     a loc that does not start with the scope or starts with ``//``; None when
     the column holds the middle parts of locs whose start is known to be
-    plain, and then only their characters count); None when that cannot be
+    plain, and then only their characters count; ``dotted_suffix``: their
+    suffix starts with a dot, so a middle ending in ``/`` may make it a dot
+    segment; ``joined``: ``"\n".join(locs)`` when the caller has it); None when that
+    cannot be
     told cheaply (a loc that is not a string, holds a newline or a lone
-    surrogate, or a bad start, or many locs with odd characters), and the
-    caller checks each loc instead.
+    surrogate, or a bad start), and the caller checks each loc instead.
     """
     try:
-        data = "\n".join(locs).encode("utf-8")
+        data = ("\n".join(locs) if joined is None else joined).encode("utf-8")
     except (TypeError, UnicodeEncodeError):
         return None
     count = len(locs)
-    if data.count(b"\n") != count - 1 or (starts is not None and starts.search(b"\n" + data)):
+    if starts is not None and starts.search(b"\n" + data):
         return None
-    if b"/." in data or b"\n." in data or data[:1] == b".":
+    if b"." in data and (b"/." in data or b"\n." in data or data[:1] == b"."):
         return None  # a segment may start with a dot ("..") or a middle be one: check each
+    if dotted_suffix and (b"/\n" in data or data[-1:] == b"/"):
+        return None  # the suffix after a "/" may be a dot segment: check each
+    # The odd bytes, row by row: each row's odd bytes between the newlines that join them.
     odd = data.translate(None, _PLAIN_BYTES)
-    if not odd:
-        return []
-    if len(odd) > 8 + count // 4:
-        return None  # many odd characters: the per-loc check is cheaper
-    positions: list[int] = []
-    for byte in set(odd):
-        at = data.find(byte)
-        while at != -1:
-            positions.append(at)
-            at = data.find(byte, at + 1)
-    positions.sort()
-    found: list[int] = []
-    row = seen = 0
-    for at in positions:
-        row += data.count(b"\n", seen, at)
-        seen = at
-        if not found or found[-1] != row:
-            found.append(row)
-    return found
+    if len(odd) == count - 1:
+        return []  # the joining newlines alone
+    rows = odd.split(b"\n")
+    if len(rows) != count:
+        return None  # a loc holds a newline
+    return list(compress(range(count), rows))
+
+
+def _types_and_values(column: Sequence[Any]) -> tuple[set[type], set[Any]]:
+    """The types of a column's values and its distinct values (a :class:`Repeated` column
+    tells them at once); raises ``TypeError`` for an unhashable value."""
+    if type(column) is Repeated:
+        return {type(column.value)}, {column.value}
+    types = set(map(type, column))
+    if not types <= _HASHABLE_TYPES:
+        return types, set()  # not a valid column: no distinct values needed
+    return types, set(column)
 
 
 def stored_layout(texts: Sequence[Any] | None, count: int) -> int:
@@ -116,31 +134,35 @@ def stored_layout(texts: Sequence[Any] | None, count: int) -> int:
     if texts is None or count == 0:
         return 0
     try:
-        data = "".join(texts).encode("ascii")
-        width = max(map(len, texts))
+        # Newline-joined: a newline at every width + 1 characters, and nowhere else, proves
+        # that every text is as long as the first.
+        data = "\n".join(texts).encode("ascii")
+        width = len(texts[0])
     except (TypeError, UnicodeEncodeError):
         return 0
-    # None longer than the longest, and as long as all of them together: all that long.
-    if width not in _LAYOUTS or len(data) != width * count:
+    stride = width + 1
+    if width not in _LAYOUTS or len(data) != stride * count - 1:
         return 0
     # Digits and separators only, and each separator where the layout has one.
     separators = data.translate(None, b"0123456789")
-    if separators.translate(None, b"-:. T"):
+    if separators.translate(None, b"-:. T\n"):
+        return 0
+    if data[width::stride] != b"\n" * (count - 1):
         return 0
     for position, separator in _LAYOUTS[width]:
-        if data[position::width] != separator * count:
+        if data[position::stride] != separator * count:
             return 0
-    expected = len(_LAYOUTS[width]) * count
+    expected = (len(_LAYOUTS[width]) + 1) * count - 1
     if width > 10:
-        between = data[10::width]
+        between = data[10::stride]
         if between != b" " * count and between != b"T" * count:
             return 0
         expected += count
     if len(separators) != expected:  # no separator elsewhere: digits everywhere else
         return 0
     if width > 10:
-        hours = int.from_bytes(data[11::width].translate(_TWENTIES), "big")
-        if hours & int.from_bytes(data[12::width].translate(_FOUR_UP), "big"):
+        hours = int.from_bytes(data[11::stride].translate(_TWENTIES), "big")
+        if hours & int.from_bytes(data[12::stride].translate(_FOUR_UP), "big"):
             return 0  # an hour from 24 up
     return width
 
@@ -220,25 +242,30 @@ class Renderer:
         the rules. None when the batch has another shape."""
         count = len(batch)
         locs, lastmods = batch.locs, batch.lastmods
-        tails = self._tail_column(batch.changefreqs, batch.priorities, count)
+        tails = self._tail_column(batch.changefreqs, batch.priorities)
         if tails is None:
             return None
-        # One tail for every row is written with the lastmod's end; else each its own.
-        tail, ends = (tails, repeat("")) if type(tails) is str else ("", tails)
+        # One tail for every row is written with the lastmod's end; else each row's
+        # changefreq element and priority tail.
+        tail, changefreq_texts, priority_tails = (
+            (tails, repeat(""), repeat("")) if type(tails) is str else ("", *tails)
+        )
         texts: Sequence[str] | None = None
         layout = 0
         if lastmods.count(None) != count:
             kinds = set(map(type, lastmods))
             if kinds == {datetime} and self.naive_is_utc:
-                if list(map(_tzinfo, lastmods)).count(None) != count:
-                    return None
+                # Stored texts of these layouts hold no zone: their values are naive.
+                layout = stored_layout(batch.lastmod_texts, count)
+                if layout not in (19, 26):
+                    layout = 0
+                    if list(map(_tzinfo, lastmods)).count(None) != count:
+                        return None
                 if limits is not None and max(lastmods) > limits.naive:
                     return None  # a future lastmod: row by row
-                layout = stored_layout(batch.lastmod_texts, count)
-                if layout in (19, 26):
+                if layout:
                     texts = batch.lastmod_texts
                 else:
-                    layout = 0
                     texts = list(map(datetime.isoformat, lastmods))
                     if max(map(len, texts)) > 19:  # fractions of a second are dropped
                         texts = [text[:19] for text in texts]
@@ -260,17 +287,23 @@ class Renderer:
         middles: Sequence[Any] = locs
         if type(locs) is Affixed and self._affixes_plain(locs.before, locs.after):
             before, middles, after = locs.before, locs.values, locs.after
-        try:
-            lengths = list(map(len, middles))
-        except TypeError:  # a loc that is not a string
-            return None
         root = self.root
         extra = len(before) + len(after)
-        if max(lengths) + extra > self.rules.site.max_loc_length - len(root) or min(
-            lengths
-        ) + extra < MIN_LOC_LENGTH - len(root):
+        try:
+            if max(map(len, middles)) + extra > self.rules.site.max_loc_length - len(root):
+                return None
+            # (The shortest loc matters only when the root and affixes are shorter.)
+            if len(root) + extra < MIN_LOC_LENGTH and min(map(len, middles)) + extra < (
+                MIN_LOC_LENGTH - len(root)
+            ):
+                return None
+        except TypeError:  # a loc that is not a string
             return None
-        odd = not_plain(middles, None if middles is not locs else self._bad_starts)
+        odd = (
+            not_plain(locs, self._bad_starts)
+            if middles is locs
+            else not_plain(middles, None, after[:1] == ".", locs.joined)  # type: ignore[attr-defined]
+        )
         if odd is None:
             scope, plain = self.scope_path, _PLAIN_PATH.fullmatch
             odd = [
@@ -278,86 +311,105 @@ class Renderer:
                 for at, loc in enumerate(locs)
                 if type(loc) is not str or not (plain(loc) and loc.startswith(scope))
             ]
+        # The middles in comparison form (``forms``) and as written: a template middle that
+        # needs only percent-encoding (and entity-escaping) is encoded here; the other odd
+        # locs take the loc rule once their elements are written.
+        forms = written = middles
+        by_rule = odd
+        if odd and middles is not locs:
+            by_rule = []
+            for at in odd:
+                form = self._encoded_middle(before, middles[at], after)
+                if form is None:
+                    by_rule.append(at)
+                    continue
+                if forms is middles:
+                    forms, written = list(middles), list(middles)
+                forms[at] = form  # type: ignore[index]
+                written[at] = escape(form)  # type: ignore[index]
         head = f"<url><loc>{root}{before}"
         if texts is None:
             end = f"{after}</loc>{tail}"
             out = [
-                f"{head}{middle}{end}{last}" for middle, last in zip(middles, ends, strict=False)
+                f"{head}{middle}{end}{c}{p}"
+                for middle, c, p in zip(written, changefreq_texts, priority_tails, strict=False)
             ]
         elif not layout:
             mid, end = f"{after}</loc><lastmod>", zone + tail
             out = [
-                f"{head}{middle}{mid}{text}{end}{last}"
-                for middle, text, last in zip(middles, texts, ends, strict=False)
+                f"{head}{middle}{mid}{text}{end}{c}{p}"
+                for middle, text, c, p in zip(
+                    written, texts, changefreq_texts, priority_tails, strict=False
+                )
             ]
         else:  # "YYYY-MM-DD hh:mm:ss.ffffff" as stored: copy the digits
             mid, end = f"{after}</loc><lastmod>", "+00:00" + tail
             out = [
-                f"{head}{middle}{mid}{text[:10]}T{text[11:19]}{end}{last}"
-                for middle, text, last in zip(middles, texts, ends, strict=False)
+                f"{head}{middle}{mid}{text[:10]}T{text[11:19]}{end}{c}{p}"
+                for middle, text, c, p in zip(
+                    written, texts, changefreq_texts, priority_tails, strict=False
+                )
             ]
-        if not odd and seen is None:
+        if not by_rule and seen is None:
             return out
-        # Locs that need encoding or escaping (or are bad): the loc rule, the rest as checked.
         skipped = False
         checked: dict[int, str | None] = {}
-        for at in odd:
-            loc = locs[at]
-            url = checked[at] = self.rules.check_loc(source, batch.keys[at], loc)
+        for at in by_rule:
+            url = checked[at] = self.rules.check_loc(source, batch.keys[at], locs[at])
             if url is None:
                 out[at] = ""
                 skipped = True
                 continue
             # The element so far starts "<url><loc>{root}{loc}</loc>"; keep what follows.
-            rest = out[at][len(root) + len(loc) + 16 :]
+            rest = out[at][len(root) + extra + len(middles[at]) + 16 :]
             out[at] = f"<url><loc>{escape(url)}</loc>{rest}"
         if seen is not None:
-            for at in seen.repeats(middles, before, after, checked):
-                url = checked.get(at) or f"{root}{before}{middles[at]}{after}"
+            for at in seen.repeats(forms, before, after, checked):
+                url = checked.get(at) or f"{root}{before}{forms[at]}{after}"
                 self.rules.duplicate(source, batch.keys[at], url)
                 out[at] = ""
                 skipped = True
         return [element for element in out if element] if skipped else out
 
     def _tail_column(
-        self, changefreqs: Sequence[Any], priorities: Sequence[Any], count: int
-    ) -> str | list[str] | None:
+        self, changefreqs: Sequence[Any], priorities: Sequence[Any]
+    ) -> str | tuple[Iterable[str], Iterable[str]] | None:
         """What follows the lastmod of each row: its changefreq, priority and ``</url>``.
 
-        One string when every row has the same pair, else one per row, built from the
-        distinct values (a few) in C-level passes. None when a value is not a ``str``
+        One string when every row has the same pair, else each row's changefreq element
+        and its priority element with ``</url>`` (two columns, read once), looked up from
+        the distinct values (a few) in C-level passes. None when a value is not a ``str``
         (changefreq) or a number (priority; a bool is none), or is bad: the full rules
         report it.
         """
         try:
-            if not (
-                set(map(type, changefreqs)) <= _CHANGEFREQ_TYPES
-                and set(map(type, priorities)) <= _PRIORITY_TYPES
-            ):
+            changefreq_types, distinct_changefreqs = _types_and_values(changefreqs)
+            priority_types, distinct_priorities = _types_and_values(priorities)
+            if not (changefreq_types <= _CHANGEFREQ_TYPES and priority_types <= _PRIORITY_TYPES):
                 return None
-            changefreq, priority = changefreqs[0], priorities[0]
-            if changefreqs.count(changefreq) == count and priorities.count(priority) == count:
+            # Equal values have equal texts (1 and 1.0 too: a bool is no priority).
+            if len(distinct_changefreqs) == 1 and len(distinct_priorities) == 1:
+                changefreq, priority = changefreqs[0], priorities[0]
                 return self._tails.get((changefreq, priority)) or self._tail(changefreq, priority)
-            changefreq_texts = self._texts(self._changefreq_texts, changefreqs, _changefreq_text)
-            priority_tails = self._texts(self._priority_tails, priorities, _priority_tail)
+            changefreq_texts = self._texts(
+                self._changefreq_texts, distinct_changefreqs, _changefreq_text
+            )
+            priority_tails = self._texts(self._priority_tails, distinct_priorities, _priority_tail)
         except (ValueError, TypeError, ArithmeticError):
             return None  # a bad value (or one that cannot be compared): the full rules report it
-        return list(
-            map(
-                add,
-                map(changefreq_texts.__getitem__, changefreqs),
-                map(priority_tails.__getitem__, priorities),
-            )
+        return (
+            map(changefreq_texts.__getitem__, changefreqs),
+            map(priority_tails.__getitem__, priorities),
         )
 
     @staticmethod
     def _texts(
-        known: dict[Any, str], column: Sequence[Any], text: Callable[[Any], str]
+        known: dict[Any, str], distinct: set[Any], text: Callable[[Any], str]
     ) -> dict[Any, str]:
-        """The texts of a column's values: those known already, the others added (a bounded
-        cache; past its bound, a mapping of the batch's own values). Equal values have equal
-        texts (a priority's depends on ``float(value)`` alone); raises on a bad value."""
-        distinct = set(column)
+        """The texts of a column's ``distinct`` values: those known already, the others added
+        (a bounded cache; past its bound, a mapping of the batch's own values). Equal values
+        have equal texts (a priority's depends on ``float(value)`` alone); raises on a bad
+        value."""
         if distinct <= known.keys():
             return known
         texts = known if len(known) < _TAIL_CACHE_SIZE else {}
@@ -365,6 +417,32 @@ class Renderer:
             if value not in texts:
                 texts[value] = text(value)
         return texts
+
+    def _encoded_middle(self, before: str, middle: str, after: str) -> str | None:
+        """What the loc rule makes of ``middle`` in ``before + middle + after`` (plain
+        affixes in the scope), when it needs only percent-encoding: no ``%`` (kept
+        escapes), ``?`` or ``#`` (query, fragment), ``.`` (dot segments; nor a final ``/``
+        before a suffix that starts with a dot) or character XML forbids. The rule then
+        encodes the middle alone, as it stands, the result stays in the scope, and it is in
+        comparison form (uppercase escapes of reserved bytes only). None: the rule decides.
+        """
+        if (
+            "%" in middle
+            or "." in middle
+            or (middle[-1:] == "/" and after[:1] == ".")
+            or "?" in middle
+            or "#" in middle
+            or XML_FORBIDDEN.search(middle) is not None
+        ):
+            return None
+        try:
+            form = quote_rest(middle)
+        except UnicodeEncodeError:
+            return None
+        length = len(self.root) + len(before) + len(form) + len(after)
+        if not MIN_LOC_LENGTH <= length <= self.rules.site.max_loc_length:
+            return None
+        return form
 
     def _affixes_plain(self, before: str, after: str) -> bool:
         """Whether ``before + middle + after`` is a plain path in the scope for every

@@ -155,6 +155,10 @@ def test_the_layout_is_proved_before_digits_are_copied() -> None:
         ["2024-01-02x03:04:05"],
         ["2024-01-02 24:00:00"],  # some Pythons read it as the next midnight
         ["2024-01-02 03:04:05", "2024-01-02 03:04:05.000000"],  # mixed lengths
+        ["2024-01-02 03:04:05.67890", "2024-01-02 03:04:05.6789012"],  # 25 + 27 = 2 * 26
+        ["2024-01-02 03:04:05.6789012", "2024-01-02 03:04:05.67890"],
+        ["2024-01-02 03:04:05.678901", "2024-01-02\n03:04:05.67890"],
+        ["2024-01-02 03:04:0", "2024-01-02 03:04:050"],
         ["2024-01-02 03:04:05.12345+"],
         ["2024-01-02 03:04:05.0-0100"],  # a zone in 26 characters
         ["2024-01-02 03:04:05.0000-1"],
@@ -312,11 +316,14 @@ async def test_sqlite_text_gives_the_bytes_of_sqlalchemys_values(
         assert fast.mapping.driver_rows == (priority_column is None)
         general = post_source(engine, loc=by_row, **columns)
         assert not general.mapping.lastmods_as_text and not general.mapping.driver_rows
+        # aiosqlite's server-side cursor too (the first rows through SQLAlchemy's result).
+        fast_async = post_source(async_engine, **columns)
+        assert fast_async.mapping.driver_rows == (priority_column is None)
         bodies = []
         for source in (
             fast,
             general,
-            post_source(async_engine, **columns),
+            fast_async,
             post_source(async_engine, loc=by_row, **columns),
         ):
             exchange = await call(SitemapApp(sources=[source], **options))
@@ -465,3 +472,39 @@ async def test_driver_rows_stop_and_return_the_connection_on_disconnect(tmp_path
         assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
     finally:
         engine.dispose()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("rows", [0, 1, 49, 50, 51, 1200])
+async def test_async_driver_rows_read_every_row_and_return_the_connection(
+    tmp_path: Path, rows: int
+) -> None:
+    """aiosqlite's own tuples: no row lost around SQLAlchemy's first buffered row, whatever
+    the count against the fetch size; a disconnect stops the reading and returns the
+    connection."""
+    path = tmp_path / "posts.sqlite3"
+    seed_posts(path, ["2024-05-01 12:00:00.000000"] * rows)
+    engine = create_async_engine(f"sqlite+aiosqlite:///{path}")
+    stepped: list[int] = []
+
+    @event.listens_for(engine.sync_engine, "connect")
+    def register(dbapi_connection: Any, _: Any) -> None:
+        dbapi_connection.create_function("step", 1, lambda key: stepped.append(key) or key)
+
+    stmt = select(posts.c.id, posts.c.slug, posts.c.updated_at, func.step(posts.c.id).label("s"))
+    source = AsyncSQLAlchemySource(
+        stmt, engine, name="posts", loc="/posts/{slug}", lastmod="updated_at"
+    )
+    assert source.mapping.driver_rows
+    try:
+        read = [key for batch in [b async for b in source.batches(size=50)] for key in batch.keys]
+        assert read == list(range(1, rows + 1))
+        if rows == 1200:
+            stepped.clear()
+            app = SitemapApp(sources=[source], base_url=BASE, batch_size=50, chunk_bytes=4096)
+            response = await call(app, disconnect_after=2)
+            assert response.error is None and not response.complete
+            assert 0 < len(stepped) < 400  # far from the 1,200 rows
+        assert engine.sync_engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+    finally:
+        await engine.dispose()

@@ -5,13 +5,16 @@ from __future__ import annotations
 import re
 from datetime import UTC, date, datetime, timedelta, timezone
 from typing import Any
+from urllib.parse import quote
 from zoneinfo import ZoneInfo
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from lxml import etree
 
 from sitemap_middleware.dates import LastmodError, format_lastmod, parse_w3c, to_utc
-from sitemap_middleware.urls import LocError, Site, comparison_form, iri_to_uri
+from sitemap_middleware.urls import LocError, Site, comparison_form, iri_to_uri, quote_rest
 from sitemap_middleware.xml import escape
 
 SITE = Site.build("https://example.com/", "/sitemap.xml")
@@ -377,3 +380,13 @@ def test_comparison_form_changes_exactly_the_escapes_it_must() -> None:
             unreserved = chr(byte).isascii() and (chr(byte).isalnum() or chr(byte) in "-._~")
             expected = f"https://example.com/a{chr(byte) if unreserved else upper}b"
             assert comparison_form(uri) == expected, uri
+
+
+@given(st.text(st.characters(codec="utf-8"), max_size=20))
+def test_quote_rest_writes_what_quote_writes(text: str) -> None:
+    assert quote_rest(text) == quote(text, safe="!$&'()*+,;=:@/?#%~")
+
+
+def test_quote_rest_refuses_a_lone_surrogate_as_quote_does() -> None:
+    with pytest.raises(UnicodeEncodeError):
+        quote_rest("a\ud800")

@@ -46,7 +46,7 @@ from sqlalchemy.engine import Connection, Dialect, Engine, Row
 from sqlalchemy.sql.elements import ColumnElement
 
 from ..dates import Unreadable
-from ..entry import CHANGEFREQS, Affixed, Batch, format_priority
+from ..entry import CHANGEFREQS, Affixed, Batch, Repeated, format_priority
 from ..settings import ConfigurationError, ConfigurationTypeError
 from ..validators import Summary, default_horizon
 from .aggregates import HORIZON, HORIZON_EPOCH, Aggregates, iso
@@ -148,12 +148,13 @@ class LocTemplate:
             before, index, after = self._single
             values = list(map(itemgetter(index), rows))
             try:
-                # One C-level pass proves every value is a string with nothing to encode.
-                joined = "".join(values)
+                # One C-level pass proves every value is a string with nothing to encode
+                # (the renderer reads the same joined text for the locs' characters).
+                joined = "\n".join(values)
             except TypeError:
                 joined = "?"
             if "?" not in joined and "#" not in joined:
-                return Affixed(before, values, after)
+                return Affixed(before, values, after, joined)
         return [self(row) for row in rows]
 
 
@@ -355,13 +356,14 @@ class _Mapping:
         self.read_stmt = (
             self.stmt.with_only_columns(*read, maintain_column_froms=True) if changed else self.stmt
         )
-        # pysqlite reads lazily by itself: when no column the mapping reads needs converting,
-        # its cursor's own tuples stand in for SQLAlchemy's Row objects (and their buffer).
+        # pysqlite (and aiosqlite's server-side cursor over it) reads lazily by itself: when
+        # no column the mapping reads needs converting, the cursor's own tuples stand in for
+        # SQLAlchemy's Row objects (and their buffer).
         dialect = self.dialect
         self.driver_rows = (
             not every_column
             and dialect.name == "sqlite"
-            and dialect.driver == "pysqlite"
+            and dialect.driver in ("pysqlite", "aiosqlite")
             and all(
                 converts_nothing(self.read_stmt.selected_columns[index], dialect)
                 for index in used
@@ -803,9 +805,9 @@ class _Mapping:
     @staticmethod
     def _column(
         rows: Sequence[Row[Any]], index: int | None, constant: Any, count: int
-    ) -> list[Any]:
+    ) -> Sequence[Any]:
         if index is None:
-            return [constant] * count
+            return Repeated(constant, count)
         return list(map(itemgetter(index), rows))
 
 

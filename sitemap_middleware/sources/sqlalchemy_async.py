@@ -7,10 +7,11 @@ rows come through ``AsyncConnection.stream()``, a server-side cursor, because
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import datetime, tzinfo
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from sqlalchemy import Connection, CursorResult
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from ..entry import Batch
@@ -20,6 +21,8 @@ from .sqlalchemy import _UNKNOWN, _Options
 
 if TYPE_CHECKING:
     pass
+
+T = TypeVar("T")
 
 
 class AsyncSQLAlchemySource(_Options, AsyncSource):
@@ -99,6 +102,11 @@ class AsyncSQLAlchemySource(_Options, AsyncSource):
     async def batches(self, keys: KeyRange = ALL, size: int = 500) -> AsyncIterator[Batch]:
         mapping = self.mapping
         stmt, bounds = mapping.rows_stmt(keys), mapping.bounds(keys)
+        if mapping.driver_rows:
+            async with self.engine.connect() as conn:
+                async for rows in _driver_rows(conn, stmt, bounds, size):
+                    yield mapping.map_rows(rows)
+            return
         options = {"yield_per": size}
         async with (
             self.engine.connect() as conn,
@@ -107,3 +115,35 @@ class AsyncSQLAlchemySource(_Options, AsyncSource):
             async for rows in result.partitions(size):
                 batch = mapping.map_rows(rows)
                 yield self.extras.apply(batch, rows) if self.extras.active else batch
+
+
+async def _driver_rows(
+    conn: AsyncConnection, stmt: Any, bounds: dict[str, Any], size: int
+) -> AsyncIterator[Sequence[Any]]:
+    """The driver's own rows of a streamed statement, ``size`` at a time.
+
+    Executed as usual (events, caching, binds) on a server-side cursor. SQLAlchemy
+    reads its first row ahead, so the first rows come through its result (which empties
+    that buffer); the rest straight from the cursor, whose ``fetchmany`` runs in
+    SQLAlchemy's greenlet bridge as its own results' do.
+    """
+    result = await conn.run_sync(_stream, stmt, bounds)
+    try:
+        rows: Sequence[Any] = await conn.run_sync(_call, result.fetchmany, size)
+        if rows:
+            yield rows
+        if len(rows) < size:
+            return  # the last rows (the result is closed already when there were none)
+        fetch = result.cursor.fetchmany
+        while rows := await conn.run_sync(_call, fetch, size):
+            yield rows
+    finally:
+        await conn.run_sync(_call, result.close)
+
+
+def _stream(conn: Connection, stmt: Any, bounds: dict[str, Any]) -> CursorResult[Any]:
+    return conn.execution_options(stream_results=True).execute(stmt, bounds)
+
+
+def _call(_: Connection, function: Callable[..., T], *args: Any) -> T:
+    return function(*args)
