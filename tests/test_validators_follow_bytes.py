@@ -176,3 +176,18 @@ def test_lastmod_tolerance_is_a_checked_setting() -> None:
     assert make_settings({"base_url": BASE}).lastmod_tolerance == 60
     with pytest.raises(ConfigurationError, match=r"^lastmod_tolerance: "):
         make_settings({"base_url": BASE, "lastmod_tolerance": -1})
+
+
+async def test_a_stored_number_is_no_lastmod_to_the_validators(
+    make_app: Any, engine: Engine
+) -> None:
+    """SQLite reads a number as a Julian day; the renderer reads it as no date (a bad field):
+    the validators follow the renderer, so a number never becomes Last-Modified."""
+    items.metadata.create_all(engine)
+    write(engine, "INSERT INTO items (id, slug, updated_at) VALUES (1, 'a', NULL)")
+    write(engine, "INSERT INTO items (id, slug, updated_at) VALUES (2, 'b', 1721426)")
+    write(engine, "INSERT INTO items (id, slug, updated_at) VALUES (3, 'c', 2460000.5)")
+    app = make_app(sources=[source(engine)], base_url=BASE)
+    response = await call(app)
+    assert response.status == 200 and b"<lastmod>" not in response.body
+    assert "last-modified" not in response.headers

@@ -175,7 +175,8 @@ class Aggregates:
         Per row, on every summary: cheap checks first. SQLite reads any day up to 31
         ('2024-02-30' as March 1st): only days 29 to 31 are checked against the
         calendar. It rounds a fraction to milliseconds ('.9995' is the next second),
-        while the lastmod written drops the fraction: that second is taken back.
+        while the lastmod written drops the fraction: that second is taken back. A
+        stored number (which SQLite would read as a Julian day) reads as no date.
         """
         epoch = func.unixepoch(column)
         date = func.substr(column, 1, 10)
@@ -183,7 +184,9 @@ class Aggregates:
         rounded_up = and_(
             func.substr(column, 20, 1) == ".", func.substr(column, 21, 4).op("GLOB")("999[5-9]")
         )
-        return case((no_such_day, null()), (rounded_up, epoch - 1), else_=epoch)
+        # A number is a Julian day to SQLite but no date to the renderer (a bad field).
+        not_text = func.typeof(column) != "text"
+        return case((not_text, null()), (no_such_day, null()), (rounded_up, epoch - 1), else_=epoch)
 
     def newest(
         self, column: ColumnElement[Any], window: ColumnElement[Any] | None = None
