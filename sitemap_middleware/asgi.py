@@ -84,7 +84,7 @@ async def chunks(
                     yield chunk
         finally:
             with anyio.CancelScope(shield=True):
-                await batches.aclose()  # type: ignore[attr-defined]
+                await batches.aclose()
         return
 
     handoff = _Handoff(asyncio.get_running_loop())

@@ -302,7 +302,9 @@ class Renderer:
         odd = (
             not_plain(locs, self._bad_starts)
             if middles is locs
-            else not_plain(middles, None, after[:1] == ".", locs.joined)  # type: ignore[attr-defined]
+            else not_plain(
+                middles, None, after[:1] == ".", locs.joined if isinstance(locs, Affixed) else None
+            )
         )
         if odd is None:
             scope, plain = self.scope_path, _PLAIN_PATH.fullmatch
@@ -314,19 +316,22 @@ class Renderer:
         # The middles in comparison form (``forms``) and as written: a template middle that
         # needs only percent-encoding (and entity-escaping) is encoded here; the other odd
         # locs take the loc rule once their elements are written.
-        forms = written = middles
+        forms: Sequence[Any] = middles
+        written: Sequence[Any] = middles
         by_rule = odd
         if odd and middles is not locs:
             by_rule = []
+            encoded: dict[int, str] = {}
             for at in odd:
                 form = self._encoded_middle(before, middles[at], after)
                 if form is None:
                     by_rule.append(at)
-                    continue
-                if forms is middles:
-                    forms, written = list(middles), list(middles)
-                forms[at] = form  # type: ignore[index]
-                written[at] = escape(form)  # type: ignore[index]
+                else:
+                    encoded[at] = form
+            if encoded:
+                forms, written = list(middles), list(middles)
+                for at, form in encoded.items():
+                    forms[at], written[at] = form, escape(form)
         head = f"<url><loc>{root}{before}"
         if texts is None:
             end = f"{after}</loc>{tail}"

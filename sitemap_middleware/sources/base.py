@@ -16,7 +16,7 @@ from __future__ import annotations
 import inspect
 import re
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, Iterator
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from typing import Any
@@ -183,7 +183,7 @@ class AsyncSource(Source):
         raise NotImplementedError
 
     @abstractmethod
-    def batches(self, keys: KeyRange, size: int) -> AsyncIterator[Batch]:
+    def batches(self, keys: KeyRange, size: int) -> AsyncGenerator[Batch, None]:
         """Raw entries in key order, ``size`` at a time; ``aclose()`` releases everything."""
 
 

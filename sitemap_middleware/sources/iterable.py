@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 from collections.abc import (
+    AsyncGenerator,
     AsyncIterable,
     AsyncIterator,
     Awaitable,
@@ -314,7 +315,7 @@ class AsyncIterableSource(AsyncSource):
             async for item in raw:
                 digest.add(item)
         finally:
-            await raw.aclose()  # type: ignore[attr-defined]
+            await _aclose(raw)
         return digest.summary()
 
     async def buckets(
@@ -326,10 +327,10 @@ class AsyncIterableSource(AsyncSource):
             async for item in raw:
                 counter.add(item)
         finally:
-            await raw.aclose()  # type: ignore[attr-defined]
+            await _aclose(raw)
         return counter.result()
 
-    async def batches(self, keys: KeyRange = ALL, size: int = 500) -> AsyncIterator[Batch]:
+    async def batches(self, keys: KeyRange = ALL, size: int = 500) -> AsyncGenerator[Batch, None]:
         raw = self._raw(keys)
         try:
             rows: list[Item] = []
@@ -341,7 +342,7 @@ class AsyncIterableSource(AsyncSource):
             if rows:
                 yield _batch(rows)
         finally:
-            await raw.aclose()  # type: ignore[attr-defined]
+            await _aclose(raw)
 
 
 def as_source(value: object, name: str = "urls") -> SyncSource | AsyncSource:
@@ -356,3 +357,10 @@ def as_source(value: object, name: str = "urls") -> SyncSource | AsyncSource:
             "async generator function that makes it"
         )
     return IterableSource(value, name=name)  # type: ignore[arg-type]
+
+
+async def _aclose(raw: AsyncIterator[Any]) -> None:
+    """Close an application's async iterator if it can be (an async generator can)."""
+    close = getattr(raw, "aclose", None)
+    if close is not None:
+        await close()

@@ -7,7 +7,7 @@ rows come through ``AsyncConnection.stream()``, a server-side cursor, because
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -99,7 +99,7 @@ class AsyncSQLAlchemySource(_Options, AsyncSource):
         async with self.engine.connect() as conn:
             return [tuple(row) for row in await conn.execute(mapping.changes_stmt(), bounds)]
 
-    async def batches(self, keys: KeyRange = ALL, size: int = 500) -> AsyncIterator[Batch]:
+    async def batches(self, keys: KeyRange = ALL, size: int = 500) -> AsyncGenerator[Batch, None]:
         mapping = self.mapping
         stmt, bounds = mapping.rows_stmt(keys), mapping.bounds(keys)
         if mapping.driver_rows:
