@@ -15,7 +15,6 @@ import logging
 import threading
 from collections import deque
 from collections.abc import AsyncGenerator
-from contextlib import aclosing
 from datetime import UTC, datetime, tzinfo
 from functools import partial
 from typing import Any, Unpack
@@ -28,6 +27,7 @@ from . import robots
 from .coalesce import AsyncCoalescer
 from .core import Request, Response, Sitemap
 from .entry import BadRowStats
+from .events import Chunk, End, Event, Start, adrive, response_events, transfer_events
 from .flow import SitemapAborted, Transfer, answer, arun
 from .interfaces import ASGIApp, Message, Receive, Scope, Send
 from .live_pages import keep_current
@@ -356,31 +356,57 @@ class SitemapMiddleware:
             except Exception as exc:
                 failure = exc
             group.cancel_scope.cancel()
-        if failure is not None:
+        if isinstance(failure, SitemapAborted):
+            raise failure
+        if failure is not None:  # sending failed
             raise SitemapAborted(
                 f"sitemap {transfer.path}: transfer aborted after the response started"
             ) from failure
 
 
 async def _produce(transfer: Transfer, send: Send) -> None:
-    """Send a urlset; raises only once the response has started."""
+    """Send a urlset; raises (:class:`SitemapAborted`) only once the response has started."""
+    parts = _Parts(transfer)
     try:
-        for source, keys in transfer.parts:
-            async with aclosing(chunks(source, keys, transfer, transfer.batch_size)) as parts:
-                async for chunk in parts:
-                    if start := transfer.start():
-                        await send(_start(start))
-                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        last = transfer.finish()
-    except Exception as exc:
-        return await _send(send, transfer.failed(exc), "GET")
-    if isinstance(last, Response):
-        return await _send(send, last, "GET")
-    if start := transfer.start():
-        await send(_start(start))
-    for chunk in last:
-        await send({"type": "http.response.body", "body": chunk, "more_body": True})
-    await send({"type": "http.response.body", "body": b"", "more_body": False})
+        async for event in adrive(transfer_events(transfer), parts.next):
+            await _emit(send, event)
+    finally:
+        await parts.aclose()
+
+
+class _Parts:
+    """The chunks of a transfer's parts, one part at a time, each closed once done."""
+
+    def __init__(self, transfer: Transfer) -> None:
+        self._transfer = transfer
+        self._index = -1
+        self._chunks: AsyncGenerator[bytes, None] | None = None
+
+    async def next(self, index: int) -> bytes | None:
+        if index != self._index:
+            await self.aclose()
+            source, keys = self._transfer.parts[index]
+            self._chunks = chunks(source, keys, self._transfer, self._transfer.batch_size)
+            self._index = index
+        assert self._chunks is not None
+        return await anext(self._chunks, None)
+
+    async def aclose(self) -> None:
+        current, self._chunks = self._chunks, None
+        if current is not None:
+            await current.aclose()
+
+
+async def _emit(send: Send, event: Event) -> None:
+    """An event as ASGI messages."""
+    if isinstance(event, Start):
+        await send(_start(event.response))
+    elif isinstance(event, Chunk):
+        await send({"type": "http.response.body", "body": event.data, "more_body": True})
+    elif isinstance(event, End):
+        await send({"type": "http.response.body", "body": event.data, "more_body": False})
+    else:
+        raise event.error
 
 
 def _start(response: Response) -> Message:
@@ -392,9 +418,8 @@ def _start(response: Response) -> Message:
 
 
 async def _send(send: Send, response: Response, method: str) -> None:
-    await send(_start(response))
-    body = b"" if method == "HEAD" else response.body
-    await send({"type": "http.response.body", "body": body, "more_body": False})
+    for event in response_events(response, method):
+        await _emit(send, event)
 
 
 class _Capture:

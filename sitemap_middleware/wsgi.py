@@ -28,7 +28,8 @@ from . import robots
 from .coalesce import ThreadCoalescer
 from .core import Request, Response, Sitemap
 from .entry import BadRowStats, Batch
-from .flow import SitemapAborted, Transfer, answer, run
+from .events import Chunk, End, Event, Start, drive, response_events, transfer_events
+from .flow import Transfer, answer, run
 from .interfaces import Environ, ExcInfo, StartResponse, WSGIApp
 from .live_pages import keep_current
 from .needs import Background, Need, ReadChanges, Summarize
@@ -56,8 +57,9 @@ def status_line(status: int) -> str:
 
 
 def _respond(start_response: StartResponse, response: Response, method: str) -> list[bytes]:
-    start_response(status_line(response.status), list(response.headers))
-    return [] if method == "HEAD" or not response.body else [response.body]
+    return [
+        data for event in response_events(response, method) for data in _emit(start_response, event)
+    ]
 
 
 def _not_found_app(environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
@@ -321,38 +323,13 @@ class _Body:
     def __iter__(self) -> Iterator[bytes]:
         return self._chunks
 
-    def _start(self) -> None:
-        if start := self._transfer.start():
-            self._start_response(status_line(start.status), list(start.headers))
-
     def _generate(self) -> Generator[bytes, None, None]:
-        transfer = self._transfer
+        parts = _Parts(self._middleware, self._transfer)
         try:
-            for source, keys in transfer.parts:
-                batches = self._middleware.batches(source, keys, transfer.batch_size)
-                try:
-                    for batch in batches:
-                        chunk = transfer.feed(source.name, batch)
-                        if chunk:
-                            self._start()
-                            yield chunk
-                finally:
-                    batches.close()
-            last = transfer.finish()
-        except Exception as exc:
-            try:
-                refusal = transfer.failed(exc)
-            except Exception as error:
-                raise SitemapAborted(
-                    f"sitemap {transfer.path}: transfer aborted after the response started"
-                ) from error
-            yield from _respond(self._start_response, refusal, "GET")
-            return
-        if isinstance(last, Response):
-            yield from _respond(self._start_response, last, "GET")
-            return
-        self._start()
-        yield from last
+            for event in drive(transfer_events(self._transfer), parts.next):
+                yield from _emit(self._start_response, event)
+        finally:
+            parts.close()
 
     def close(self) -> None:
         """Release the rows (the server calls this however the iteration ended)."""
@@ -360,6 +337,50 @@ class _Body:
             self._chunks.close()
         finally:
             self._transfer.close()
+
+
+class _Parts:
+    """The chunks of a transfer's parts, one part at a time, each's rows closed once done."""
+
+    def __init__(self, middleware: SitemapWSGIMiddleware, transfer: Transfer) -> None:
+        self._middleware = middleware
+        self._transfer = transfer
+        self._index = -1
+        self._chunks: Generator[bytes, None, None] | None = None
+
+    def next(self, index: int) -> bytes | None:
+        if index != self._index:
+            self.close()
+            self._chunks = self._read(*self._transfer.parts[index])
+            self._index = index
+        assert self._chunks is not None
+        return next(self._chunks, None)
+
+    def _read(self, source: AnySource, keys: KeyRange) -> Generator[bytes, None, None]:
+        transfer = self._transfer
+        batches = self._middleware.batches(source, keys, transfer.batch_size)
+        try:
+            for batch in batches:
+                if chunk := transfer.feed(source.name, batch):
+                    yield chunk
+        finally:
+            batches.close()
+
+    def close(self) -> None:
+        current, self._chunks = self._chunks, None
+        if current is not None:
+            current.close()
+
+
+def _emit(start_response: StartResponse, event: Event) -> Iterator[bytes]:
+    """An event as WSGI: ``start_response`` for the status line, bytes for the body."""
+    if isinstance(event, Start):
+        start_response(status_line(event.response.status), list(event.response.headers))
+    elif isinstance(event, Chunk | End):
+        if event.data:
+            yield event.data
+    else:
+        raise event.error
 
 
 class _Fallback:
