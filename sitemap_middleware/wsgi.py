@@ -15,28 +15,24 @@ loop in a background thread, started on first use and stopped by :meth:`close`.
 
 from __future__ import annotations
 
-import asyncio
-import threading
 import time
-from collections.abc import Awaitable, Callable, Generator, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from datetime import UTC, datetime
-from functools import partial
 from http import HTTPStatus
 from typing import Any, TypeVar, Unpack
 
 from . import robots
-from .coalesce import ThreadCoalescer
 from .core import Request, Response, Sitemap
-from .entry import BadRowStats, Batch
+from .entry import BadRowStats
 from .events import Chunk, End, Event, Start, drive, response_events, transfer_events
 from .flow import Transfer, answer, run
 from .interfaces import Environ, ExcInfo, StartResponse, WSGIApp
 from .live_pages import keep_current
-from .needs import Background, Need, ReadChanges, Summarize
 from .robots import NOT_FORWARDED
 from .routing import Target
 from .settings import Options, make_settings
-from .sources.base import AnySource, AsyncSource, KeyRange, horizon_arguments
+from .sources.base import AnySource, KeyRange
+from .sync_reads import SyncReads
 
 T = TypeVar("T")
 
@@ -67,64 +63,6 @@ def _not_found_app(environ: Environ, start_response: StartResponse) -> Iterable[
     return []
 
 
-class _Loop:
-    """One event loop in a background thread, for async sources under a sync server.
-
-    The thread is a daemon: servers never call :meth:`close`, and a process must
-    still be able to exit (Python joins non-daemon threads before ``atexit``).
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-
-    def call(self, function: Callable[..., Awaitable[T]], *args: Any) -> T:
-        """Run ``function(*args)`` on the loop and wait for its result in this thread."""
-        with self._lock:
-            if self._loop is None:
-                self._loop = asyncio.new_event_loop()
-                self._thread = threading.Thread(
-                    target=self._loop.run_forever, name="sitemap-async-sources", daemon=True
-                )
-                self._thread.start()
-            loop = self._loop
-        return asyncio.run_coroutine_threadsafe(_awaited(function, args), loop).result()
-
-    @property
-    def running(self) -> bool:
-        return self._loop is not None
-
-    def close(self) -> None:
-        with self._lock:
-            loop, thread = self._loop, self._thread
-            self._loop = self._thread = None
-        if loop is not None and thread is not None:
-            loop.call_soon_threadsafe(loop.stop)
-            thread.join(10)
-            loop.close()
-
-
-async def _awaited(function: Callable[..., Awaitable[T]], args: tuple[Any, ...]) -> T:
-    return await function(*args)
-
-
-_END = object()
-
-
-async def _anext(iterator: Any) -> Any:
-    try:
-        return await iterator.__anext__()
-    except StopAsyncIteration:
-        return _END
-
-
-async def _aclose(iterator: Any) -> None:
-    aclose = getattr(iterator, "aclose", None)
-    if aclose is not None:
-        await aclose()
-
-
 class SitemapWSGIMiddleware:
     """Serves the sitemap in front of any WSGI application.
 
@@ -139,8 +77,8 @@ class SitemapWSGIMiddleware:
     ) -> None:
         self.app: WSGIApp = app if app is not None else _not_found_app
         self.sitemap = Sitemap(sources, make_settings(settings))
-        self._loop = _Loop()
-        self._coalescer = ThreadCoalescer()
+        self._reads = SyncReads()
+        self._loop = self._reads.loop
 
     @property
     def stats(self) -> dict[str, BadRowStats]:
@@ -156,11 +94,11 @@ class SitemapWSGIMiddleware:
                 time.sleep(0.01)  # a refresh is running: it ends soon
             now = datetime.now(UTC)
             tz, tolerance = settings.naive_timezone, settings.lastmod_tolerance
-            run(keep_current(live, now, tz, tolerance), self._perform)
+            run(keep_current(live, now, tz, tolerance), self._reads.perform)
 
     def close(self) -> None:
         """Stop the background event loop of async sources, if one was started."""
-        self._loop.close()
+        self._reads.close()
 
     def __call__(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
         path = str(environ.get("PATH_INFO", ""))
@@ -219,65 +157,10 @@ class SitemapWSGIMiddleware:
     ) -> Iterable[bytes]:
         """Answer a request for one of the sitemap's documents."""
         request = request_from(environ)
-        outcome = run(answer(self.sitemap, request, target, datetime.now(UTC)), self._perform)
+        outcome = run(answer(self.sitemap, request, target, datetime.now(UTC)), self._reads.perform)
         if isinstance(outcome, Response):
             return _respond(start_response, outcome, request.method)
         return _Body(self, target, outcome, start_response)
-
-    def _perform(self, need: Need) -> Any:
-        """Read what the flow needs; concurrent requests for the same aggregates share one
-        query."""
-        shared = self._coalescer.run
-        if isinstance(need, Summarize):
-            tz, horizon = need.naive_timezone, need.horizon
-            # A shared summary carries the horizon it was read under: the body follows it.
-            return [
-                shared(
-                    ("summary", source.name, keys, tz),
-                    partial(self._call, source, "summarize", keys, tz, horizon),
-                )
-                for source, keys in need.parts
-            ]
-        if isinstance(need, ReadChanges):
-            arguments = (need.since, need.horizon, need.naive_timezone, need.limit)
-            return self._call(need.source, "changed", *arguments)
-        if isinstance(need, Background):
-            # Pages kept current: the request goes on; the job's reads are its own.
-            threading.Thread(
-                target=run, args=(need.job, self._perform), name="sitemap-pages", daemon=True
-            ).start()
-            return None
-        return shared(
-            ("pages", need.source.name, need.width, need.horizon),
-            partial(
-                self._call,
-                need.source,
-                "buckets",
-                need.width,
-                need.naive_timezone,
-                need.horizon,
-            ),
-        )
-
-    def _call(self, source: AnySource, method: str, *args: Any) -> Any:
-        bound = getattr(source, method)
-        if method in ("summarize", "buckets"):  # the last argument is the horizon
-            args = (*args[:-1], *horizon_arguments(bound, args[-1]))
-        if isinstance(source, AsyncSource):
-            return self._loop.call(bound, *args)
-        return bound(*args)
-
-    def batches(self, source: AnySource, keys: KeyRange, size: int) -> Generator[Batch, None, None]:
-        """A source's batches as a plain iterator; closing it releases the rows."""
-        if not isinstance(source, AsyncSource):
-            yield from source.batches(keys, size)
-            return
-        iterator = source.batches(keys, size)
-        try:
-            while (batch := self._loop.call(_anext, iterator)) is not _END:
-                yield batch
-        finally:
-            self._loop.call(_aclose, iterator)
 
 
 def _close(iterable: object) -> None:
@@ -358,7 +241,7 @@ class _Parts:
 
     def _read(self, source: AnySource, keys: KeyRange) -> Generator[bytes, None, None]:
         transfer = self._transfer
-        batches = self._middleware.batches(source, keys, transfer.batch_size)
+        batches = self._middleware._reads.batches(source, keys, transfer.batch_size)
         try:
             for batch in batches:
                 if chunk := transfer.feed(source.name, batch):

@@ -1,0 +1,200 @@
+"""How the ASGI adapter reads the sources: sync ones in worker threads, async ones awaited.
+
+Concurrent requests for the same aggregates share one query (``coalesce.py``);
+pages kept current are refreshed by tasks of their own. A ``urlset``'s chunks
+come from :func:`chunks`: a sync source is read and rendered in a worker thread
+that hands each chunk to the event loop as it is ready.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import deque
+from collections.abc import AsyncGenerator
+from datetime import datetime, tzinfo
+from functools import partial
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+import anyio.to_thread
+
+from .coalesce import AsyncCoalescer
+from .flow import Transfer, arun
+from .needs import Background, Need, ReadChanges, Summarize
+from .sources.base import AnySource, AsyncSource, Bucket, KeyRange, horizon_arguments
+from .validators import Summary
+
+
+class AsyncReads:
+    """Performs the needs of the flow and of the pages kept current, for one middleware."""
+
+    def __init__(self) -> None:
+        self._coalescer = AsyncCoalescer()
+        self._jobs: set[asyncio.Task[None]] = set()  # held until done (the loop keeps weak refs)
+
+    async def perform(self, need: Need) -> Any:
+        """Read what the flow needs (sync sources in a worker thread, async ones awaited);
+        concurrent requests for the same aggregates share one query."""
+        run = self._coalescer.run
+        if isinstance(need, Summarize):
+            tz, horizon = need.naive_timezone, need.horizon
+            # A shared summary carries the horizon it was read under: the body follows it.
+            return [
+                await run(
+                    ("summary", source.name, keys, tz),
+                    partial(summarize, source, keys, tz, horizon),
+                )
+                for source, keys in need.parts
+            ]
+        if isinstance(need, ReadChanges):
+            return await changed(need)
+        if isinstance(need, Background):
+            # Pages kept current: the request goes on; the job's reads are its own.
+            task = asyncio.get_running_loop().create_task(arun(need.job, self.perform))
+            self._jobs.add(task)
+            task.add_done_callback(self._jobs.discard)
+            return None
+        return await run(
+            ("pages", need.source.name, need.width, need.horizon),
+            partial(buckets, need.source, need.width, need.naive_timezone, need.horizon),
+        )
+
+
+async def chunks(
+    source: AnySource, keys: KeyRange, body: Transfer, size: int
+) -> AsyncGenerator[bytes, None]:
+    """The chunks one source adds to a body, its rows closed however the iteration ends.
+
+    A sync source is read *and rendered* in a worker thread, which hands each
+    chunk over as it is ready and goes on with the next one while the loop
+    sends it (at most one chunk waits; see :class:`_Handoff`); its rows are
+    closed in that thread too. Cancellation (a disconnect, a shutdown) lands
+    between batches, never inside a database call: a driver interrupted
+    mid-fetch leaves its connection in an unknown state. Cleanup is shielded
+    too, so the connection always goes back to the pool.
+    """
+    if isinstance(source, AsyncSource):
+        batches = source.batches(keys, size)
+        try:
+            while True:
+                with anyio.CancelScope(shield=True):
+                    batch = await anext(batches, None)
+                if batch is None:
+                    break
+                # A pending cancellation lands here (no loop iteration when there is none).
+                await anyio.lowlevel.checkpoint_if_cancelled()
+                chunk = body.feed(source.name, batch)
+                if chunk:
+                    yield chunk
+        finally:
+            with anyio.CancelScope(shield=True):
+                await batches.aclose()
+        return
+
+    handoff = _Handoff(asyncio.get_running_loop())
+    sync_batches = source.batches(keys, size)
+
+    def produce() -> None:
+        try:
+            for batch in sync_batches:
+                chunk = body.feed(source.name, batch)
+                if chunk and not handoff.put(chunk):
+                    return  # the transfer ended: read no further
+        finally:
+            try:
+                close = getattr(sync_batches, "close", None)
+                if close is not None:
+                    close()
+            finally:
+                handoff.done()
+
+    worker = asyncio.ensure_future(anyio.to_thread.run_sync(produce))
+    try:
+        while (ready := await handoff.get()) is not None:
+            yield ready
+        await worker  # its failure, if any, after the chunks it made
+    finally:
+        handoff.stop()
+        with anyio.CancelScope(shield=True):
+            await asyncio.wait([worker])  # it stops after its current batch
+            if not worker.cancelled():
+                worker.exception()  # raised above already, or superseded by what ended us
+
+
+class _Handoff:
+    """Chunks from the worker thread that renders them to the event loop that sends them.
+
+    The worker never waits for the loop to ask for a chunk (a thread hand-off each
+    way costs about as much as rendering a hundred rows); it waits only while one
+    chunk is already waiting, so memory holds at most three chunks: one being sent,
+    one waiting, one being gathered.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._chunks: deque[bytes] = deque()
+        self._room = threading.Semaphore(1)
+        self._ready = asyncio.Event()
+        self._finished = False
+        self._stopped = False
+
+    def put(self, chunk: bytes) -> bool:
+        """In the worker: hand a chunk over (waiting while one waits); False once the loop
+        wants no more."""
+        self._room.acquire()
+        if self._stopped:
+            return False
+        self._chunks.append(chunk)
+        self._loop.call_soon_threadsafe(self._ready.set)
+        return True
+
+    def done(self) -> None:
+        """In the worker: no more chunks."""
+        self._finished = True
+        if not self._stopped:
+            self._loop.call_soon_threadsafe(self._ready.set)
+
+    async def get(self) -> bytes | None:
+        """In the loop: the next chunk, or None once the worker is done."""
+        while not self._chunks:
+            if self._finished:
+                return None
+            await self._ready.wait()
+            self._ready.clear()
+        chunk = self._chunks.popleft()
+        self._room.release()
+        return chunk
+
+    def stop(self) -> None:
+        """In the loop: take no more chunks, and let a waiting worker go on to end."""
+        self._stopped = True
+        self._chunks.clear()
+        self._room.release()
+
+
+async def summarize(
+    source: AnySource, keys: KeyRange, naive_timezone: tzinfo, horizon: datetime
+) -> Summary:
+    extra = horizon_arguments(source.summarize, horizon)
+    if isinstance(source, AsyncSource):
+        return await source.summarize(keys, naive_timezone, *extra)
+    return await anyio.to_thread.run_sync(partial(source.summarize, keys, naive_timezone, *extra))
+
+
+async def buckets(
+    source: AnySource, width: int, naive_timezone: tzinfo, horizon: datetime
+) -> list[Bucket]:
+    extra = horizon_arguments(source.buckets, horizon)
+    if isinstance(source, AsyncSource):
+        return await source.buckets(width, naive_timezone, *extra)
+    return await anyio.to_thread.run_sync(partial(source.buckets, width, naive_timezone, *extra))
+
+
+async def changed(need: ReadChanges) -> list[tuple[Any, Any]]:
+    source = need.source
+    arguments = (need.since, need.horizon, need.naive_timezone, need.limit)
+    if isinstance(source, AsyncSource):
+        return await source.changed(*arguments)
+    return await anyio.to_thread.run_sync(partial(source.changed, *arguments))

@@ -1,0 +1,147 @@
+"""How the WSGI adapter reads the sources: sync ones in the request's thread, async ones on
+one event loop in a background thread.
+
+Concurrent requests for the same aggregates share one query (``coalesce.py``);
+pages kept current are refreshed by threads of their own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Awaitable, Callable, Generator
+from functools import partial
+from typing import Any, TypeVar
+
+from .coalesce import ThreadCoalescer
+from .entry import Batch
+from .flow import run
+from .needs import Background, Need, ReadChanges, Summarize
+from .sources.base import AnySource, AsyncSource, KeyRange, horizon_arguments
+
+T = TypeVar("T")
+
+
+class SyncReads:
+    """Performs the needs of the flow and of the pages kept current, for one middleware."""
+
+    def __init__(self) -> None:
+        self.loop = _Loop()
+        self._coalescer = ThreadCoalescer()
+
+    def perform(self, need: Need) -> Any:
+        """Read what the flow needs; concurrent requests for the same aggregates share one
+        query."""
+        shared = self._coalescer.run
+        if isinstance(need, Summarize):
+            tz, horizon = need.naive_timezone, need.horizon
+            # A shared summary carries the horizon it was read under: the body follows it.
+            return [
+                shared(
+                    ("summary", source.name, keys, tz),
+                    partial(self.call, source, "summarize", keys, tz, horizon),
+                )
+                for source, keys in need.parts
+            ]
+        if isinstance(need, ReadChanges):
+            arguments = (need.since, need.horizon, need.naive_timezone, need.limit)
+            return self.call(need.source, "changed", *arguments)
+        if isinstance(need, Background):
+            # Pages kept current: the request goes on; the job's reads are its own.
+            threading.Thread(
+                target=run, args=(need.job, self.perform), name="sitemap-pages", daemon=True
+            ).start()
+            return None
+        return shared(
+            ("pages", need.source.name, need.width, need.horizon),
+            partial(
+                self.call,
+                need.source,
+                "buckets",
+                need.width,
+                need.naive_timezone,
+                need.horizon,
+            ),
+        )
+
+    def call(self, source: AnySource, method: str, *args: Any) -> Any:
+        bound = getattr(source, method)
+        if method in ("summarize", "buckets"):  # the last argument is the horizon
+            args = (*args[:-1], *horizon_arguments(bound, args[-1]))
+        if isinstance(source, AsyncSource):
+            return self.loop.call(bound, *args)
+        return bound(*args)
+
+    def batches(self, source: AnySource, keys: KeyRange, size: int) -> Generator[Batch, None, None]:
+        """A source's batches as a plain iterator; closing it releases the rows."""
+        if not isinstance(source, AsyncSource):
+            yield from source.batches(keys, size)
+            return
+        iterator = source.batches(keys, size)
+        try:
+            while (batch := self.loop.call(_anext, iterator)) is not _END:
+                yield batch
+        finally:
+            self.loop.call(_aclose, iterator)
+
+    def close(self) -> None:
+        """Stop the background event loop of async sources, if one was started."""
+        self.loop.close()
+
+
+class _Loop:
+    """One event loop in a background thread, for async sources under a sync server.
+
+    The thread is a daemon: servers never call :meth:`close`, and a process must
+    still be able to exit (Python joins non-daemon threads before ``atexit``).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+
+    def call(self, function: Callable[..., Awaitable[T]], *args: Any) -> T:
+        """Run ``function(*args)`` on the loop and wait for its result in this thread."""
+        with self._lock:
+            if self._loop is None:
+                self._loop = asyncio.new_event_loop()
+                self._thread = threading.Thread(
+                    target=self._loop.run_forever, name="sitemap-async-sources", daemon=True
+                )
+                self._thread.start()
+            loop = self._loop
+        return asyncio.run_coroutine_threadsafe(_awaited(function, args), loop).result()
+
+    @property
+    def running(self) -> bool:
+        return self._loop is not None
+
+    def close(self) -> None:
+        with self._lock:
+            loop, thread = self._loop, self._thread
+            self._loop = self._thread = None
+        if loop is not None and thread is not None:
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(10)
+            loop.close()
+
+
+async def _awaited(function: Callable[..., Awaitable[T]], args: tuple[Any, ...]) -> T:
+    return await function(*args)
+
+
+_END = object()
+
+
+async def _anext(iterator: Any) -> Any:
+    try:
+        return await iterator.__anext__()
+    except StopAsyncIteration:
+        return _END
+
+
+async def _aclose(iterator: Any) -> None:
+    aclose = getattr(iterator, "aclose", None)
+    if aclose is not None:
+        await aclose()
