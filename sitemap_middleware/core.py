@@ -31,7 +31,7 @@ from .generations import Generations, Slot
 from .index_document import IndexDocument
 from .known_pages import KnownPages, RecentSummaries
 from .live_pages import LivePages
-from .messages import Headers, Part, Request, Response
+from .messages import Headers, Part, Plan, Request, Response
 from .planning import Planner
 from .render import Renderer
 from .responses import ALLOWED_METHODS, ServerErrors
@@ -51,6 +51,7 @@ __all__ = [
     "Generations",
     "Headers",
     "Part",
+    "Plan",
     "Request",
     "Response",
     "Sitemap",
@@ -89,7 +90,7 @@ class Sitemap:
         self.errors = ServerErrors(settings)
         # Pages kept current between recounts, for the sources that can be (live_pages).
         self.live = _live_pages(self.sources, self.widths, settings)
-        self.known = KnownPages(self.widths, self.live)
+        self.known = KnownPages(self.widths)
         self.recent = RecentSummaries(settings.summary_ttl)
         self.planner = Planner(settings, self.sources, self.widths)
         self.index_document = IndexDocument(settings, self.routes, self.by_name, self.known)
@@ -186,15 +187,15 @@ class Sitemap:
         summaries: Sequence[Summary],
         now: datetime,
         view: View | None = None,
-    ) -> Response:
+    ) -> Response | Plan:
         """The answer to a GET or HEAD of a target (see :meth:`.planning.Planner.respond`)."""
         return self.planner.respond(request, target, parts, summaries, now, view or self.view)
 
-    def index(self, plan: Response) -> bytes:
+    def index(self, plan: Plan) -> bytes:
         """The whole ``sitemapindex`` (or its HTML sibling) that ``plan`` calls for."""
         return self.index_document.render(plan, (plan.view or self.view).site)
 
-    def body(self, plan: Response) -> Body:
+    def body(self, plan: Plan) -> Body:
         """The body of a streamed document: a ``urlset``, or its HTML sibling."""
         view = plan.view or self.view
         document: Document

@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from tempfile import SpooledTemporaryFile
 from typing import IO, Any, Generic, TypeVar
 
-from .core import Body, Part, Request, Response, Sitemap, Slot
+from .core import Body, Part, Plan, Request, Response, Sitemap, Slot
 from .entry import Batch
 from .live_pages import keep_current, read_whole
 from .needs import Need, Reads, in_background, read_pages, summarize
@@ -96,12 +96,12 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
             summaries = _merged(sitemap, target, known, read_now)
         read = True
     plan = sitemap.respond(request, target, parts, summaries, now, view)
-    if plan.status == 200 and plan.index:
+    if isinstance(plan, Plan) and plan.index:
         return (yield from _index(sitemap, plan, summaries, path, read))
-    if not plan.stream:
+    if not isinstance(plan, Plan) or not plan.stream:
         if read:
             sitemap.failures.succeeded(path)
-        return plan
+        return plan if isinstance(plan, Response) else plan.response()
     slot = sitemap.generations.acquire()
     if slot is None:
         return sitemap.busy(path)
@@ -136,7 +136,7 @@ def _cut_page(
 
 
 def _index(
-    sitemap: Sitemap, plan: Response, summaries: Sequence[Summary], path: str, read: bool
+    sitemap: Sitemap, plan: Plan, summaries: Sequence[Summary], path: str, read: bool
 ) -> Flow:
     """A ``sitemapindex``: its pages are read for HEAD as for GET, so both get one status."""
     slot = sitemap.generations.acquire() if plan.stream else None
@@ -158,7 +158,7 @@ def _index(
             slot.release()
     if read:
         sitemap.failures.succeeded(path)
-    return plan if document is None else replace(plan, body=document, stream=False)
+    return plan.response() if document is None else plan.response(document)
 
 
 def _live_summaries(
@@ -176,14 +176,14 @@ def _live_summaries(
         if live is None or live.cut:
             found.append(None)
             continue
-        if live.known is None and keys == ALL:
+        known = live.known
+        if known is None and keys == ALL:
             started = time.monotonic()
             whole = yield from read_whole(live, now, settings.naive_timezone, horizon)
-            live.seed(whole, horizon, now, time.monotonic() - started)
+            known = live.seed(whole, horizon, now, time.monotonic() - started)
         if live.claim(time.monotonic()):
             job = keep_current(live, now, settings.naive_timezone, settings.lastmod_tolerance)
             yield from in_background(job)
-        known = live.known
         if known is None or live.cut:
             found.append(None)  # a page before the first recount: read exactly
         elif keys == ALL:
@@ -299,7 +299,7 @@ class Transfer:
     :meth:`close`.
     """
 
-    def __init__(self, sitemap: Sitemap, plan: Response, slot: Slot, spool: bool = False) -> None:
+    def __init__(self, sitemap: Sitemap, plan: Plan, slot: Slot, spool: bool = False) -> None:
         self.sitemap = sitemap
         self.plan = plan
         self.body: Body = sitemap.body(plan)
@@ -348,8 +348,8 @@ class Transfer:
         self.started = True
         if self._spool is not None:
             length = ("content-length", str(self._spool.tell()))
-            return replace(self.plan, headers=[*self.plan.headers, length])
-        return self.plan
+            return self.plan.response(extra=[length])
+        return self.plan.response()
 
     def finish(self) -> Iterator[bytes] | Response:
         """The last chunks (for a spooled document: all of it), or a 404 when every row was

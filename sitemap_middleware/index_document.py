@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 from . import html
 from .encoding import gzip_whole
 from .known_pages import KnownPages
-from .messages import Response
+from .messages import Plan
 from .routing import Routes, Target
 from .settings import Settings
 from .sources.base import AnySource, Bucket
@@ -42,12 +42,12 @@ class IndexDocument:
         # The <sitemap> elements by (base URL, source, page, lastmod shown).
         self._elements: dict[tuple[str, str, int, datetime | None], str] = {}
 
-    def render(self, plan: Response, site: Site) -> bytes:
+    def render(self, plan: Plan, site: Site) -> bytes:
         """The whole index (or its HTML sibling) that ``plan`` calls for, on ``site``'s URLs."""
         document = self._html(plan, site) if plan.html else self._xml(plan, site)
         return gzip_whole(document, self._settings.gzip_level) if plan.gzip else document
 
-    def _xml(self, plan: Response, site: Site) -> bytes:
+    def _xml(self, plan: Plan, site: Site) -> bytes:
         elements = []
         if len(self._elements) > self.LIMIT:
             self._elements.clear()
@@ -72,7 +72,7 @@ class IndexDocument:
             element = self._elements[key] = sitemap_element(site.url_for(path), _w3c(newest))
         return element
 
-    def _html(self, plan: Response, site: Site) -> bytes:
+    def _html(self, plan: Plan, site: Site) -> bytes:
         rows = []
         for source, _ in plan.parts:
             for bucket in self._known.pages(source):

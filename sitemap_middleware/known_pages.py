@@ -13,7 +13,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from .live_pages import LivePages
 from .messages import Part
 from .routing import Target
 from .sources.base import ALL, AnySource, Bucket, KeyRange, NotPageable
@@ -36,9 +35,8 @@ _NONE_READ = PagesRead("", [], None)
 class KnownPages:
     """Each source's pages as last read: an index lists them, cut pages are found in them."""
 
-    def __init__(self, widths: Mapping[str, int], live: Mapping[str, LivePages]) -> None:
+    def __init__(self, widths: Mapping[str, int]) -> None:
         self._widths = widths
-        self._live = live
         self._read: dict[str, PagesRead] = {}
 
     def of(self, source: AnySource) -> PagesRead:
@@ -60,9 +58,6 @@ class KnownPages:
         """
         if self.of(source).token == summary.token:
             return False
-        live = self._live.get(source.name)
-        if live is not None and live.usable:
-            return False  # kept current by live_pages
         if not source.pageable:
             width = self._widths[source.name]
             if summary.count is not None and summary.count > width:

@@ -158,12 +158,20 @@ class LivePages:
         horizon: datetime,
         now: datetime,
         cost: float,
-    ) -> None:
+    ) -> Known | None:
         """Pages read whole by a request (the first index, :func:`read_whole`): kept, as a
-        recount's are."""
+        recount's are, unless a recount is running or done; the pages the request is to
+        use (None when the source must be cut)."""
+        pages = whole[0]
+        if any(bucket.last is not None for bucket in pages):
+            return None
         with self.lock:
             if self.known is None and not self.running:
                 _recounted(self, *whole, horizon, now, time.monotonic() - cost)
+            if self.known is not None:
+                return self.known
+        # A recount in the background has not finished: this request's own reading.
+        return Known.of({bucket.index: bucket for bucket in pages}, horizon)
 
     def page_of(self, page: int, summary: Summary) -> Summary:
         """A page summary read exactly, with the token the pages kept current give it."""

@@ -32,15 +32,21 @@ class Request:
 
 @dataclass(frozen=True, slots=True)
 class Response:
-    """A planned response.
-
-    ``stream`` means a 200 whose body the adapter produces: a ``urlset`` of
-    ``parts`` or, with ``index``, a ``sitemapindex``; ``gzip`` says to compress it.
-    """
+    """A complete answer: status, header lines and body (a HEAD's is sent without it)."""
 
     status: int
     headers: list[tuple[str, str]]
     body: bytes = b""
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """A 200 whose body is still to be made: a ``urlset`` of ``parts`` streamed, or with
+    ``index`` a ``sitemapindex`` built whole; ``gzip`` says to compress it. For a HEAD
+    (``stream`` false) only its status and headers are sent."""
+
+    status: int
+    headers: list[tuple[str, str]]
     stream: bool = False
     index: bool = False
     parts: tuple[Part, ...] = ()
@@ -51,3 +57,7 @@ class Response:
     news_cutoff: datetime | None = None
     horizons: tuple[datetime | None, ...] = ()
     """Per part, the horizon its summary was read under: later lastmods are not served."""
+
+    def response(self, body: bytes = b"", extra: Sequence[tuple[str, str]] = ()) -> Response:
+        """The answer with this status and these headers (and ``extra`` ones)."""
+        return Response(self.status, [*self.headers, *extra], body)

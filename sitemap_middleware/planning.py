@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from . import html
 from .extensions import NEWS_WINDOW
 from .http import accepts_gzip, evaluate_preconditions, format_http_date
-from .messages import Part, Request, Response
+from .messages import Part, Plan, Request, Response
 from .responses import not_found
 from .routing import Target
 from .settings import Settings
@@ -53,8 +53,9 @@ class Planner:
         summaries: Sequence[Summary],
         now: datetime,
         view: View,
-    ) -> Response:
-        """The answer to a GET or HEAD of a target, given its parts' summaries and the clock."""
+    ) -> Response | Plan:
+        """The answer to a GET or HEAD of a target, given its parts' summaries and the clock:
+        complete (404, 304, 412), or the plan of a 200."""
         if all(summary.count == 0 for summary in summaries):
             # An empty urlset or sitemapindex fails the XSD: there is nothing to list.
             return not_found()
@@ -69,7 +70,7 @@ class Planner:
         status = evaluate_preconditions(request.method, dict(request.headers), etag, modified)
         if status in (304, 412):
             return Response(status, headers)
-        return Response(
+        return Plan(
             200,
             self._with_content_headers(headers, target, coding),
             stream=request.method == "GET",

@@ -34,7 +34,7 @@ class Whole(SyncSource):
 
 def test_pages_are_used_only_for_the_data_version_they_were_read_for() -> None:
     source = IterableSource(["/a", "/b"], name="urls")
-    known = KnownPages({"urls": 10}, {})
+    known = KnownPages({"urls": 10})
     assert known.pages(source) == [] and known.needs_pages(source, Summary(NOW, 2, "v1"))
     pages = [Bucket(0, 2, NOW)]
     known.remember(source, Summary(NOW, 2, "v1", horizon=NOW), pages)
@@ -45,7 +45,7 @@ def test_pages_are_used_only_for_the_data_version_they_were_read_for() -> None:
 
 def test_a_source_that_cannot_be_split_is_one_page_or_refused() -> None:
     source = Whole()
-    known = KnownPages({"whole": 3}, {})
+    known = KnownPages({"whole": 3})
     assert not known.needs_pages(source, Summary(NOW, 3, "v1"))  # its summary is its page
     assert known.pages(source) == [Bucket(0, 3, NOW)]
     with pytest.raises(NotPageable, match="more than one page holds"):

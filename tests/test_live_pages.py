@@ -369,9 +369,28 @@ async def test_postgres_kept_pages_equal_a_recount(db: Db) -> None:  # noqa: F81
         path = f"/sitemap-articles-{page}.xml"
         assert await etag(fresh, path) == await etag(app, path), path
     assert page_keys(21, PAGE).after == (1999,)
-    live.refresh_interval = 3600  # no refresh left running when the engine is disposed
+    # No refresh or recount left running when the engine is disposed.
+    kept = [live, fresh.sitemap.live["articles"]]
+    for each in kept:
+        each.refresh_interval = each.recount_interval = 3600
 
     async def idle() -> bool:
-        return not live.running
+        return not any(each.running for each in kept)
 
     await eventually(idle)
+
+
+async def test_the_first_index_while_a_recount_runs_lists_every_page(
+    make_app: Any, engine: Engine
+) -> None:
+    """A page request started the first recount in the background; an index arriving before
+    it ends reads the pages itself and lists them all."""
+    app = make_app(sources=[article_source(engine)], base_url=BASE, max_urls=PAGE)
+    live = app.sitemap.live["articles"]
+    assert live.claim(time.monotonic())  # as the background recount holds it
+    try:
+        response = await call(app)
+        assert response.status == 200 and len(assert_valid_index(response.body)) == 13
+        assert live.known is None  # the running recount's result is not pre-empted
+    finally:
+        live.running = False
