@@ -33,11 +33,11 @@ class SQLOptions:
     stmt: AnySelect
     """The select, ordered by the key."""
     dialect: Dialect
-    columns: list[str]
+    columns: tuple[str, ...]
     loc: Callable[[Any], Any]
-    key_names: list[str]
-    key_index: list[int | None]
-    key_columns: list[ColumnElement[Any]]
+    key_names: tuple[str, ...]
+    key_index: tuple[int | None, ...]
+    key_columns: tuple[ColumnElement[Any], ...]
     lastmod_name: str | None
     lastmod_index: int | None
     changefreq: str | None
@@ -110,11 +110,11 @@ def sql_options(
         name=name,
         stmt=ordered,
         dialect=dialect,
-        columns=columns,
+        columns=tuple(columns),
         loc=row_loc,
-        key_names=key_names,
-        key_index=key_index,
-        key_columns=key_columns,
+        key_names=tuple(key_names),
+        key_index=tuple(key_index),
+        key_columns=tuple(key_columns),
         lastmod_name=lastmod,
         lastmod_index=lastmod_index,
         changefreq=changefreq,

@@ -49,7 +49,8 @@ __all__ = ["LocSpec", "LocTemplate", "ReadPlan", "SQLAlchemySource"]
 
 
 class _Options:
-    """What the sync and async sources share: their options, checked once, and the mapping."""
+    """What the sync and async sources share: their options, checked once; the read plan
+    chosen from them; the row mapping, statements, pages and summaries built on both."""
 
     engine_type: type[Any]
     wrong_engine: str
@@ -94,16 +95,7 @@ class _Options:
         self.read_plan = ReadPlan.choose(options, extensions=self.extras.active)
         """How the rows are read, chosen once from the options."""
         self.rows = RowMapping(options, self.read_plan)
-        selected = options.stmt.selected_columns
-        lastmod_column = (lastmod, selected[lastmod].type) if lastmod is not None else None
-        aggregates = Aggregates(
-            engine.dialect.name,
-            [(name, selected[name].type) for name in options.key_names],
-            lastmod_column,
-            changefreq_column,
-            priority_column,
-            options.lastmod_parser,
-        )
+        aggregates = _aggregates(options)
         self.statements = SQLStatements(options, self.read_plan, aggregates)
         self.pages = SQLPages(options, self.statements)
         self.summaries = SQLSummaries(options, aggregates)
@@ -122,6 +114,20 @@ class _Options:
 
     def fingerprint(self) -> str:
         return self.options.fingerprint + self.extras.fingerprint()
+
+
+def _aggregates(options: SQLOptions) -> Aggregates:
+    """The aggregate terms of the summary and pages, by the key and shown columns' types."""
+    selected = options.stmt.selected_columns
+    lastmod = options.lastmod_name
+    return Aggregates(
+        options.dialect.name,
+        [(name, selected[name].type) for name in options.key_names],
+        (lastmod, selected[lastmod].type) if lastmod is not None else None,
+        options.changefreq_name,
+        options.priority_name,
+        options.lastmod_parser,
+    )
 
 
 class SQLAlchemySource(_Options, SyncSource):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from datetime import datetime, tzinfo
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from sqlalchemy import Connection, CursorResult
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -19,9 +19,6 @@ from ..validators import Summary, default_horizon
 from .base import ALL, AsyncSource, Bucket, CutPages, KeyRange
 from .sql_summaries import UNKNOWN
 from .sqlalchemy import _Options
-
-if TYPE_CHECKING:
-    pass
 
 T = TypeVar("T")
 
