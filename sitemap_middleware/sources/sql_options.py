@@ -15,7 +15,7 @@ from ..entry import CHANGEFREQS, format_priority
 from ..settings import ConfigurationError, ConfigurationTypeError
 from .base import check_name
 from .change_counter import ChangeCounter
-from .sql_rows import LocTemplate
+from .sql_locs import LocTemplate
 from .stored_dates import Parser, text_parser
 
 LocSpec = str | Callable[[Row[Any]], str]

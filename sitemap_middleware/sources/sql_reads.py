@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .sql_rows import LocTemplate
+from .sql_locs import LocTemplate
 from .stored_dates import as_text, converts_nothing, tolerant, unread
 
 if TYPE_CHECKING:

@@ -35,10 +35,11 @@ from ..validators import Summary, default_horizon
 from .aggregates import Aggregates
 from .base import ALL, Bucket, CutPages, KeyRange, SyncSource
 from .extras import extras_spec
+from .sql_locs import LocTemplate
 from .sql_options import LocSpec, SQLOptions, sql_options
 from .sql_pages import SQLPages
 from .sql_reads import ReadPlan
-from .sql_rows import LocTemplate, RowMapping
+from .sql_rows import RowMapping
 from .sql_statements import SQLStatements
 from .sql_summaries import UNKNOWN, SQLSummaries
 
