@@ -311,14 +311,14 @@ async def test_sqlite_text_gives_the_bytes_of_sqlalchemys_values(
     try:
         columns = {"lastmod": lastmod, "priority_column": priority_column}
         fast = post_source(engine, **columns)
-        assert fast.mapping.lastmods_as_text and f"AS {lastmod}" in str(fast.mapping.read_stmt)
+        assert fast.read_plan.lastmods_as_text and f"AS {lastmod}" in str(fast.read_plan.stmt)
         # pysqlite's own tuples stand in for SQLAlchemy's rows unless a column is converted.
-        assert fast.mapping.driver_rows == (priority_column is None)
+        assert fast.read_plan.driver_rows == (priority_column is None)
         general = post_source(engine, loc=by_row, **columns)
-        assert not general.mapping.lastmods_as_text and not general.mapping.driver_rows
+        assert not general.read_plan.lastmods_as_text and not general.read_plan.driver_rows
         # aiosqlite's server-side cursor too (the first rows through SQLAlchemy's result).
         fast_async = post_source(async_engine, **columns)
-        assert fast_async.mapping.driver_rows == (priority_column is None)
+        assert fast_async.read_plan.driver_rows == (priority_column is None)
         bodies = []
         for source in (
             fast,
@@ -441,7 +441,7 @@ async def test_extension_functions_see_sqlalchemys_rows(tmp_path: Path) -> None:
 
     try:
         source = post_source(engine, images=images)
-        assert not source.mapping.lastmods_as_text and not source.mapping.driver_rows
+        assert not source.read_plan.lastmods_as_text and not source.read_plan.driver_rows
         exchange = await call(SitemapApp(sources=[source], base_url=BASE))
         assert exchange.status == 200, exchange.error
         assert b"<image:loc>https://example.com/img/2024-05/3.png</image:loc>" in exchange.body
@@ -463,7 +463,7 @@ async def test_driver_rows_stop_and_return_the_connection_on_disconnect(tmp_path
 
     stmt = select(posts.c.id, posts.c.slug, posts.c.updated_at, func.step(posts.c.id).label("s"))
     source = SQLAlchemySource(stmt, engine, name="posts", loc="/posts/{slug}", lastmod="updated_at")
-    assert source.mapping.driver_rows
+    assert source.read_plan.driver_rows
     app = SitemapApp(sources=[source], base_url=BASE, batch_size=50, chunk_bytes=4096)
     try:
         response = await call(app, disconnect_after=2)
@@ -495,7 +495,7 @@ async def test_async_driver_rows_read_every_row_and_return_the_connection(
     source = AsyncSQLAlchemySource(
         stmt, engine, name="posts", loc="/posts/{slug}", lastmod="updated_at"
     )
-    assert source.mapping.driver_rows
+    assert source.read_plan.driver_rows
     try:
         read = [key for batch in [b async for b in source.batches(size=50)] for key in batch.keys]
         assert read == list(range(1, rows + 1))

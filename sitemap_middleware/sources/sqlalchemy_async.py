@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from datetime import datetime, tzinfo
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from sqlalchemy import Connection, CursorResult
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -17,10 +17,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from ..entry import Batch
 from ..validators import Summary, default_horizon
 from .base import ALL, AsyncSource, Bucket, CutPages, KeyRange
-from .sqlalchemy import _UNKNOWN, _Options
-
-if TYPE_CHECKING:
-    pass
+from .sql_summaries import UNKNOWN
+from .sqlalchemy import _Options
 
 T = TypeVar("T")
 
@@ -36,76 +34,80 @@ class AsyncSQLAlchemySource(_Options, AsyncSource):
 
     async def _version(self, conn: AsyncConnection, keys: KeyRange) -> tuple[Any, Any]:
         """The version of the rows in ``keys`` and, for a fixed range, the lowest key."""
-        mapping = self.mapping
-        stmt = mapping.version_stmt(keys)
+        stmt = self.statements.version_stmt(keys)
         if stmt is not None:
             result = await conn.execute(
-                mapping.with_lowest(stmt, keys), mapping.version_bounds(keys)
+                self.statements.with_lowest(stmt, keys), self.statements.version_bounds(keys)
             )
             values = tuple(result.one())
-            return mapping.version_of(values[0]), values[-1]
-        assert callable(mapping.version)
-        version = mapping.version()
+            return self.summaries.version_of(values[0]), values[-1]
+        assert callable(self.options.version)
+        version = self.options.version()
         if hasattr(version, "__await__"):
             version = await version
-        lowest = mapping.lowest_for(version) if mapping.checks_lowest(keys) else None
-        if lowest is _UNKNOWN:
-            lowest = await conn.scalar(mapping.lowest_stmt())
-            mapping.remember_lowest(version, lowest)
+        lowest = self.summaries.lowest_for(version) if self.statements.checks_lowest(keys) else None
+        if lowest is UNKNOWN:
+            lowest = await conn.scalar(self.statements.lowest_stmt())
+            self.summaries.remember_lowest(version, lowest)
         return version, lowest
 
     async def summarize(
         self, keys: KeyRange, naive_timezone: tzinfo, horizon: datetime | None = None
     ) -> Summary:
         horizon = horizon or default_horizon()
-        mapping = self.mapping
         async with self.engine.connect() as conn:
             version = None
-            if mapping.version is not None:
+            if self.options.version is not None:
                 version, lowest = await self._version(conn, keys)
-                if mapping.checks_lowest(keys) and mapping.must_cut(lowest):
+                if self.statements.checks_lowest(keys) and self.summaries.must_cut(lowest):
                     raise CutPages(self.name)
-                known = mapping.cached(version, keys, naive_timezone, horizon)
+                known = self.summaries.cached(version, keys, naive_timezone, horizon)
                 if known is not None:
                     return known
-            bounds = {**mapping.bounds(keys), **mapping.horizon_bounds(horizon, naive_timezone)}
-            row = (await conn.execute(mapping.summary_stmt(keys), bounds)).first()
-        if mapping.checks_lowest(keys) and row is not None and mapping.must_cut(row[-1]):
+            bounds = {
+                **self.statements.bounds(keys),
+                **self.statements.horizon_bounds(horizon, naive_timezone),
+            }
+            row = (await conn.execute(self.statements.summary_stmt(keys), bounds)).first()
+        if (
+            self.statements.checks_lowest(keys)
+            and row is not None
+            and self.summaries.must_cut(row[-1])
+        ):
             raise CutPages(self.name)
-        return mapping.summary(row, version, keys, naive_timezone, horizon)
+        return self.summaries.summary(row, version, keys, naive_timezone, horizon)
 
     async def buckets(
         self, width: int, naive_timezone: tzinfo, horizon: datetime | None = None
     ) -> list[Bucket]:
         horizon = horizon or default_horizon()
-        mapping = self.mapping
-        bounds = mapping.horizon_bounds(horizon, naive_timezone)
+        bounds = self.statements.horizon_bounds(horizon, naive_timezone)
         async with self.engine.connect() as conn:
-            nulls = mapping.nulls_stmt()
+            nulls = self.statements.nulls_stmt()
             if nulls is not None:
-                mapping.report_nulls(await conn.scalar(nulls))
-            rows = (await conn.execute(mapping.buckets_stmt(width), bounds)).all()  # per page
-            found = mapping.buckets(rows, naive_timezone, horizon)
+                self.pages.report_nulls(await conn.scalar(nulls))
+            rows = (await conn.execute(self.pages.buckets_stmt(width), bounds)).all()  # per page
+            found = self.pages.buckets(rows, naive_timezone, horizon)
             if found is None:  # a key below 0: cut like any other key
-                rows = (await conn.execute(mapping.cuts_stmt(width), bounds)).all()
-                found = mapping.cuts(rows, naive_timezone, horizon)
+                rows = (await conn.execute(self.pages.cuts_stmt(width), bounds)).all()
+                found = self.pages.cuts(rows, naive_timezone, horizon)
         return found
 
     async def changed(
         self, since: datetime, horizon: datetime, naive_timezone: tzinfo, limit: int
     ) -> list[tuple[Any, Any]]:
-        mapping = self.mapping
-        bounds = mapping.changes_bounds(since, horizon, naive_timezone, limit)
+        bounds = self.statements.changes_bounds(since, horizon, naive_timezone, limit)
         async with self.engine.connect() as conn:
-            return [tuple(row) for row in await conn.execute(mapping.changes_stmt(), bounds)]
+            return [
+                tuple(row) for row in await conn.execute(self.statements.changes_stmt(), bounds)
+            ]
 
     async def batches(self, keys: KeyRange = ALL, size: int = 500) -> AsyncGenerator[Batch, None]:
-        mapping = self.mapping
-        stmt, bounds = mapping.rows_stmt(keys), mapping.bounds(keys)
-        if mapping.driver_rows:
+        stmt, bounds = self.statements.rows_stmt(keys), self.statements.bounds(keys)
+        if self.read_plan.driver_rows:
             async with self.engine.connect() as conn:
                 async for rows in _driver_rows(conn, stmt, bounds, size):
-                    yield mapping.map_rows(rows)
+                    yield self.rows.map_rows(rows)
             return
         options = {"yield_per": size}
         async with (
@@ -113,7 +115,7 @@ class AsyncSQLAlchemySource(_Options, AsyncSource):
             conn.stream(stmt, bounds, execution_options=options) as result,
         ):
             async for rows in result.partitions(size):
-                batch = mapping.map_rows(rows)
+                batch = self.rows.map_rows(rows)
                 yield self.extras.apply(batch, rows) if self.extras.active else batch
 
 
