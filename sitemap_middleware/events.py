@@ -96,39 +96,42 @@ def transfer_events(transfer: Transfer) -> Events:
 
 def drive(events: Events, read: Callable[[int], bytes | None]) -> Iterator[Event]:
     """The events, each :class:`NextChunk` answered by ``read(index)`` (or its error)."""
-    reply: bytes | None = None
-    error: Exception | None = None
-    while True:
-        try:
-            step = events.throw(error) if error is not None else events.send(reply)
-        except StopIteration:
-            return
-        reply, error = None, None
+    step = _step(events, None, None)
+    while step is not None:
         if not isinstance(step, NextChunk):
             yield step
+            step = _step(events, None, None)
             continue
         try:
-            reply = read(step.index)
+            chunk = read(step.index)
         except Exception as exc:
-            error = exc
+            step = _step(events, None, exc)
+        else:
+            step = _step(events, chunk, None)
 
 
 async def adrive(
     events: Events, read: Callable[[int], Awaitable[bytes | None]]
 ) -> AsyncIterator[Event]:
     """:func:`drive` for adapters that await their chunks."""
-    reply: bytes | None = None
-    error: Exception | None = None
-    while True:
-        try:
-            step = events.throw(error) if error is not None else events.send(reply)
-        except StopIteration:
-            return
-        reply, error = None, None
+    step = _step(events, None, None)
+    while step is not None:
         if not isinstance(step, NextChunk):
             yield step
+            step = _step(events, None, None)
             continue
         try:
-            reply = await read(step.index)
+            chunk = await read(step.index)
         except Exception as exc:
-            error = exc
+            step = _step(events, None, exc)
+        else:
+            step = _step(events, chunk, None)
+
+
+def _step(events: Events, reply: bytes | None, error: Exception | None) -> Event | NextChunk | None:
+    """Send a chunk (or throw a read's error) into the events: the next one, or None at the
+    end."""
+    try:
+        return events.throw(error) if error is not None else events.send(reply)
+    except StopIteration:
+        return None
