@@ -1,11 +1,12 @@
-"""Pure ASGI adapter: moves bytes between the server, the sources and the core.
+"""Pure ASGI adapter: translates between ASGI messages and the core.
 
-It decides nothing itself. Per request it reads the sources' summaries, asks
-the core for the plan, and for a 200 pulls batches of rows, hands them to the
-core's :class:`~sitemap_middleware.core.Body` and sends the chunks. The status
-line goes out only once the first chunk is ready, so a source failing before
-that becomes a 503; after it, the response is aborted (no closing tag, no
-final empty chunk) so no client takes a truncated sitemap for a whole one.
+It decides nothing itself. It routes, runs the flow with its reads
+(:mod:`.async_reads`), and turns the events of the answer (:mod:`.events`) into
+``http.response.start`` and ``http.response.body`` messages, watching for the
+client's disconnect; an aborted transfer raises, so the server cuts the
+response short (no final empty chunk) and no client takes a truncated sitemap
+for a whole one. With ``mode="fallback"`` and for ``/robots.txt`` it sits
+between the server and the application's own messages.
 """
 
 from __future__ import annotations

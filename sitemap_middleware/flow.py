@@ -328,7 +328,7 @@ class Transfer:
         return self.sitemap.settings.batch_size
 
     def feed(self, source: str, batch: Batch) -> bytes:
-        """A chunk once enough is gathered, else ``b""`` (see :class:`~.core.Body`).
+        """A chunk once enough is gathered, else ``b""`` (see :class:`~.documents.Body`).
 
         For an HTTP/1.0 client every chunk is spooled instead: without chunked
         transfer coding the end of a body is the end of the connection, so a cut

@@ -1,16 +1,12 @@
 """WSGI adapter (PEP 3333): the same sitemap, options and answers for Flask, Django and friends.
 
-It decides nothing itself: :func:`~sitemap_middleware.flow.answer` plans every
-response, and a :class:`~sitemap_middleware.flow.Transfer` says what may be
-sent while a ``urlset`` streams. The body is a lazy iterable: rows are read as
-the server iterates it, ``start_response`` is called only once the first chunk
-is ready (so a source failing before that is still a 503), a failure after it
-raises out of the iterable so the server cuts the transfer short, and
-``close()`` releases the rows and the database connection however the
-iteration ends (client gone included).
-
-Async sources (``AsyncSQLAlchemySource``, async generators) run on one event
-loop in a background thread, started on first use and stopped by :meth:`close`.
+It decides nothing itself: it routes, runs the flow with its reads
+(:mod:`.sync_reads`), and turns the events of the answer (:mod:`.events`) into
+``start_response`` and the bytes of a lazy iterable. Rows are read as the server
+iterates it, an aborted transfer raises out of the iterable so the server cuts
+it short, and ``close()`` releases the rows and the database connection however
+the iteration ends (client gone included). Async sources run on one event loop
+in a background thread (:class:`.sync_reads.SyncReads`), stopped by :meth:`close`.
 """
 
 from __future__ import annotations
