@@ -28,7 +28,6 @@ from .entry import BadRowStats
 from .events import Chunk, End, Event, Start, adrive, response_events, transfer_events
 from .flow import SitemapAborted, Transfer, answer, arun
 from .interfaces import ASGIApp, Message, Receive, Scope, Send
-from .live_pages import keep_current
 from .routing import Target
 from .settings import Options, make_settings
 
@@ -88,13 +87,10 @@ class SitemapMiddleware:
     async def recount(self) -> None:
         """Read the pages of every source kept current whole, now (see ``freshness``): after
         a bulk delete, say, rather than waiting for the next recount."""
-        settings = self.sitemap.settings
         for live in self.sitemap.live.values():
             while not live.claim_recount():  # noqa: ASYNC110 (a refresh may run in a thread)
                 await asyncio.sleep(0.01)
-            now = datetime.now(UTC)
-            tz, tolerance = settings.naive_timezone, settings.lastmod_tolerance
-            await arun(keep_current(live, now, tz, tolerance), self._reads.perform)
+            await arun(self.sitemap.keep_current(live), self._reads.perform)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":

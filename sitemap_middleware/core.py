@@ -18,7 +18,7 @@ No I/O here.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 
 from . import html, responses, robots
 from .documents import Body, Document, Urlset
@@ -27,8 +27,9 @@ from .failures import FailureLog
 from .generations import Generations, Slot
 from .index_document import IndexDocument
 from .known_pages import KnownPages, RecentSummaries
-from .live_pages import LivePages
+from .live_pages import LivePages, keep_current
 from .messages import Headers, Part, Plan, Request, Response
+from .needs import Reads
 from .planning import Planner
 from .responses import ALLOWED_METHODS, ServerErrors
 from .routing import Routes, Target
@@ -94,6 +95,12 @@ class Sitemap:
     def stats(self) -> dict[str, BadRowStats]:
         """Bad rows per source name, counted since the process started (a snapshot)."""
         return self.rules.stats
+
+    def keep_current(self, live: LivePages, now: datetime | None = None) -> Reads[None]:
+        """The due refresh or recount of ``live`` (claimed by the caller), as reads."""
+        settings = self.settings
+        moment = now or datetime.now(UTC)
+        return keep_current(live, moment, settings.naive_timezone, settings.lastmod_tolerance)
 
     @property
     def url(self) -> str:

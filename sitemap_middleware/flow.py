@@ -24,7 +24,7 @@ from typing import IO, Any, Generic, TypeVar
 
 from .core import Body, Part, Plan, Request, Response, Sitemap, Slot
 from .entry import Batch
-from .live_pages import keep_current, read_whole
+from .live_pages import read_whole
 from .needs import Need, Reads, in_background, read_pages, summarize
 from .routing import Target
 from .sources.base import ALL, AnySource, Bucket, CutPages, NotPageable
@@ -182,8 +182,7 @@ def _live_summaries(
             whole = yield from read_whole(live, now, settings.naive_timezone, horizon)
             known = live.seed(whole, horizon, now, time.monotonic() - started)
         if live.claim(time.monotonic()):
-            job = keep_current(live, now, settings.naive_timezone, settings.lastmod_tolerance)
-            yield from in_background(job)
+            yield from in_background(sitemap.keep_current(live, now))
         if known is None or live.cut:
             found.append(None)  # a page before the first recount: read exactly
         elif keys == ALL:

@@ -13,9 +13,12 @@ index of a process waits for its recount.
 What a refresh cannot see waits for the next recount: deleted rows, edits that
 leave the lastmod alone or move it back, rows inserted with a lastmod older
 than the last refresh, and commits more than :data:`COMMIT_MARGIN` after their
-lastmod. Each runs at most once per interval: the setting, or
-:data:`COST_FACTOR` times its own last duration when that is longer, so the
-database spends at most about 1/50 of a connection on them per process.
+lastmod. A recount runs at most once per ``recount_interval``, by default
+:data:`COST_FACTOR` times its own last duration, so the database spends about
+1/50 of a connection on recounts per process; a refresh at most once per
+``refresh_interval``, or :data:`COST_FACTOR` times its read of the moved rows
+when that is longer (a scan, without an index on the lastmod column). A job
+that fails is tried again after ``refresh_interval``, not before.
 
 The tokens come from the rows' aggregates only, never from the process: two
 replicas that have read the same data give the same validators.
@@ -28,7 +31,7 @@ import logging
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
@@ -97,6 +100,8 @@ class LivePages:
     recounted_at: float = float("-inf")
     refresh_cost: float = 0.0
     recount_cost: float = 0.0
+    retry_at: float = float("-inf")
+    """After a failed job: no new job before this."""
     refreshes: int = 0
     recounts: int = 0
     since: datetime | None = None
@@ -118,13 +123,13 @@ class LivePages:
         return max(self.refresh_interval, COST_FACTOR * self.refresh_cost)
 
     def recount_due(self, clock: float) -> bool:
-        if self.known is None or not self.source.tracks_changes:
-            return clock - self.recounted_at >= min(self.recount_every(), self.refresh_every())
         return clock - self.recounted_at >= self.recount_every()
 
     def due(self, clock: float) -> bool:
-        if self.cut:  # served exactly; its keys are looked at again by the recount
-            return self.recount_due(clock)
+        if clock < self.retry_at:
+            return False
+        if self.cut or not self.source.tracks_changes:
+            return self.recount_due(clock)  # nothing a refresh could read
         return self.recount_due(clock) or clock - self.refreshed_at >= self.refresh_every()
 
     def claim(self, clock: float) -> bool:
@@ -163,13 +168,13 @@ class LivePages:
         recount's are, unless a recount is running or done; the pages the request is to
         use (None when the source must be cut)."""
         pages = whole[0]
-        if any(bucket.last is not None for bucket in pages):
-            return None
         with self.lock:
             if self.known is None and not self.running:
-                _recounted(self, *whole, horizon, now, time.monotonic() - cost)
+                _recounted(self, *whole, horizon, now, time.monotonic() - cost)  # may cut
             if self.known is not None:
                 return self.known
+        if any(bucket.last is not None for bucket in pages):
+            return None
         # A recount in the background has not finished: this request's own reading.
         return Known.of({bucket.index: bucket for bucket in pages}, horizon)
 
@@ -177,13 +182,7 @@ class LivePages:
         """A page summary read exactly, with the token the pages kept current give it."""
         if summary.checksum is None:
             return summary
-        return replace_token(summary, page_token(bucket_of(page - 1, summary)))
-
-
-def replace_token(summary: Summary, token: str) -> Summary:
-    return Summary(
-        summary.newest, summary.count, token, summary.horizon, summary.expires, summary.checksum
-    )
+        return replace(summary, token=page_token(bucket_of(page - 1, summary)))
 
 
 def keep_current(
@@ -235,7 +234,7 @@ def keep_current(
             type(exc).__name__,
             str(exc)[:200],
         )
-        live.refreshed_at = time.monotonic()
+        live.retry_at = time.monotonic() + live.refresh_interval
     finally:
         live.running = False
 
@@ -292,9 +291,11 @@ def _touched(live: LivePages, moved: Iterable[tuple[Any, Any]], horizon: datetim
         for key, lastmod in moved
         if key is not None and recent.get(key, _NEVER) != lastmod
     }
-    for bucket in live.known.ordered:
-        if bucket.expires is not None and bucket.expires <= horizon:
-            touched.add(bucket.index)
+    expires = live.known.whole.expires  # the earliest of the pages'
+    if expires is not None and expires <= horizon:
+        for bucket in live.known.ordered:
+            if bucket.expires is not None and bucket.expires <= horizon:
+                touched.add(bucket.index)
     return touched
 
 

@@ -23,7 +23,6 @@ from .entry import BadRowStats
 from .events import Chunk, End, Event, Start, drive, response_events, transfer_events
 from .flow import Transfer, answer, run
 from .interfaces import Environ, ExcInfo, StartResponse, WSGIApp
-from .live_pages import keep_current
 from .robots import NOT_FORWARDED
 from .routing import Target
 from .settings import Options, make_settings
@@ -84,13 +83,10 @@ class SitemapWSGIMiddleware:
     def recount(self) -> None:
         """Read the pages of every source kept current whole, now (see ``freshness``): after
         a bulk delete, say, rather than waiting for the next recount."""
-        settings = self.sitemap.settings
         for live in self.sitemap.live.values():
             while not live.claim_recount():
                 time.sleep(0.01)  # a refresh is running: it ends soon
-            now = datetime.now(UTC)
-            tz, tolerance = settings.naive_timezone, settings.lastmod_tolerance
-            run(keep_current(live, now, tz, tolerance), self._reads.perform)
+            run(self.sitemap.keep_current(live), self._reads.perform)
 
     def close(self) -> None:
         """Stop the background event loop of async sources, if one was started."""

@@ -394,3 +394,40 @@ async def test_the_first_index_while_a_recount_runs_lists_every_page(
         assert live.known is None  # the running recount's result is not pre-empted
     finally:
         live.running = False
+
+
+async def test_a_cut_source_is_read_whole_once(make_app: Any, engine: Engine) -> None:
+    """The first index finds the keys below 0 and the source is served exactly from then on:
+    later indexes do not read every page again."""
+    with engine.begin() as conn:
+        conn.execute(insert(articles).values(id=-3, slug="minus", updated_at=now_naive()))
+    app = make_app(sources=[article_source(engine)], base_url=BASE, max_urls=PAGE)
+    first = await call(app)
+    seen = statements(engine)
+    again = await call(app, headers={"if-none-match": first.headers["etag"]})
+    assert again.status == 304
+    assert not any("GROUP BY" in statement for statement in seen), seen
+
+
+class _Source:
+    """What the intervals look at: whether a refresh could read moved rows."""
+
+    def __init__(self, tracks_changes: bool) -> None:
+        self.tracks_changes = tracks_changes
+
+
+def test_a_source_without_lastmods_is_recounted_at_its_own_pace() -> None:
+    live = LivePages(_Source(False), 100, refresh_interval=1.0, recount_interval=None)  # type: ignore[arg-type]
+    live.recounted_at = live.refreshed_at = 0.0
+    live.recount_cost = 4.0  # a recount that takes 4 s runs every 200 s, not every second
+    assert not live.due(2.0) and not live.due(199.0) and live.due(200.0)
+    tracked = LivePages(_Source(True), 100, refresh_interval=1.0, recount_interval=None)  # type: ignore[arg-type]
+    tracked.recounted_at = tracked.refreshed_at = 0.0
+    tracked.recount_cost = 4.0
+    assert tracked.due(1.0) and not tracked.recount_due(199.0)  # its refreshes run
+
+
+def test_a_failed_job_is_not_retried_at_once() -> None:
+    live = LivePages(_Source(True), 100, refresh_interval=1.0, recount_interval=None)  # type: ignore[arg-type]
+    live.retry_at = 10.0
+    assert not live.due(9.9) and live.due(10.0)

@@ -21,7 +21,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -48,7 +48,9 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
 from sitemap_middleware import AsyncSQLAlchemySource, News, SQLAlchemySource, Video
+from sitemap_middleware.settings import Settings
 from sitemap_middleware.sources.change_counter import ChangeCounter
+from sitemap_middleware.validators import DATE_LAG
 
 from . import model
 from .app_drivers import DRIVERS, AppDriver, AsgiDriver, Reply
@@ -527,6 +529,16 @@ def w3c_instant(value: str | None) -> datetime | None:
     return None if value is None else model.seconds(datetime.fromisoformat(value))
 
 
+NEWS_TICK = next(f.default for f in fields(Settings) if f.name == "news_tick")
+"""The histories keep the default ``news_tick``."""
+
+
+def news_tick() -> int:
+    """The number of the news tick now (``Planner._news``): validators of documents with news
+    change when it does."""
+    return int((datetime.now(UTC) - DATE_LAG).timestamp() // NEWS_TICK)
+
+
 def changed_since(asked: dict[str, str], reply: Reply) -> bool:
     """A 200 to a conditional GET is right only with other validators: the document moved
     meanwhile (a news tick passed between the GET and its revalidation)."""
@@ -665,6 +677,7 @@ class Harness:
                     app.recount()
         fetched: dict[str, set[Fetched]] = {path: set() for path in paths}
         self.checks += 1
+        tick = news_tick()
         for number, adapter in enumerate(self.apps):
             # HEAD through each adapter in turn: the adapters share the flow that answers it.
             heads = (number + self.checks) % len(self.apps) == 0
@@ -683,9 +696,15 @@ class Harness:
                 assert reply.status == 304 or changed_since(where[2], reply), (
                     f"{adapter} {where}: {reply.status}, not 304"
                 )
+        ticked = news_tick() != tick
         for path in paths:
+            for got in fetched[path]:
+                self.check_sound(path, got)
+            if ticked:
+                # A news tick passed between the adapters: documents with news have new
+                # validators for the same bytes (README), so only status and body must agree.
+                fetched[path] = {(status, body, None) for status, body, _ in fetched[path]}
             assert len(fetched[path]) == 1, f"{path}: the adapters disagree"
-            self.check_sound(path, fetched[path].pop())
 
     def requests(self, adapter: str, asked: list[Any]) -> list[Reply]:
         driver, app = self.drivers[adapter], self.apps[adapter]
