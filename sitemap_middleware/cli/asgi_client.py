@@ -36,13 +36,16 @@ class ASGIClient:
         )
         self.state: dict[str, Any] = {}
 
-    async def fetch(self, path: str, headers: Mapping[str, str], sink: Sink) -> Head:
-        """GET ``path``; raises :class:`ResponseFailed` unless the response is complete."""
+    async def fetch(
+        self, path: str, headers: Mapping[str, str], sink: Sink, method: str = "GET"
+    ) -> Head:
+        """GET (or ``method``) ``path``; raises :class:`ResponseFailed` unless the response is
+        complete."""
         lines = [(b"host", self.host.encode("ascii"))] + [
             (k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()
         ]
         scope = http_scope(
-            "GET", path.encode("ascii"), lines, self.scheme, self.server, state=dict(self.state)
+            method, path.encode("ascii"), lines, self.scheme, self.server, state=dict(self.state)
         )
         start: Message | None = None
         complete = False

@@ -6,7 +6,9 @@ index), one at a time unless ``--concurrency`` says otherwise. Each document
 gets the header rules, the built-in document rules (and the XSDs with
 ``--schemas``), and the conditional-request probes. Locs that name one
 resource (however spelt) in two children are reported on the later one in the
-index's order, whichever was fetched first.
+index's order, whichever was fetched first. With ``audit``, the lastmods of
+every ``urlset`` are audited against the pages themselves (:mod:`.audit`)
+once every document is checked.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import anyio
 import httpx
 
 from ..protocol import MAX_BYTES
+from .audit import AuditOptions, AuditSummary, SitemapAudit, collect, run_audit
+from .check_options import USER_AGENT
 from .conditional import probe
 from .document import Document, inspect
 from .fetch import NetworkError, decode, request
@@ -26,9 +30,9 @@ from .findings import Findings
 from .headers import check_headers, media_type
 from .schemas import Schemas
 from .scope import resource, scope_problem
+from .spread import choose
 
 ACCEPT_ENCODING = "gzip"
-USER_AGENT = "sitemap-middleware-check/1"
 
 
 @dataclass
@@ -41,6 +45,8 @@ class CheckOptions:
     timeout: float = 30.0
     concurrency: int = 1
     conditional: bool = True
+    user_agent: str = USER_AGENT
+    audit: AuditOptions | None = None
 
 
 @dataclass
@@ -54,6 +60,16 @@ class DocumentReport:
     size: int | None = None
     """Uncompressed bytes."""
     codings: list[str] = field(default_factory=list)
+    audit: SitemapAudit | None = None
+
+    @property
+    def errors(self) -> int:
+        """Errors and failed audit findings: each makes ``check`` exit 1."""
+        return self.findings.errors + (self.audit.failures if self.audit else 0)
+
+    @property
+    def warnings(self) -> int:
+        return self.findings.warnings + (self.audit.warnings if self.audit else 0)
 
 
 @dataclass
@@ -63,14 +79,15 @@ class Report:
     children_listed: int = 0
     children_checked: int = 0
     network_errors: list[str] = field(default_factory=list)
+    audit: AuditSummary | None = None
 
     @property
     def errors(self) -> int:
-        return sum(document.findings.errors for document in self.documents)
+        return sum(document.errors for document in self.documents)
 
     @property
     def warnings(self) -> int:
-        return sum(document.findings.warnings for document in self.documents)
+        return sum(document.warnings for document in self.documents)
 
     @property
     def exit_status(self) -> int:
@@ -80,26 +97,19 @@ class Report:
         return 1 if self.errors else 0
 
 
-def choose(children: list[str], max_children: int | None, sample: int | None) -> list[str]:
-    """The children to fetch: all, the first ``max_children``, or ``sample`` spread evenly
-    (first and last included), so a sample of a huge index sees both ends."""
-    if sample is not None and sample < len(children):
-        if sample <= 1:
-            return children[:sample]
-        step = (len(children) - 1) / (sample - 1)
-        return [children[round(i * step)] for i in range(sample)]
-    if max_children is not None:
-        return children[:max_children]
-    return children
-
-
-async def run_check(options: CheckOptions) -> Report:
+async def run_check(
+    options: CheckOptions, transport: httpx.AsyncBaseTransport | None = None
+) -> Report:
+    """Check ``options.url`` over HTTP, or through ``transport`` (an application in-process)."""
     report = Report(options.url)
+    audit = options.audit
+    connections = max(options.concurrency, audit.concurrency if audit else 1)
     async with httpx.AsyncClient(
         timeout=options.timeout,
         follow_redirects=False,
-        headers={"user-agent": USER_AGENT},
-        limits=httpx.Limits(max_connections=max(1, options.concurrency)),
+        headers={"user-agent": options.user_agent},
+        limits=httpx.Limits(max_connections=connections),
+        transport=transport,
     ) as client:
         checker = _Checker(client, options, report)
         root = DocumentReport(options.url, "root")
@@ -107,6 +117,9 @@ async def run_check(options: CheckOptions) -> Report:
         document = await checker.document(root)
         if document is not None and document.kind == "sitemapindex":
             await checker.children(options.url, document)
+        if audit is not None:
+            audits = [d.audit for d in report.documents if d.audit is not None]
+            report.audit = await run_audit(client, audits, audit)
     return report
 
 
@@ -171,6 +184,8 @@ class _Checker:
             )
         elif body is not None:
             document = self._rules(report, body)
+            if self.options.audit is not None and document.kind == "urlset":
+                report.audit = collect(document, report.url, self.options.audit, self.now)
         if self.options.conditional:
             try:
                 await probe(self.client, report.url, first, ACCEPT_ENCODING, findings)

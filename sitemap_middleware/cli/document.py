@@ -64,11 +64,13 @@ SHAPES = {
 
 @dataclass
 class Document:
-    """What the rules learnt of a document: its kind and the locs of its entries, in order."""
+    """What the rules learnt of a document: its kind, the locs of its entries in order, and
+    the lastmod beside each (None where there is none)."""
 
     kind: str | None = None
     entries: int = 0
     locs: list[str] = field(default_factory=list)
+    lastmods: list[str | None] = field(default_factory=list)
     root: etree._Element | None = None
 
 
@@ -128,9 +130,10 @@ def inspect(
         child_ns, child_name = _split(child.tag)
         if child_ns == namespace and child_name == entry_name:
             entries += 1
-            loc = _entry(child, namespace, entries, fields, now, findings, rules)
-            if loc is not None:
-                document.locs.append(loc)
+            found = _entry(child, namespace, entries, fields, now, findings, rules)
+            if found is not None:
+                document.locs.append(found[0])
+                document.lastmods.append(found[1])
         elif child_ns and child_ns != namespace:
             if entries:
                 findings.add(
@@ -171,8 +174,8 @@ def _entry(
     now: datetime,
     findings: Findings,
     rules: ExtensionRules | None = None,
-) -> str | None:
-    """Check one ``url``/``sitemap`` entry; its loc (stripped) when it has one."""
+) -> tuple[str, str | None] | None:
+    """Check one ``url``/``sitemap`` entry; its loc and lastmod (stripped) when it has a loc."""
     plain = _plain_entry(element, namespace, fields)
     if plain is None:
         plain = _any_entry(element, namespace, number, fields, findings)
@@ -197,7 +200,7 @@ def _entry(
     loc = loc.strip(" \t\n\r")
     if rules is not None and extensions:
         rules.url(loc, extensions)
-    return loc
+    return loc, lastmod.strip(" \t\n\r") if lastmod is not None else None
 
 
 @functools.cache

@@ -1,6 +1,6 @@
 """The seam ``render`` reads documents through, whatever drives the application in-process.
 
-``fetch(path, headers, sink) -> Head``: the body goes to ``sink`` chunk by
+``fetch(path, headers, sink, method="GET") -> Head``: the body goes to ``sink`` chunk by
 chunk as the application produces it (a 50 MB sitemap never sits in memory),
 the status and headers come back, and a response that does not end properly
 (the application raised, or stopped before the end of its body, as the
@@ -36,4 +36,6 @@ class StartupFailed(RuntimeError):
 
 
 class Fetch(Protocol):
-    async def __call__(self, path: str, headers: Mapping[str, str], sink: Sink) -> Head: ...
+    async def __call__(
+        self, path: str, headers: Mapping[str, str], sink: Sink, method: str = "GET"
+    ) -> Head: ...

@@ -14,6 +14,7 @@ from typing import TextIO
 from urllib.parse import urlsplit
 
 from ..protocol import MAX_BYTES
+from .check_options import add_check_options, audit_options
 
 USAGE_ERROR = 2
 
@@ -64,9 +65,19 @@ sitemap index, every sitemap it lists within its scope. For each document:
 An HTML page (such as the middleware's human view, sitemap.html) is not a
 sitemap: it is reported as such (document.html) and gets no other check.
 
-Exit status: 0 when every check passes, 1 when one fails, 2 on a usage error
-or when a document could not be fetched at all (connection refused,
-timeout). Warnings do not change the exit status."""
+With --audit-lastmod N, N pages spread over every urlset checked are
+requested (HEAD; GET where HEAD gets 405 or 501; never more than N requests;
+--audit-concurrency at once, each pausing --audit-delay) and each sitemap's
+lastmods are judged (pass, WARN, FAIL): audit.stamp (half or more of them one
+instant: a build stamp), audit.future, audit.older (pages whose Last-Modified
+is later than their lastmod), audit.no-last-modified and
+audit.last-modified-now (unverifiable), audit.status (a page not 2xx),
+audit.unreachable. With --app the application is checked in-process.
+
+Exit status: 0 when every check passes, 1 when one fails (an audit finding
+judged FAIL included), 2 on a usage error or when a document could not be
+fetched at all (connection refused, timeout). Warnings (and audit WARNs) do
+not change the exit status."""
 
 CHECK_EPILOG = """\
 examples:
@@ -183,6 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_false",
         help="skip the conditional-request, HEAD and Vary probes (5 requests per document)",
     )
+    add_check_options(check)
 
     render = commands.add_parser(
         "render",
@@ -260,7 +272,10 @@ def _check(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     try:
         import anyio
 
+        from .app_transport import run_app_check
         from .check import CheckOptions, run_check
+        from .inprocess import StartupFailed
+        from .loader import LoadError
         from .report import as_json, as_text
         from .schemas import SchemaError, Schemas
     except ImportError as exc:
@@ -289,8 +304,18 @@ def _check(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         timeout=args.timeout,
         concurrency=args.concurrency,
         conditional=args.conditional,
+        user_agent=args.user_agent,
+        audit=audit_options(args),
     )
-    report = anyio.run(run_check, options)
+    try:
+        report = (
+            anyio.run(run_app_check, options, args.app, args.app_dir)
+            if args.app
+            else anyio.run(run_check, options)
+        )
+    except (LoadError, StartupFailed) as exc:
+        stderr.write(f"sitemap-middleware check: {exc}\n")
+        return USAGE_ERROR
     stdout.write((as_json(report) if args.json else as_text(report)) + "\n")
     return report.exit_status
 

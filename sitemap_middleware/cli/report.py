@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .audit_report import audit_json, audit_lines, summary_json, summary_line
 from .check import DocumentReport, Report
 from .findings import ERROR, WARNING
 
@@ -19,6 +20,8 @@ def as_json(report: Report) -> str:
         "children": {"listed": report.children_listed, "checked": report.children_checked},
         "documents": [_document_json(d) for d in report.documents],
     }
+    if report.audit is not None:
+        document["audit"] = summary_json(report.audit)
     return json.dumps(document, indent=2, ensure_ascii=False)
 
 
@@ -31,8 +34,9 @@ def _document_json(document: DocumentReport) -> dict[str, Any]:
         "entries": document.entries,
         "bytes": document.size,
         "codings": document.codings,
-        "ok": document.findings.errors == 0,
+        "ok": document.errors == 0,
         "findings": [finding.as_json() for finding in document.findings],
+        **({"audit": audit_json(document.audit)} if document.audit is not None else {}),
     }
 
 
@@ -44,7 +48,7 @@ def as_text(report: Report) -> str:
         )
     lines.append("")
     for document in report.documents:
-        verdict = "FAIL" if document.findings.errors else "ok  "
+        verdict = "FAIL" if document.errors else "ok  "
         lines.append(f"{verdict} {document.url}{_summary(document)}")
         for finding in document.findings:
             times = f" ({finding.count}x)" if finding.count > 1 else ""
@@ -52,7 +56,11 @@ def as_text(report: Report) -> str:
             lines.append(f"     {severity} {finding.code}: {finding.message}{times}")
             for example in finding.examples:
                 lines.append(f"               {example}")
-    failed = sum(1 for d in report.documents if d.findings.errors)
+        if document.audit is not None:
+            lines += audit_lines(document.audit)
+    failed = sum(1 for d in report.documents if d.errors)
+    if report.audit is not None:
+        lines += ["", summary_line(report.audit)]
     lines += [
         "",
         f"{len(report.documents)} documents checked, {failed} failed: "

@@ -149,12 +149,12 @@ def lastmod_problems(value: str, now: datetime) -> list[tuple[str, str]]:
                 "timezone, a date takes none; years have four digits; hours end at 23)",
             )
         ]
-    if _is_future(moment, now):
+    if is_future(moment, now):
         return [("lastmod.future", "lastmod is in the future")]
     return []
 
 
-def _is_future(moment: datetime | date, now: datetime) -> bool:
+def is_future(moment: datetime | date, now: datetime) -> bool:
     if isinstance(moment, datetime):
         # A minute of tolerance for clock skew between the site and this machine.
         return moment > now + timedelta(minutes=1)

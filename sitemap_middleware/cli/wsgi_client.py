@@ -39,25 +39,30 @@ class WSGIClient:
         self.server_name = parts.hostname or "localhost"
         self.server_port = str(parts.port or DEFAULT_PORTS.get(self.scheme, 80))
 
-    async def fetch(self, path: str, headers: Mapping[str, str], sink: Sink) -> Head:
-        """GET ``path``; raises :class:`ResponseFailed` unless the response is complete."""
-        return await anyio.to_thread.run_sync(self.request, path, headers, sink)
+    async def fetch(
+        self, path: str, headers: Mapping[str, str], sink: Sink, method: str = "GET"
+    ) -> Head:
+        """GET (or ``method``) ``path``; raises :class:`ResponseFailed` unless the response is
+        complete."""
+        return await anyio.to_thread.run_sync(self.request, path, headers, sink, method)
 
-    def environ(self, path: str, headers: Mapping[str, str]) -> dict[str, Any]:
+    def environ(self, path: str, headers: Mapping[str, str], method: str = "GET") -> dict[str, Any]:
         lines = [("host", self.host), *headers.items()]
         return wsgi_environ(
-            "GET",
+            method,
             path.encode("ascii"),
             [(k.encode("latin-1"), v.encode("latin-1")) for k, v in lines],
             self.scheme,
             (self.server_name, self.server_port),
         )
 
-    def request(self, path: str, headers: Mapping[str, str], sink: Sink) -> Head:
+    def request(
+        self, path: str, headers: Mapping[str, str], sink: Sink, method: str = "GET"
+    ) -> Head:
         """The request itself, synchronously (in the calling thread)."""
         response = _Response(path, sink)
         try:
-            result = self.app(self.environ(path, headers), response.start_response)
+            result = self.app(self.environ(path, headers, method), response.start_response)
         except ResponseFailed:
             raise
         except Exception as exc:

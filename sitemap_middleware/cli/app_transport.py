@@ -1,0 +1,56 @@
+"""``check --app MODULE:ATTR URL``: check an application in-process, with no server.
+
+An httpx transport hands each request of ``check`` (the sitemaps, the
+conditional probes, the audit's pages, any method) to the application
+through the in-process clients ``render`` uses (:mod:`.asgi_client`, its
+lifespan run around the whole check; :mod:`.wsgi_client`), with the URL's
+host in ``Host``. The answer comes back as sent, ``Content-Encoding`` and all.
+A response the application does not complete (it raised, or a source failed
+mid-stream) is a broken transfer to ``check``.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+import httpx
+
+from .asgi_client import with_lifespan
+from .check import CheckOptions, Report, run_check
+from .inprocess import Fetch, ResponseFailed
+from .loader import import_attribute, resolve_app
+from .wsgi_client import WSGIClient
+
+
+class InProcessTransport(httpx.AsyncBaseTransport):
+    def __init__(self, fetch: Fetch) -> None:
+        self.fetch = fetch
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        headers = {k: v for k, v in request.headers.items() if k.lower() != "host"}
+        body = bytearray()
+        try:
+            head = await self.fetch(
+                request.url.raw_path.decode("ascii"), headers, body.extend, request.method
+            )
+        except ResponseFailed as exc:
+            raise httpx.RemoteProtocolError(str(exc), request=request) from exc
+        # A stream, not content=: httpx would add a Content-Length the application never sent.
+        return httpx.Response(
+            head.status, headers=head.headers, stream=httpx.ByteStream(bytes(body))
+        )
+
+
+async def run_app_check(options: CheckOptions, app: str, app_dir: str = ".") -> Report:
+    """Check ``options.url`` as the application ``app`` (MODULE:ATTR) answers it in-process.
+    Raises :class:`~.loader.LoadError` or :class:`~.inprocess.StartupFailed`."""
+    loaded = await resolve_app(import_attribute(app, app_dir))
+    parts = urlsplit(options.url)
+    origin = f"{parts.scheme}://{parts.netloc}/"
+    if loaded.interface == "wsgi":
+        return await run_check(options, InProcessTransport(WSGIClient(loaded.app, origin).fetch))
+
+    async def work(fetch: Fetch) -> Report:
+        return await run_check(options, InProcessTransport(fetch))
+
+    return await with_lifespan(loaded.app, origin, work)

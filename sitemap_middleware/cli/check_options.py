@@ -1,0 +1,79 @@
+"""The options of ``check`` beyond the sitemap rules: whom it speaks as, what it speaks to
+(``--app``), and the lastmod audit."""
+
+from __future__ import annotations
+
+import argparse
+
+from .audit import AuditOptions
+
+USER_AGENT = "sitemap-middleware-check/1"
+
+
+def add_check_options(check: argparse.ArgumentParser) -> None:
+    check.add_argument(
+        "--user-agent",
+        default=USER_AGENT,
+        metavar="UA",
+        help=f"the User-Agent of every request (default {USER_AGENT}); a crawler's to see "
+        "what it gets",
+    )
+    check.add_argument(
+        "--app",
+        metavar="MODULE:ATTR",
+        help="check this ASGI or WSGI application in-process (no server; as render loads "
+        "it): URL gives the path and the Host",
+    )
+    check.add_argument("--app-dir", default=".", metavar="DIR", help="folder to import MODULE from")
+    audit = check.add_argument_group("lastmod audit")
+    audit.add_argument(
+        "--audit-lastmod",
+        type=_positive,
+        metavar="N",
+        help="request N pages spread over every sitemap checked (HEAD, GET where HEAD is "
+        "refused; never more than N requests) and report whether the lastmods are true",
+    )
+    audit.add_argument(
+        "--audit-concurrency",
+        type=_positive,
+        default=2,
+        metavar="N",
+        help="page requests in flight at once (default 2)",
+    )
+    audit.add_argument(
+        "--audit-delay",
+        type=_seconds,
+        default=0.2,
+        metavar="SECONDS",
+        help="each connection's pause after each page request (default 0.2)",
+    )
+    audit.add_argument(
+        "--audit-seed",
+        "--seed",
+        dest="audit_seed",
+        type=int,
+        metavar="S",
+        help="sample pages at random with seed S (default: spread evenly over each sitemap)",
+    )
+
+
+def audit_options(args: argparse.Namespace) -> AuditOptions | None:
+    if args.audit_lastmod is None:
+        return None
+    return AuditOptions(
+        args.audit_lastmod, args.audit_concurrency, args.audit_delay, args.audit_seed
+    )
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not 0 <= value <= 60:
+        raise argparse.ArgumentTypeError(f"must be 0 to 60 seconds, got {value}")
+    return value
