@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .audit import AuditSummary, SitemapAudit
-from .audit_rules import AuditFinding
+from .audit_rules import AuditFinding, PageAnswer
 
 _VERDICTS = {"pass": "pass", "warn": "WARN", "fail": "FAIL", "n/a": "n/a "}
 
@@ -19,6 +19,20 @@ def audit_json(audit: SitemapAudit) -> dict[str, Any]:
         "pages_sampled": len(audit.answers),
         "pages_requested": len(asked),
         "findings": [_finding_json(finding) for finding in audit.findings],
+        "pages": [_page_json(answer) for answer in audit.answers],
+    }
+
+
+def _page_json(answer: PageAnswer) -> dict[str, Any]:
+    return {
+        "loc": answer.listed.loc,
+        "lastmod": answer.listed.lastmod,
+        "skipped": answer.skipped,
+        "method": answer.method,
+        "status": answer.status,
+        "last_modified": answer.last_modified,
+        "date": answer.date,
+        "error": answer.error,
     }
 
 
@@ -59,12 +73,16 @@ def audit_lines(audit: SitemapAudit) -> list[str]:
         f"{asked} of {len(audit.answers)} sampled pages requested"
     ]
     for finding in audit.findings:
-        counted = f" ({finding.count} of {finding.of})" if finding.count else ""
+        if finding.verdict == "pass":
+            continue
+        counted = f" ({finding.count} of {finding.of})" if finding.of else ""
         lines.append(
             f"       {_VERDICTS[finding.verdict]} {finding.code}: {finding.message}{counted}"
         )
-        if finding.verdict != "pass" or finding.code == "audit.stamp":
-            lines += [f"               {example}" for example in finding.examples]
+        lines += [f"               {example}" for example in finding.examples]
+    passed = [finding.code for finding in audit.findings if finding.verdict == "pass"]
+    if passed:
+        lines.append(f"       pass {', '.join(passed)}")
     return lines
 
 

@@ -60,7 +60,7 @@ class WSGIClient:
         self, path: str, headers: Mapping[str, str], sink: Sink, method: str = "GET"
     ) -> Head:
         """The request itself, synchronously (in the calling thread)."""
-        response = _Response(path, sink)
+        response = _Response(path, sink, method)
         try:
             result = self.app(self.environ(path, headers, method), response.start_response)
         except ResponseFailed:
@@ -126,8 +126,9 @@ def wsgi_environ(
 class _Response:
     """What one request's ``start_response``, ``write()`` and iterable gave."""
 
-    def __init__(self, path: str, sink: Sink) -> None:
+    def __init__(self, path: str, sink: Sink, method: str = "GET") -> None:
         self.path = path
+        self.method = method
         self.sink = sink
         self.status: str | None = None
         self.headers: list[tuple[str, str]] = []
@@ -190,7 +191,13 @@ class _Response:
             raise ResponseFailed(f"{self.path}: the status {self.status!r} is not valid")
         head = Head(int(code), [(name.lower(), value) for name, value in self.headers])
         length = head.header("content-length")
-        if length is not None and length.strip().isdigit() and int(length) != self.sent:
+        # A HEAD's Content-Length is that of GET's body, which HEAD does not send.
+        if (
+            self.method != "HEAD"
+            and length is not None
+            and length.strip().isdigit()
+            and int(length) != self.sent
+        ):
             raise ResponseFailed(
                 f"{self.path}: the body has {self.sent:,} bytes, its Content-Length says {length}"
             )
