@@ -50,9 +50,10 @@ def allocate(sizes: list[int], total: int) -> list[int]:
     remaining = total
     open_ = [i for i, size in enumerate(sizes) if size > 0]
     while remaining > 0 and open_:
-        each, extra = divmod(remaining, len(open_))
-        for rank, i in enumerate(open_):
-            given = min(sizes[i] - shares[i], each + (1 if rank < extra else 0))
+        each = remaining // len(open_)
+        # Whole rounds while they fit; the last few go one each to the earliest sitemaps.
+        for i in open_ if each else open_[:remaining]:
+            given = min(sizes[i] - shares[i], each or 1)
             shares[i] += given
             remaining -= given
         open_ = [i for i in open_ if shares[i] < sizes[i]]
