@@ -37,6 +37,8 @@ from .fetch import Exchange, NetworkError, request
 from .scope import scope_problem
 
 HEAD_REFUSED = (405, 501)
+GET_BODY = 1_048_576
+"""The most of a page's body a GET reads (and drops); a longer one closes its connection."""
 
 
 @dataclass
@@ -177,7 +179,11 @@ class _Prober:
         self.active += 1
         self.summary.peak_concurrency = max(self.summary.peak_concurrency, self.active)
         try:
-            exchange = await request(self.client, method, url, {}, None)
+            # The body is read (a GET's up to a bound) so that the connection can serve the
+            # next request: one closed unread would cost a new connection per page.
+            exchange = await request(
+                self.client, method, url, {}, GET_BODY if method == "GET" else 0
+            )
         finally:
             self.active -= 1
         await anyio.sleep(self.delay)  # politeness: this connection rests before its next
