@@ -11,6 +11,7 @@ mid-stream) is a broken transfer to ``check``.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from urllib.parse import urlsplit
 
 import httpx
@@ -34,11 +35,27 @@ class InProcessTransport(httpx.AsyncBaseTransport):
                 request.url.raw_path.decode("ascii"), headers, body.extend, request.method
             )
         except ResponseFailed as exc:
-            raise httpx.RemoteProtocolError(str(exc), request=request) from exc
+            if exc.head is None:
+                raise httpx.RemoteProtocolError(str(exc), request=request) from exc
+            # The response started, then broke off: its body ends in an error, as a
+            # broken transfer does over HTTP.
+            stream: httpx.AsyncByteStream = _Broken(bytes(body), str(exc))
+            return httpx.Response(exc.head.status, headers=exc.head.headers, stream=stream)
         # A stream, not content=: httpx would add a Content-Length the application never sent.
         return httpx.Response(
             head.status, headers=head.headers, stream=httpx.ByteStream(bytes(body))
         )
+
+
+class _Broken(httpx.AsyncByteStream):
+    def __init__(self, body: bytes, failure: str) -> None:
+        self.body = body
+        self.failure = failure
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        if self.body:
+            yield self.body
+        raise httpx.RemoteProtocolError(self.failure)
 
 
 async def run_app_check(options: CheckOptions, app: str, app_dir: str = ".") -> Report:

@@ -72,16 +72,21 @@ class ASGIClient:
             await exchange(self.app, scope, observe)
         except Exception as exc:
             raise ResponseFailed(
-                f"{path}: the application raised {type(exc).__name__}: {exc}"
+                f"{path}: the application raised {type(exc).__name__}: {exc}",
+                _head(start) if start is not None and not complete else None,
             ) from exc
         if start is None:
             raise ResponseFailed(f"{path}: the application returned without a response")
         if not complete:
-            raise ResponseFailed(f"{path}: the response was cut off before its end")
-        return Head(
-            int(start["status"]),
-            [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in start["headers"]],
-        )
+            raise ResponseFailed(f"{path}: the response was cut off before its end", _head(start))
+        return _head(start)
+
+
+def _head(start: Message) -> Head:
+    return Head(
+        int(start["status"]),
+        [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in start["headers"]],
+    )
 
 
 def http_scope(

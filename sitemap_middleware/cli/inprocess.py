@@ -28,7 +28,12 @@ class Head:
 
 
 class ResponseFailed(RuntimeError):
-    """The application did not give a complete response."""
+    """The application did not give a complete response; ``head`` is the status and headers
+    when it had started one (its body broke off)."""
+
+    def __init__(self, message: str, head: Head | None = None) -> None:
+        super().__init__(message)
+        self.head = head
 
 
 class StartupFailed(RuntimeError):

@@ -85,7 +85,9 @@ examples:
   sitemap-middleware check --schemas ./schemas https://example.com/sitemap.xml
   sitemap-middleware check --json https://example.com/sitemap.xml | jq '.documents[].findings'
   sitemap-middleware check --sample 25 --timeout 10 https://example.com/sitemap.xml
-  sitemap-middleware check --max-bytes 10485760 https://example.com/sitemap-1.xml.gz"""
+  sitemap-middleware check --max-bytes 10485760 https://example.com/sitemap-1.xml.gz
+  sitemap-middleware check --audit-lastmod 200 https://example.com/sitemap.xml
+  sitemap-middleware check --app mysite.main:app https://example.com/sitemap.xml"""
 
 RENDER_DESCRIPTION = """\
 Write every document the application's sitemap middleware serves (the root,

@@ -71,6 +71,10 @@ class WSGIClient:
             ) from exc
         try:
             response.read(result)
+        except ResponseFailed as exc:
+            if exc.head is None and response.started:  # the body broke off
+                exc.head = response.partial()
+            raise
         finally:
             close = getattr(result, "close", None)
             if close is not None:
@@ -183,13 +187,23 @@ class _Response:
     def _raised(self, exc: Exception) -> ResponseFailed:
         return ResponseFailed(f"{self.path}: the application raised {type(exc).__name__}: {exc}")
 
-    def head(self) -> Head:
+    def partial(self) -> Head | None:
+        """The status and headers already given, when they are valid (the body aside)."""
+        try:
+            return self._given()
+        except ResponseFailed:
+            return None
+
+    def _given(self) -> Head:
         if self.status is None:
             raise ResponseFailed(f"{self.path}: the application returned without a response")
         code = self.status.split(" ", 1)[0]
         if len(code) != 3 or not code.isdigit():
             raise ResponseFailed(f"{self.path}: the status {self.status!r} is not valid")
-        head = Head(int(code), [(name.lower(), value) for name, value in self.headers])
+        return Head(int(code), [(name.lower(), value) for name, value in self.headers])
+
+    def head(self) -> Head:
+        head = self._given()
         length = head.header("content-length")
         # A HEAD's Content-Length is that of GET's body, which HEAD does not send.
         if (
