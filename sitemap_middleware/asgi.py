@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncGenerator
 from datetime import UTC, datetime
 from typing import Unpack
 
@@ -22,7 +21,7 @@ import anyio.lowlevel
 import anyio.to_thread
 
 from . import robots
-from .async_reads import AsyncReads, chunks
+from .async_reads import AsyncReads, TransferChunks
 from .core import Request, Response, Sitemap
 from .entry import BadRowStats
 from .events import Chunk, End, Event, Start, adrive, response_events, transfer_events
@@ -191,35 +190,12 @@ class SitemapMiddleware:
 
 async def _produce(transfer: Transfer, send: Send) -> None:
     """Send a urlset; raises (:class:`SitemapAborted`) only once the response has started."""
-    parts = _Parts(transfer)
+    parts = TransferChunks(transfer)
     try:
         async for event in adrive(transfer_events(transfer), parts.next):
             await _emit(send, event)
     finally:
         await parts.aclose()
-
-
-class _Parts:
-    """The chunks of a transfer's parts, one part at a time, each closed once done."""
-
-    def __init__(self, transfer: Transfer) -> None:
-        self._transfer = transfer
-        self._index = -1
-        self._chunks: AsyncGenerator[bytes, None] | None = None
-
-    async def next(self, index: int) -> bytes | None:
-        if index != self._index:
-            await self.aclose()
-            source, keys = self._transfer.parts[index]
-            self._chunks = chunks(source, keys, self._transfer, self._transfer.batch_size)
-            self._index = index
-        assert self._chunks is not None
-        return await anext(self._chunks, None)
-
-    async def aclose(self) -> None:
-        current, self._chunks = self._chunks, None
-        if current is not None:
-            await current.aclose()
 
 
 async def _emit(send: Send, event: Event) -> None:

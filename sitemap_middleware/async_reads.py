@@ -123,6 +123,30 @@ async def chunks(
                 worker.exception()  # raised above already, or superseded by what ended us
 
 
+class TransferChunks:
+    """The chunks of a transfer's parts (:func:`chunks`), one part at a time, each closed
+    once done: what :func:`~sitemap_middleware.events.adrive` asks for."""
+
+    def __init__(self, transfer: Transfer) -> None:
+        self._transfer = transfer
+        self._index = -1
+        self._chunks: AsyncGenerator[bytes, None] | None = None
+
+    async def next(self, index: int) -> bytes | None:
+        if index != self._index:
+            await self.aclose()
+            source, keys = self._transfer.parts[index]
+            self._chunks = chunks(source, keys, self._transfer, self._transfer.batch_size)
+            self._index = index
+        assert self._chunks is not None
+        return await anext(self._chunks, None)
+
+    async def aclose(self) -> None:
+        current, self._chunks = self._chunks, None
+        if current is not None:
+            await current.aclose()
+
+
 class _Handoff:
     """Chunks from the worker thread that renders them to the event loop that sends them.
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from itertools import compress, repeat
@@ -167,6 +168,71 @@ def stored_layout(texts: Sequence[Any] | None, count: int) -> int:
     return width
 
 
+@dataclass(frozen=True, slots=True)
+class _Lastmods:
+    """A batch's lastmods as written: their texts (None: no lastmods), whether each is a
+    stored ``YYYY-MM-DD hh:mm:ss[.ffffff]`` to copy the digits of, and the zone after."""
+
+    texts: Sequence[str] | None
+    stored: bool
+    zone: str
+
+
+_NO_LASTMODS = _Lastmods(None, False, "")
+
+
+@dataclass(frozen=True, slots=True)
+class _Locs:
+    """A batch's locs, and the parts each is written in: ``before + middle + after``."""
+
+    locs: Sequence[Any]
+    before: str
+    middles: Sequence[Any]
+    after: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Odd:
+    """The middles in comparison form (``forms``) and as written, and the rows whose loc
+    takes the loc rule."""
+
+    forms: Sequence[Any]
+    written: Sequence[Any]
+    by_rule: list[int]
+
+
+Tails = str | tuple[Iterable[str], Iterable[str]]
+"""What follows each row's lastmod: one text for all, or changefreq and priority columns."""
+
+
+def _write(root: str, column: _Locs, odd: _Odd, lastmods: _Lastmods, tails: Tails) -> list[str]:
+    """The ``<url>`` elements, every loc written as a plain path (the odd ones are settled
+    after)."""
+    # One tail for every row is written with the lastmod's end; else each row's
+    # changefreq element and priority tail.
+    tail, changefreqs, priorities = (
+        (tails, repeat(""), repeat("")) if type(tails) is str else ("", *tails)
+    )
+    head, after, texts = f"<url><loc>{root}{column.before}", column.after, lastmods.texts
+    if texts is None:
+        end = f"{after}</loc>{tail}"
+        return [
+            f"{head}{middle}{end}{c}{p}"
+            for middle, c, p in zip(odd.written, changefreqs, priorities, strict=False)
+        ]
+    mid, end = f"{after}</loc><lastmod>", f"{lastmods.zone}</lastmod>{tail}"
+    if not lastmods.stored:
+        return [
+            f"{head}{middle}{mid}{text}{end}{c}{p}"
+            for middle, text, c, p in zip(odd.written, texts, changefreqs, priorities, strict=False)
+        ]
+    # "YYYY-MM-DD hh:mm:ss.ffffff" as stored: copy the digits
+    return [
+        f"{head}{middle}{mid}{text[:10]}T{text[11:19]}{end}{c}{p}"
+        for middle, text, c, p in zip(odd.written, texts, changefreqs, priorities, strict=False)
+    ]
+
+
 class _Limits:
     """A horizon as the fast paths compare lastmods with it: a naive UTC datetime, a day."""
 
@@ -192,7 +258,7 @@ class Renderer:
         self.naive_is_utc = rules.naive_timezone is UTC
         # In "\n" + the newline-joined locs: a loc that does not start with the scope or
         # starts with "//" (a single newline search, see not_plain).
-        self._bad_starts = re.compile(b"\n(?:(?!" + re.escape(self.scope_path.encode()) + b")|//)")
+        self.bad_starts = re.compile(b"\n(?:(?!" + re.escape(self.scope_path.encode()) + b")|//)")
         # (prefix, suffix) of template locs -> whether they make plain locs of plain middles.
         self._plain_affixes: dict[tuple[str, str], bool] = {}
         # "(changefreq, priority)" -> the closing part of a <url>, for values already checked.
@@ -233,79 +299,102 @@ class Renderer:
         uniform = self._uniform(source, batch, limits, seen)
         return uniform if uniform is not None else self._rows(source, batch, limits, seen)
 
+    def column_wise(
+        self,
+        source: str,
+        batch: Batch,
+        horizon: datetime | None = None,
+        seen: SeenLocs | None = None,
+    ) -> list[str] | None:
+        """:meth:`elements` of a batch of the common shape, in a few C-level passes: valid
+        changefreqs and priorities (NULLs allowed), lastmods all absent, all naive datetimes
+        read as UTC, or all dates, and string locs. Plain paths are written directly, other
+        locs go through the rules. None when the batch has another shape."""
+        limits = _Limits(horizon) if horizon is not None else None
+        return self._uniform(source, batch, limits, seen)
+
     def _uniform(
         self, source: str, batch: Batch, limits: _Limits | None, seen: SeenLocs | None
     ) -> list[str] | None:
-        """A batch of the common shape in a few C-level passes: valid changefreqs and
-        priorities (NULLs allowed), lastmods all absent, all naive datetimes read as UTC, or
-        all dates, and string locs. Plain paths are written directly, other locs go through
-        the rules. None when the batch has another shape."""
-        count = len(batch)
-        locs, lastmods = batch.locs, batch.lastmods
         tails = self._tail_column(batch.changefreqs, batch.priorities)
         if tails is None:
             return None
-        # One tail for every row is written with the lastmod's end; else each row's
-        # changefreq element and priority tail.
-        tail, changefreq_texts, priority_tails = (
-            (tails, repeat(""), repeat("")) if type(tails) is str else ("", *tails)
-        )
-        texts: Sequence[str] | None = None
-        layout = 0
-        if lastmods.count(None) != count:
-            kinds = set(map(type, lastmods))
-            if kinds == {datetime} and self.naive_is_utc:
-                # Stored texts of these layouts hold no zone: their values are naive.
-                layout = stored_layout(batch.lastmod_texts, count)
-                if layout not in (19, 26):
-                    layout = 0
-                    if list(map(_tzinfo, lastmods)).count(None) != count:
-                        return None
-                if limits is not None and max(lastmods) > limits.naive:
-                    return None  # a future lastmod: row by row
-                if layout:
-                    texts = batch.lastmod_texts
-                else:
-                    texts = list(map(datetime.isoformat, lastmods))
-                    if max(map(len, texts)) > 19:  # fractions of a second are dropped
-                        texts = [text[:19] for text in texts]
-                tail = "</lastmod>" + tail
-                zone = "+00:00"
-            elif kinds == {date}:
-                if limits is not None and max(lastmods) > limits.day:
+        lastmods = self._lastmod_column(batch, limits)
+        if lastmods is None:
+            return None
+        locs = self._loc_column(batch.locs)
+        if locs is None:
+            return None
+        odd = self._odd_locs(locs)
+        out = _write(self.root, locs, odd, lastmods, tails)
+        if not odd.by_rule and seen is None:
+            return out
+        return self._settled(source, batch, locs, odd, out, seen)
+
+    def _lastmod_column(self, batch: Batch, limits: _Limits | None) -> _Lastmods | None:
+        """The lastmods' texts, as one column: none, naive datetimes read as UTC (their
+        stored text copied when its layout is proven), or dates; None for another shape or
+        a lastmod past the horizon (row by row then)."""
+        lastmods, count = batch.lastmods, len(batch)
+        if lastmods.count(None) == count:
+            return _NO_LASTMODS
+        kinds = set(map(type, lastmods))
+        if kinds == {datetime} and self.naive_is_utc:
+            # Stored texts of these layouts hold no zone: their values are naive.
+            layout = stored_layout(batch.lastmod_texts, count)
+            if layout not in (19, 26):
+                layout = 0
+                if list(map(_tzinfo, lastmods)).count(None) != count:
                     return None
-                if stored_layout(batch.lastmod_texts, count) == 10:
-                    texts = batch.lastmod_texts  # "YYYY-MM-DD" is the date's own text
-                else:
-                    texts = list(map(date.isoformat, lastmods))
-                tail = "</lastmod>" + tail
-                zone = ""
-            else:
+            if limits is not None and max(lastmods) > limits.naive:
                 return None
-        # Template locs (a plain prefix in the scope, a plain suffix) are written in parts.
-        before = after = ""
-        middles: Sequence[Any] = locs
+            if layout:
+                assert batch.lastmod_texts is not None
+                return _Lastmods(batch.lastmod_texts, True, "+00:00")
+            texts = list(map(datetime.isoformat, lastmods))
+            if max(map(len, texts)) > 19:  # fractions of a second are dropped
+                texts = [text[:19] for text in texts]
+            return _Lastmods(texts, False, "+00:00")
+        if kinds == {date}:
+            if limits is not None and max(lastmods) > limits.day:
+                return None
+            if stored_layout(batch.lastmod_texts, count) == 10:
+                assert batch.lastmod_texts is not None
+                return _Lastmods(batch.lastmod_texts, False, "")  # a date's own text
+            return _Lastmods(list(map(date.isoformat, lastmods)), False, "")
+        return None
+
+    def _loc_column(self, locs: Sequence[Any]) -> _Locs | None:
+        """The locs as written in parts: template locs (a plain prefix in the scope, a plain
+        suffix) as their middles; None when a loc is too long, possibly too short, or not
+        a string."""
         if type(locs) is Affixed and self._affixes_plain(locs.before, locs.after):
-            before, middles, after = locs.before, locs.values, locs.after
-        root = self.root
-        extra = len(before) + len(after)
+            column = _Locs(locs, locs.before, locs.values, locs.after)
+        else:
+            column = _Locs(locs, "", locs, "")
+        root, extra = self.root, len(column.before) + len(column.after)
         try:
-            if max(map(len, middles)) + extra > self.rules.site.max_loc_length - len(root):
+            if max(map(len, column.middles)) + extra > self.rules.site.max_loc_length - len(root):
                 return None
             # (The shortest loc matters only when the root and affixes are shorter.)
-            if len(root) + extra < MIN_LOC_LENGTH and min(map(len, middles)) + extra < (
+            if len(root) + extra < MIN_LOC_LENGTH and min(map(len, column.middles)) + extra < (
                 MIN_LOC_LENGTH - len(root)
             ):
                 return None
         except TypeError:  # a loc that is not a string
             return None
-        odd = (
-            not_plain(locs, self._bad_starts)
-            if middles is locs
-            else not_plain(
-                middles, None, after[:1] == ".", locs.joined if isinstance(locs, Affixed) else None
-            )
-        )
+        return column
+
+    def _odd_locs(self, column: _Locs) -> _Odd:
+        """The locs that are not plain paths in the scope: a template middle that needs
+        only percent-encoding (and entity-escaping) is encoded here; the other odd locs take
+        the loc rule once their elements are written."""
+        locs, middles, before, after = column.locs, column.middles, column.before, column.after
+        if middles is locs:
+            odd = not_plain(locs, self.bad_starts)
+        else:
+            joined = locs.joined if isinstance(locs, Affixed) else None
+            odd = not_plain(middles, None, after[:1] == ".", joined)
         if odd is None:
             scope, plain = self.scope_path, _PLAIN_PATH.fullmatch
             odd = [
@@ -313,72 +402,56 @@ class Renderer:
                 for at, loc in enumerate(locs)
                 if type(loc) is not str or not (plain(loc) and loc.startswith(scope))
             ]
-        # The middles in comparison form (``forms``) and as written: a template middle that
-        # needs only percent-encoding (and entity-escaping) is encoded here; the other odd
-        # locs take the loc rule once their elements are written.
-        forms: Sequence[Any] = middles
-        written: Sequence[Any] = middles
-        by_rule = odd
-        if odd and middles is not locs:
-            by_rule = []
-            encoded: dict[int, str] = {}
-            for at in odd:
-                form = self._encoded_middle(before, middles[at], after)
-                if form is None:
-                    by_rule.append(at)
-                else:
-                    encoded[at] = form
-            if encoded:
-                forms, written = list(middles), list(middles)
-                for at, form in encoded.items():
-                    forms[at], written[at] = form, escape(form)
-        head = f"<url><loc>{root}{before}"
-        if texts is None:
-            end = f"{after}</loc>{tail}"
-            out = [
-                f"{head}{middle}{end}{c}{p}"
-                for middle, c, p in zip(written, changefreq_texts, priority_tails, strict=False)
-            ]
-        elif not layout:
-            mid, end = f"{after}</loc><lastmod>", zone + tail
-            out = [
-                f"{head}{middle}{mid}{text}{end}{c}{p}"
-                for middle, text, c, p in zip(
-                    written, texts, changefreq_texts, priority_tails, strict=False
-                )
-            ]
-        else:  # "YYYY-MM-DD hh:mm:ss.ffffff" as stored: copy the digits
-            mid, end = f"{after}</loc><lastmod>", "+00:00" + tail
-            out = [
-                f"{head}{middle}{mid}{text[:10]}T{text[11:19]}{end}{c}{p}"
-                for middle, text, c, p in zip(
-                    written, texts, changefreq_texts, priority_tails, strict=False
-                )
-            ]
-        if not by_rule and seen is None:
-            return out
+        if not odd or middles is locs:
+            return _Odd(middles, middles, odd)
+        by_rule = []
+        encoded: dict[int, str] = {}
+        for at in odd:
+            form = self._encoded_middle(before, middles[at], after)
+            if form is None:
+                by_rule.append(at)
+            else:
+                encoded[at] = form
+        if not encoded:
+            return _Odd(middles, middles, by_rule)
+        forms, written = list(middles), list(middles)
+        for at, form in encoded.items():
+            forms[at], written[at] = form, escape(form)
+        return _Odd(forms, written, by_rule)
+
+    def _settled(
+        self,
+        source: str,
+        batch: Batch,
+        column: _Locs,
+        odd: _Odd,
+        out: list[str],
+        seen: SeenLocs | None,
+    ) -> list[str]:
+        """The written elements once the odd locs took the loc rule and the locs the
+        document listed before were dropped (each reported)."""
+        root, before, after = self.root, column.before, column.after
+        extra = len(before) + len(after)
         skipped = False
         checked: dict[int, str | None] = {}
-        for at in by_rule:
-            url = checked[at] = self.rules.check_loc(source, batch.keys[at], locs[at])
+        for at in odd.by_rule:
+            url = checked[at] = self.rules.check_loc(source, batch.keys[at], column.locs[at])
             if url is None:
                 out[at] = ""
                 skipped = True
                 continue
             # The element so far starts "<url><loc>{root}{loc}</loc>"; keep what follows.
-            rest = out[at][len(root) + extra + len(middles[at]) + 16 :]
+            rest = out[at][len(root) + extra + len(column.middles[at]) + 16 :]
             out[at] = f"<url><loc>{escape(url)}</loc>{rest}"
         if seen is not None:
-            for at in seen.repeats(forms, before, after, checked):
-                url = checked.get(at) or f"{root}{before}{forms[at]}{after}"
+            for at in seen.repeats(odd.forms, before, after, checked):
+                url = checked.get(at) or f"{root}{before}{odd.forms[at]}{after}"
                 self.rules.duplicate(source, batch.keys[at], url)
                 out[at] = ""
                 skipped = True
         return [element for element in out if element] if skipped else out
 
-    def _tail_column(
-        self, changefreqs: Sequence[Any], priorities: Sequence[Any]
-    ) -> str | tuple[Iterable[str], Iterable[str]] | None:
+    def _tail_column(self, changefreqs: Sequence[Any], priorities: Sequence[Any]) -> Tails | None:
         """What follows the lastmod of each row: its changefreq, priority and ``</url>``.
 
         One string when every row has the same pair, else each row's changefreq element

@@ -26,8 +26,7 @@ from .interfaces import Environ, ExcInfo, StartResponse, WSGIApp
 from .robots import NOT_FORWARDED
 from .routing import Target
 from .settings import Options, make_settings
-from .sources.base import AnySource, KeyRange
-from .sync_reads import SyncReads
+from .sync_reads import SyncReads, TransferChunks
 
 T = TypeVar("T")
 
@@ -72,8 +71,8 @@ class SitemapWSGIMiddleware:
     ) -> None:
         self.app: WSGIApp = app if app is not None else _not_found_app
         self.sitemap = Sitemap(sources, make_settings(settings))
-        self._reads = SyncReads()
-        self._loop = self._reads.loop
+        self.reads = SyncReads()
+        """Performs the reads (async sources: on its own event loop, ``reads.loop``)."""
 
     @property
     def stats(self) -> dict[str, BadRowStats]:
@@ -86,11 +85,11 @@ class SitemapWSGIMiddleware:
         for live in self.sitemap.live.values():
             while not live.claim_recount():
                 time.sleep(0.01)  # a refresh is running: it ends soon
-            run(self.sitemap.keep_current(live), self._reads.perform)
+            run(self.sitemap.keep_current(live), self.reads.perform)
 
     def close(self) -> None:
         """Stop the background event loop of async sources, if one was started."""
-        self._reads.close()
+        self.reads.close()
 
     def __call__(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
         path = str(environ.get("PATH_INFO", ""))
@@ -149,10 +148,10 @@ class SitemapWSGIMiddleware:
     ) -> Iterable[bytes]:
         """Answer a request for one of the sitemap's documents."""
         request = request_from(environ)
-        outcome = run(answer(self.sitemap, request, target, datetime.now(UTC)), self._reads.perform)
+        outcome = run(answer(self.sitemap, request, target, datetime.now(UTC)), self.reads.perform)
         if isinstance(outcome, Response):
             return _respond(start_response, outcome, request.method)
-        return _Body(self, target, outcome, start_response)
+        return _Body(self.reads, outcome, start_response)
 
 
 def _close(iterable: object) -> None:
@@ -182,27 +181,19 @@ class _Passed:
 class _Body:
     """The lazy body of a ``urlset``; the status line goes out with its first chunk."""
 
-    def __init__(
-        self,
-        middleware: SitemapWSGIMiddleware,
-        target: Target,
-        transfer: Transfer,
-        start_response: StartResponse,
-    ) -> None:
-        self._middleware = middleware
-        self._target = target
+    def __init__(self, reads: SyncReads, transfer: Transfer, start_response: StartResponse) -> None:
         self._transfer = transfer
-        self._start_response = start_response
-        self._chunks = self._generate()
+        self._chunks = self._generate(reads.transfer_chunks(transfer), start_response)
 
     def __iter__(self) -> Iterator[bytes]:
         return self._chunks
 
-    def _generate(self) -> Generator[bytes, None, None]:
-        parts = _Parts(self._middleware, self._transfer)
+    def _generate(
+        self, parts: TransferChunks, start_response: StartResponse
+    ) -> Generator[bytes, None, None]:
         try:
             for event in drive(transfer_events(self._transfer), parts.next):
-                yield from _emit(self._start_response, event)
+                yield from _emit(start_response, event)
         finally:
             parts.close()
 
@@ -212,39 +203,6 @@ class _Body:
             self._chunks.close()
         finally:
             self._transfer.close()
-
-
-class _Parts:
-    """The chunks of a transfer's parts, one part at a time, each's rows closed once done."""
-
-    def __init__(self, middleware: SitemapWSGIMiddleware, transfer: Transfer) -> None:
-        self._middleware = middleware
-        self._transfer = transfer
-        self._index = -1
-        self._chunks: Generator[bytes, None, None] | None = None
-
-    def next(self, index: int) -> bytes | None:
-        if index != self._index:
-            self.close()
-            self._chunks = self._read(*self._transfer.parts[index])
-            self._index = index
-        assert self._chunks is not None
-        return next(self._chunks, None)
-
-    def _read(self, source: AnySource, keys: KeyRange) -> Generator[bytes, None, None]:
-        transfer = self._transfer
-        batches = self._middleware._reads.batches(source, keys, transfer.batch_size)
-        try:
-            for batch in batches:
-                if chunk := transfer.feed(source.name, batch):
-                    yield chunk
-        finally:
-            batches.close()
-
-    def close(self) -> None:
-        current, self._chunks = self._chunks, None
-        if current is not None:
-            current.close()
 
 
 def _emit(start_response: StartResponse, event: Event) -> Iterator[bytes]:

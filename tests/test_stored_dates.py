@@ -207,7 +207,7 @@ loc_values = st.one_of(
 def test_plain_locs_found_column_wise_as_one_by_one(locs: list[Any], scope: str) -> None:
     site = Site.build("https://example.com/", scope + "sitemap.xml")
     renderer = Renderer(EntryRules(site, UTC))
-    found = not_plain(locs, renderer._bad_starts)
+    found = not_plain(locs, renderer.bad_starts)
     expected = [
         at
         for at, loc in enumerate(locs)
