@@ -23,7 +23,7 @@ import anyio.to_thread
 from .coalesce import AsyncCoalescer
 from .flow import Transfer, arun
 from .needs import Background, Need, ReadChanges, Summarize
-from .sources.base import AnySource, AsyncSource, Bucket, KeyRange, horizon_arguments
+from .sources.base import AnySource, AsyncSource, KeyRange, Page, horizon_arguments
 from .validators import Summary
 
 
@@ -58,7 +58,7 @@ class AsyncReads:
             return None
         return await run(
             ("pages", need.source.name, need.width, need.horizon),
-            partial(buckets, need.source, need.width, need.naive_timezone, need.horizon),
+            partial(pages, need.source, need.width, need.naive_timezone, need.horizon),
         )
 
 
@@ -207,13 +207,13 @@ async def summarize(
     return await anyio.to_thread.run_sync(partial(source.summarize, keys, naive_timezone, *extra))
 
 
-async def buckets(
+async def pages(
     source: AnySource, width: int, naive_timezone: tzinfo, horizon: datetime
-) -> list[Bucket]:
-    extra = horizon_arguments(source.buckets, horizon)
+) -> list[Page]:
+    extra = horizon_arguments(source.pages, horizon)
     if isinstance(source, AsyncSource):
-        return await source.buckets(width, naive_timezone, *extra)
-    return await anyio.to_thread.run_sync(partial(source.buckets, width, naive_timezone, *extra))
+        return await source.pages(width, naive_timezone, *extra)
+    return await anyio.to_thread.run_sync(partial(source.pages, width, naive_timezone, *extra))
 
 
 async def changed(need: ReadChanges) -> list[tuple[Any, Any]]:

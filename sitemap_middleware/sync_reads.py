@@ -57,7 +57,7 @@ class SyncReads:
             partial(
                 self.call,
                 need.source,
-                "buckets",
+                "pages",
                 need.width,
                 need.naive_timezone,
                 need.horizon,
@@ -66,7 +66,7 @@ class SyncReads:
 
     def call(self, source: AnySource, method: str, *args: Any) -> Any:
         bound = getattr(source, method)
-        if method in ("summarize", "buckets"):  # the last argument is the horizon
+        if method in ("summarize", "pages"):  # the last argument is the horizon
             args = (*args[:-1], *horizon_arguments(bound, args[-1]))
         if isinstance(source, AsyncSource):
             return self.loop.call(bound, *args)
