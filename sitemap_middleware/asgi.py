@@ -5,8 +5,8 @@ It decides nothing itself. It routes, runs the flow with its reads
 ``http.response.start`` and ``http.response.body`` messages, watching for the
 client's disconnect; an aborted transfer raises, so the server cuts the
 response short (no final empty chunk) and no client takes a truncated sitemap
-for a whole one. With ``mode="fallback"`` and for ``/robots.txt`` it sits
-between the server and the application's own messages.
+for a whole one. With ``mode="fallback"`` it sits between the server and the
+application's own messages; ``/robots.txt`` is :mod:`.asgi_robots`'s.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import anyio
 import anyio.lowlevel
 import anyio.to_thread
 
-from . import robots
+from .asgi_robots import robots_txt
 from .async_reads import AsyncReads, TransferChunks
 from .core import Request, Response, Sitemap
 from .entry import BadRowStats
@@ -98,7 +98,14 @@ class SitemapMiddleware:
         target = self.sitemap.route(path)
         if target is None:
             if self.sitemap.wants_robots(path, scope["method"]):
-                return await self._robots(scope, receive, send)
+                request = request_from(scope)
+                return await robots_txt(
+                    self.sitemap,
+                    self.app,
+                    request,
+                    (scope, receive, send),
+                    lambda outcome: _send(send, outcome, request.method),
+                )
             return await self.app(scope, receive, send)
         if self.sitemap.settings.mode == "fallback":
             return await self._fallback(target, scope, receive, send)
@@ -118,35 +125,6 @@ class SitemapMiddleware:
         await self.app(scope, receive, send_unless_404)
         if swallowed:
             await self.serve(target, scope, receive, send)
-
-    async def _robots(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """The app's robots.txt with the sitemap line (or a minimal one when it has none)."""
-        request = request_from(scope)
-        extensions = {
-            name: value
-            for name, value in scope.get("extensions", {}).items()
-            if name not in ("http.response.pathsend", "http.response.zerocopysend")
-        }
-        inner = {
-            **scope,
-            "method": "GET",
-            "headers": [
-                (name, value)
-                for name, value in scope.get("headers", ())
-                if name.decode("latin-1").lower() not in robots.NOT_FORWARDED
-            ],
-            "extensions": extensions,
-        }
-        capture = _Capture(send, head=request.method == "HEAD")
-        await self.app(inner, receive, capture)
-        if capture.passing:
-            return
-        outcome = None
-        if capture.complete:
-            outcome = self.sitemap.robots(request, capture.status, capture.headers, capture.body)
-        if outcome is None:
-            return await capture.replay()
-        await _send(send, outcome, request.method)
 
     async def serve(self, target: Target, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer a request for one of the sitemap's documents."""
@@ -221,57 +199,6 @@ def _start(response: Response) -> Message:
 async def _send(send: Send, response: Response, method: str) -> None:
     for event in response_events(response, method):
         await _emit(send, event)
-
-
-class _Capture:
-    """Holds the app's robots.txt answer; past ``robots.MAX_BYTES`` it passes it on as is."""
-
-    def __init__(self, send: Send, head: bool) -> None:
-        self.send, self.head = send, head
-        self.messages: list[Message] = []
-        self.size = 0
-        self.passing = False
-        self.complete = False
-
-    async def __call__(self, message: Message) -> None:
-        if self.passing:
-            return await self._forward(message)
-        self.messages.append(message)
-        if message["type"] == "http.response.body":
-            self.size += len(message.get("body", b""))
-            self.complete = not message.get("more_body", False)
-        if self.size > robots.MAX_BYTES:
-            self.passing = True
-            await self.replay()
-
-    async def replay(self) -> None:
-        messages, self.messages = self.messages, []
-        for message in messages:
-            await self._forward(message)
-
-    async def _forward(self, message: Message) -> None:
-        if self.head and message["type"] == "http.response.body":
-            message = {**message, "body": b""}  # the app was asked for GET
-        await self.send(message)
-
-    @property
-    def status(self) -> int:
-        return int(self.messages[0]["status"]) if self.messages else 500
-
-    @property
-    def headers(self) -> list[tuple[str, str]]:
-        if not self.messages:
-            return []
-        return [
-            (name.decode("latin-1"), value.decode("latin-1"))
-            for name, value in self.messages[0].get("headers", ())
-        ]
-
-    @property
-    def body(self) -> bytes:
-        return b"".join(
-            m.get("body", b"") for m in self.messages if m["type"] == "http.response.body"
-        )
 
 
 class SitemapApp(SitemapMiddleware):

@@ -7,6 +7,7 @@ iterates it, an aborted transfer raises out of the iterable so the server cuts
 it short, and ``close()`` releases the rows and the database connection however
 the iteration ends (client gone included). Async sources run on one event loop
 in a background thread (:class:`.sync_reads.SyncReads`), stopped by :meth:`close`.
+``/robots.txt`` is :mod:`.wsgi_robots`'s.
 """
 
 from __future__ import annotations
@@ -15,18 +16,17 @@ import time
 from collections.abc import Callable, Generator, Iterable, Iterator
 from datetime import UTC, datetime
 from http import HTTPStatus
-from typing import Any, TypeVar, Unpack
+from typing import TypeVar, Unpack
 
-from . import robots
 from .core import Request, Response, Sitemap
 from .entry import BadRowStats
 from .events import Chunk, End, Event, Start, drive, response_events, transfer_events
 from .flow import Transfer, answer, run
-from .interfaces import Environ, ExcInfo, StartResponse, WSGIApp
-from .robots import NOT_FORWARDED
+from .interfaces import Environ, ExcInfo, StartResponse, WSGIApp, close_iterable
 from .routing import Target
 from .settings import Options, make_settings
 from .sync_reads import SyncReads, TransferChunks
+from .wsgi_robots import robots_txt
 
 T = TypeVar("T")
 
@@ -96,52 +96,18 @@ class SitemapWSGIMiddleware:
         target = self.sitemap.route(path)
         if target is None:
             if self.sitemap.wants_robots(path, str(environ.get("REQUEST_METHOD", ""))):
-                return self._robots(environ, start_response)
+                request = request_from(environ)
+                return robots_txt(
+                    self.sitemap,
+                    self.app,
+                    request,
+                    (environ, start_response),
+                    lambda outcome: _respond(start_response, outcome, request.method),
+                )
             return self.app(environ, start_response)
         if self.sitemap.settings.mode == "fallback":
             return _Fallback(self, target, environ, start_response)
         return self.serve(target, environ, start_response)
-
-    def _robots(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
-        """The app's robots.txt with the sitemap line (or a minimal one when it has none)."""
-        request = request_from(environ)
-        inner = {
-            key: value
-            for key, value in environ.items()
-            if not (key.startswith("HTTP_") and key[5:].replace("_", "-").lower() in NOT_FORWARDED)
-        }
-        inner["REQUEST_METHOD"] = "GET"
-        captured: list[Any] = []
-        written: list[bytes] = []
-
-        def capture(
-            status: str, headers: list[tuple[str, str]], exc_info: ExcInfo | None = None
-        ) -> Callable[[bytes], object]:
-            captured[:] = [status, headers, exc_info]
-            return written.append
-
-        result = self.app(inner, capture)
-        chunks: list[bytes] = []
-        size = 0
-        iterator = iter(result)
-        try:
-            for chunk in iterator:
-                chunks.append(chunk)
-                size += len(chunk)
-                if size > robots.MAX_BYTES:  # too large to rewrite: passed on as it is
-                    start_response(*captured)
-                    return _Passed(written + chunks, iterator, result, request.method == "HEAD")
-        except BaseException:
-            _close(result)
-            raise
-        _close(result)
-        status = int(str(captured[0]).split()[0]) if captured else 500
-        body = b"".join(written + chunks)
-        outcome = self.sitemap.robots(request, status, list(captured[1]), body)
-        if outcome is None:
-            start_response(*captured)
-            return [] if request.method == "HEAD" else [body]
-        return _respond(start_response, outcome, request.method)
 
     def serve(
         self, target: Target, environ: Environ, start_response: StartResponse
@@ -152,30 +118,6 @@ class SitemapWSGIMiddleware:
         if isinstance(outcome, Response):
             return _respond(start_response, outcome, request.method)
         return _Body(self.reads, outcome, start_response)
-
-
-def _close(iterable: object) -> None:
-    close = getattr(iterable, "close", None)
-    if close is not None:
-        close()
-
-
-class _Passed:
-    """An app's answer passed on after its first chunks were read (``close()`` forwarded)."""
-
-    def __init__(
-        self, first: list[bytes], rest: Iterator[bytes], result: object, head: bool
-    ) -> None:
-        self._first, self._rest, self._result, self._head = first, rest, result, head
-
-    def __iter__(self) -> Iterator[bytes]:
-        for chunk in self._first:
-            yield b"" if self._head else chunk
-        for chunk in self._rest:
-            yield b"" if self._head else chunk
-
-    def close(self) -> None:
-        _close(self._result)
 
 
 class _Body:
@@ -292,7 +234,7 @@ class _Fallback:
 
     def _close_inner(self) -> None:
         inner, self._inner = self._inner, None
-        _close(inner)
+        close_iterable(inner)
 
     def close(self) -> None:
         try:
