@@ -14,18 +14,24 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
-from decimal import Decimal
-from itertools import compress, repeat
+from itertools import repeat
 from operator import attrgetter
 from typing import Any
 
+from .columns import (
+    CHANGEFREQ_TYPES,
+    PLAIN_PATH,
+    PRIORITY_TYPES,
+    not_plain,
+    stored_layout,
+    types_and_values,
+)
 from .duplicates import SeenLocs
 from .entry import (
     Affixed,
     Batch,
     EntryRules,
     RawEntry,
-    Repeated,
     format_changefreq,
     format_priority,
 )
@@ -34,29 +40,7 @@ from .protocol import MIN_LOC_LENGTH
 from .urls import XML_FORBIDDEN, quote_rest
 from .xml import escape, url_element
 
-# A path that needs neither percent-encoding nor entity-escaping, is not "//host" and has
-# no segment starting with a dot (".." is a bad row: the rules say so).
-_SEGMENT = r"[A-Za-z0-9\-_~][A-Za-z0-9\-._~]*"
-_PLAIN_PATH = re.compile(rf"/(?:{_SEGMENT}(?:/(?:{_SEGMENT})?)*)?")
-# The bytes of plain paths.
-_PLAIN_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/"
-# Where the separators stand in each stored layout (its width): the date's dashes, the
-# time's colons, the fraction's dot (and at 10 a space or a "T", checked apart).
-_DATE_SEPARATORS = ((4, b"-"), (7, b"-"))
-_TIME_SEPARATORS = (*_DATE_SEPARATORS, (13, b":"), (16, b":"))
-_LAYOUTS: dict[int, tuple[tuple[int, bytes], ...]] = {
-    10: _DATE_SEPARATORS,
-    19: _TIME_SEPARATORS,
-    26: (*_TIME_SEPARATORS, (19, b".")),
-}
-_TWENTIES = bytes.maketrans(b"0123456789", b"\0\0\1\0\0\0\0\0\0\0")  # hour tens "2"
-_FOUR_UP = bytes.maketrans(b"0123456789", b"\0\0\0\0\1\1\1\1\1\1")  # hour units 4-9
 _tzinfo = attrgetter("tzinfo")
-# The types a changefreq and a priority column may hold on the column-wise path (a bool is
-# no priority; a str subclass or another number type takes the full rules).
-_CHANGEFREQ_TYPES = frozenset({str, type(None)})
-_PRIORITY_TYPES = frozenset({float, int, Decimal, type(None)})
-_HASHABLE_TYPES = _CHANGEFREQ_TYPES | _PRIORITY_TYPES
 _TAIL_CACHE_SIZE = 256
 
 
@@ -66,106 +50,6 @@ def _changefreq_text(value: str | None) -> str:
 
 def _priority_tail(value: object) -> str:
     return "</url>\n" if value is None else f"<priority>{format_priority(value)}</priority></url>\n"
-
-
-def not_plain(
-    locs: Sequence[Any],
-    starts: re.Pattern[bytes] | None,
-    dotted_suffix: bool = False,
-    joined: str | None = None,
-) -> list[int] | None:
-    """The positions of the locs that are not plain paths in the scope, column-wise.
-
-    The same verdict as ``_PLAIN_PATH.fullmatch(loc) and loc.startswith(scope)``
-    per loc, from a few C-level passes over the joined column (``starts`` finds
-    a loc that does not start with the scope or starts with ``//``; None when
-    the column holds the middle parts of locs whose start is known to be
-    plain, and then only their characters count; ``dotted_suffix``: their
-    suffix starts with a dot, so a middle ending in ``/`` may make it a dot
-    segment; ``joined``: ``"\n".join(locs)`` when the caller has it); None when that
-    cannot be
-    told cheaply (a loc that is not a string, holds a newline or a lone
-    surrogate, or a bad start), and the caller checks each loc instead.
-    """
-    try:
-        data = ("\n".join(locs) if joined is None else joined).encode("utf-8")
-    except (TypeError, UnicodeEncodeError):
-        return None
-    count = len(locs)
-    if starts is not None and starts.search(b"\n" + data):
-        return None
-    if b"." in data and (b"/." in data or b"\n." in data or data[:1] == b"."):
-        return None  # a segment may start with a dot ("..") or a middle be one: check each
-    if dotted_suffix and (b"/\n" in data or data[-1:] == b"/"):
-        return None  # the suffix after a "/" may be a dot segment: check each
-    # The odd bytes, row by row: each row's odd bytes between the newlines that join them.
-    odd = data.translate(None, _PLAIN_BYTES)
-    if len(odd) == count - 1:
-        return []  # the joining newlines alone
-    rows = odd.split(b"\n")
-    if len(rows) != count:
-        return None  # a loc holds a newline
-    return list(compress(range(count), rows))
-
-
-def _types_and_values(column: Sequence[Any]) -> tuple[set[type], set[Any]]:
-    """The types of a column's values and its distinct values (a :class:`Repeated` column
-    tells them at once); raises ``TypeError`` for an unhashable value."""
-    if type(column) is Repeated:
-        return {type(column.value)}, {column.value}
-    types = set(map(type, column))
-    if not types <= _HASHABLE_TYPES:
-        return types, set()  # not a valid column: no distinct values needed
-    return types, set(column)
-
-
-def stored_layout(texts: Sequence[Any] | None, count: int) -> int:
-    """Whether the digits of stored lastmods can be copied: 10, 19 or 26 (their one
-    length), or 0.
-
-    ``texts`` are the strings ``datetime.fromisoformat`` (or ``date.fromisoformat``)
-    turned into the lastmods, so their digits already make a valid date and time.
-    This proves, column-wise, that every one is exactly ``YYYY-MM-DD`` (10), or
-    ``YYYY-MM-DD hh:mm:ss`` with a space or a ``T`` (19), or that and
-    ``.ffffff`` (26): ASCII digits everywhere else, no zone, and no hour 24
-    (which some Pythons read as the next midnight). Then the W3C text is
-    ``text[:10]`` (a date) or ``text[:10] + "T" + text[11:19]`` (the same as
-    ``value.isoformat(timespec="seconds")``).
-    """
-    if texts is None or count == 0:
-        return 0
-    try:
-        # Newline-joined: a newline at every width + 1 characters, and nowhere else, proves
-        # that every text is as long as the first.
-        data = "\n".join(texts).encode("ascii")
-        width = len(texts[0])
-    except (TypeError, UnicodeEncodeError):
-        return 0
-    stride = width + 1
-    if width not in _LAYOUTS or len(data) != stride * count - 1:
-        return 0
-    # Digits and separators only, and each separator where the layout has one.
-    separators = data.translate(None, b"0123456789")
-    if separators.translate(None, b"-:. T\n"):
-        return 0
-    if data[width::stride] != b"\n" * (count - 1):
-        return 0
-    for position, separator in _LAYOUTS[width]:
-        if data[position::stride] != separator * count:
-            return 0
-    expected = (len(_LAYOUTS[width]) + 1) * count - 1
-    if width > 10:
-        between = data[10::stride]
-        if between != b" " * count and between != b"T" * count:
-            return 0
-        expected += count
-    if len(separators) != expected:  # no separator elsewhere: digits everywhere else
-        return 0
-    if width > 10:
-        hours = int.from_bytes(data[11::stride].translate(_TWENTIES), "big")
-        if hours & int.from_bytes(data[12::stride].translate(_FOUR_UP), "big"):
-            return 0  # an hour from 24 up
-    return width
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,7 +152,7 @@ class Renderer:
         self._priority_tails: dict[Any, str] = {None: "</url>\n"}
 
     def _tail(self, changefreq: object, priority: object) -> str | None:
-        if type(changefreq) not in _CHANGEFREQ_TYPES or type(priority) not in _PRIORITY_TYPES:
+        if type(changefreq) not in CHANGEFREQ_TYPES or type(priority) not in PRIORITY_TYPES:
             return None
         try:
             parts = []
@@ -396,7 +280,7 @@ class Renderer:
             joined = locs.joined if isinstance(locs, Affixed) else None
             odd = not_plain(middles, None, after[:1] == ".", joined)
         if odd is None:
-            scope, plain = self.scope_path, _PLAIN_PATH.fullmatch
+            scope, plain = self.scope_path, PLAIN_PATH.fullmatch
             odd = [
                 at
                 for at, loc in enumerate(locs)
@@ -461,9 +345,9 @@ class Renderer:
         report it.
         """
         try:
-            changefreq_types, distinct_changefreqs = _types_and_values(changefreqs)
-            priority_types, distinct_priorities = _types_and_values(priorities)
-            if not (changefreq_types <= _CHANGEFREQ_TYPES and priority_types <= _PRIORITY_TYPES):
+            changefreq_types, distinct_changefreqs = types_and_values(changefreqs)
+            priority_types, distinct_priorities = types_and_values(priorities)
+            if not (changefreq_types <= CHANGEFREQ_TYPES and priority_types <= PRIORITY_TYPES):
                 return None
             # Equal values have equal texts (1 and 1.0 too: a bool is no priority).
             if len(distinct_changefreqs) == 1 and len(distinct_priorities) == 1:
@@ -531,7 +415,7 @@ class Renderer:
             known = bool(
                 len(before) >= 2
                 and before.startswith(self.scope_path)
-                and _PLAIN_PATH.fullmatch(before + after)
+                and PLAIN_PATH.fullmatch(before + after)
             )
             if len(self._plain_affixes) < _TAIL_CACHE_SIZE:
                 self._plain_affixes[(before, after)] = known
@@ -548,7 +432,7 @@ class Renderer:
         self, source: str, batch: Batch, limits: _Limits | None, seen: SeenLocs | None
     ) -> list[str]:
         """Row by row: a fast path per row, the full rules for the rest."""
-        root, scope_path, plain = self.root, self.scope_path, _PLAIN_PATH.fullmatch
+        root, scope_path, plain = self.root, self.scope_path, PLAIN_PATH.fullmatch
         room = self.room
         horizon = latest = last_day = None
         if limits is not None:

@@ -39,9 +39,10 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from sitemap_middleware import AsyncSQLAlchemySource, SitemapApp, SQLAlchemySource
+from sitemap_middleware.columns import PLAIN_PATH, not_plain, stored_layout
 from sitemap_middleware.dates import Unreadable
 from sitemap_middleware.entry import Batch, EntryRules, RawEntry
-from sitemap_middleware.render import _PLAIN_PATH, Renderer, not_plain, stored_layout
+from sitemap_middleware.render import Renderer
 from sitemap_middleware.sources.sqlalchemy import LocTemplate
 from sitemap_middleware.sources.stored_dates import parse_column, text_parser
 from sitemap_middleware.urls import Site
@@ -211,7 +212,7 @@ def test_plain_locs_found_column_wise_as_one_by_one(locs: list[Any], scope: str)
     expected = [
         at
         for at, loc in enumerate(locs)
-        if type(loc) is not str or not (_PLAIN_PATH.fullmatch(loc) and loc.startswith(scope))
+        if type(loc) is not str or not (PLAIN_PATH.fullmatch(loc) and loc.startswith(scope))
     ]
     assert found is None or found == expected
     odd_characters = sum(
