@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Iterator
 from dataclasses import dataclass
@@ -112,6 +113,18 @@ class Source(ABC):
     shape: Shape = Shape()
     """The most its entries carry (entries per row, alternates, images, videos, news):
     pages are sized for it and the ``urlset`` declares its namespaces."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        old, new = "buckets", "pages"
+        if old in cls.__dict__ and new not in cls.__dict__:
+            # The method's earlier name: a source written for it keeps its pages.
+            warnings.warn(
+                f"{cls.__qualname__}.{old}() is deprecated: name it {new}()",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            setattr(cls, new, cls.__dict__[old])
 
     def fingerprint(self) -> str:
         """Configuration that changes the bytes for the same rows (goes into the ETag)."""
