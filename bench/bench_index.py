@@ -91,7 +91,7 @@ def pages(path: Path, width: int = WIDTH) -> list[int]:
     connection = sqlite3.connect(path)
     rows = connection.execute(f"SELECT DISTINCT id / {width} FROM articles ORDER BY 1").fetchall()
     connection.close()
-    return [bucket + 1 for (bucket,) in rows]
+    return [page + 1 for (page,) in rows]
 
 
 def library_all(app: SitemapApp, numbers: list[int], coded: bool) -> int:

@@ -5,15 +5,14 @@ It decides nothing itself. It routes, runs the flow with its reads
 ``http.response.start`` and ``http.response.body`` messages, watching for the
 client's disconnect; an aborted transfer raises, so the server cuts the
 response short (no final empty chunk) and no client takes a truncated sitemap
-for a whole one. With ``mode="fallback"`` and for ``/robots.txt`` it sits
-between the server and the application's own messages.
+for a whole one. With ``mode="fallback"`` it sits between the server and the
+application's own messages; ``/robots.txt`` is :mod:`.asgi_robots`'s.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncGenerator
 from datetime import UTC, datetime
 from typing import Unpack
 
@@ -21,8 +20,8 @@ import anyio
 import anyio.lowlevel
 import anyio.to_thread
 
-from . import robots
-from .async_reads import AsyncReads, chunks
+from .asgi_robots import robots_txt
+from .async_reads import AsyncReads, TransferChunks
 from .core import Request, Response, Sitemap
 from .entry import BadRowStats
 from .events import Chunk, End, Event, Start, adrive, response_events, transfer_events
@@ -99,7 +98,14 @@ class SitemapMiddleware:
         target = self.sitemap.route(path)
         if target is None:
             if self.sitemap.wants_robots(path, scope["method"]):
-                return await self._robots(scope, receive, send)
+                request = request_from(scope)
+                return await robots_txt(
+                    self.sitemap,
+                    self.app,
+                    request,
+                    (scope, receive, send),
+                    lambda outcome: _send(send, outcome, request.method),
+                )
             return await self.app(scope, receive, send)
         if self.sitemap.settings.mode == "fallback":
             return await self._fallback(target, scope, receive, send)
@@ -119,35 +125,6 @@ class SitemapMiddleware:
         await self.app(scope, receive, send_unless_404)
         if swallowed:
             await self.serve(target, scope, receive, send)
-
-    async def _robots(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """The app's robots.txt with the sitemap line (or a minimal one when it has none)."""
-        request = request_from(scope)
-        extensions = {
-            name: value
-            for name, value in scope.get("extensions", {}).items()
-            if name not in ("http.response.pathsend", "http.response.zerocopysend")
-        }
-        inner = {
-            **scope,
-            "method": "GET",
-            "headers": [
-                (name, value)
-                for name, value in scope.get("headers", ())
-                if name.decode("latin-1").lower() not in robots.NOT_FORWARDED
-            ],
-            "extensions": extensions,
-        }
-        capture = _Capture(send, head=request.method == "HEAD")
-        await self.app(inner, receive, capture)
-        if capture.passing:
-            return
-        outcome = None
-        if capture.complete:
-            outcome = self.sitemap.robots(request, capture.status, capture.headers, capture.body)
-        if outcome is None:
-            return await capture.replay()
-        await _send(send, outcome, request.method)
 
     async def serve(self, target: Target, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer a request for one of the sitemap's documents."""
@@ -191,35 +168,12 @@ class SitemapMiddleware:
 
 async def _produce(transfer: Transfer, send: Send) -> None:
     """Send a urlset; raises (:class:`SitemapAborted`) only once the response has started."""
-    parts = _Parts(transfer)
+    parts = TransferChunks(transfer)
     try:
         async for event in adrive(transfer_events(transfer), parts.next):
             await _emit(send, event)
     finally:
         await parts.aclose()
-
-
-class _Parts:
-    """The chunks of a transfer's parts, one part at a time, each closed once done."""
-
-    def __init__(self, transfer: Transfer) -> None:
-        self._transfer = transfer
-        self._index = -1
-        self._chunks: AsyncGenerator[bytes, None] | None = None
-
-    async def next(self, index: int) -> bytes | None:
-        if index != self._index:
-            await self.aclose()
-            source, keys = self._transfer.parts[index]
-            self._chunks = chunks(source, keys, self._transfer, self._transfer.batch_size)
-            self._index = index
-        assert self._chunks is not None
-        return await anext(self._chunks, None)
-
-    async def aclose(self) -> None:
-        current, self._chunks = self._chunks, None
-        if current is not None:
-            await current.aclose()
 
 
 async def _emit(send: Send, event: Event) -> None:
@@ -245,57 +199,6 @@ def _start(response: Response) -> Message:
 async def _send(send: Send, response: Response, method: str) -> None:
     for event in response_events(response, method):
         await _emit(send, event)
-
-
-class _Capture:
-    """Holds the app's robots.txt answer; past ``robots.MAX_BYTES`` it passes it on as is."""
-
-    def __init__(self, send: Send, head: bool) -> None:
-        self.send, self.head = send, head
-        self.messages: list[Message] = []
-        self.size = 0
-        self.passing = False
-        self.complete = False
-
-    async def __call__(self, message: Message) -> None:
-        if self.passing:
-            return await self._forward(message)
-        self.messages.append(message)
-        if message["type"] == "http.response.body":
-            self.size += len(message.get("body", b""))
-            self.complete = not message.get("more_body", False)
-        if self.size > robots.MAX_BYTES:
-            self.passing = True
-            await self.replay()
-
-    async def replay(self) -> None:
-        messages, self.messages = self.messages, []
-        for message in messages:
-            await self._forward(message)
-
-    async def _forward(self, message: Message) -> None:
-        if self.head and message["type"] == "http.response.body":
-            message = {**message, "body": b""}  # the app was asked for GET
-        await self.send(message)
-
-    @property
-    def status(self) -> int:
-        return int(self.messages[0]["status"]) if self.messages else 500
-
-    @property
-    def headers(self) -> list[tuple[str, str]]:
-        if not self.messages:
-            return []
-        return [
-            (name.decode("latin-1"), value.decode("latin-1"))
-            for name, value in self.messages[0].get("headers", ())
-        ]
-
-    @property
-    def body(self) -> bytes:
-        return b"".join(
-            m.get("body", b"") for m in self.messages if m["type"] == "http.response.body"
-        )
 
 
 class SitemapApp(SitemapMiddleware):

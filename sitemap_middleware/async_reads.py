@@ -23,7 +23,7 @@ import anyio.to_thread
 from .coalesce import AsyncCoalescer
 from .flow import Transfer, arun
 from .needs import Background, Need, ReadChanges, Summarize
-from .sources.base import AnySource, AsyncSource, Bucket, KeyRange, horizon_arguments
+from .sources.base import AnySource, AsyncSource, KeyRange, Page, horizon_arguments
 from .validators import Summary
 
 
@@ -58,7 +58,7 @@ class AsyncReads:
             return None
         return await run(
             ("pages", need.source.name, need.width, need.horizon),
-            partial(buckets, need.source, need.width, need.naive_timezone, need.horizon),
+            partial(pages, need.source, need.width, need.naive_timezone, need.horizon),
         )
 
 
@@ -123,6 +123,30 @@ async def chunks(
                 worker.exception()  # raised above already, or superseded by what ended us
 
 
+class TransferChunks:
+    """The chunks of a transfer's parts (:func:`chunks`), one part at a time, each closed
+    once done: what :func:`~sitemap_middleware.events.adrive` asks for."""
+
+    def __init__(self, transfer: Transfer) -> None:
+        self._transfer = transfer
+        self._index = -1
+        self._chunks: AsyncGenerator[bytes, None] | None = None
+
+    async def next(self, index: int) -> bytes | None:
+        if index != self._index:
+            await self.aclose()
+            source, keys = self._transfer.parts[index]
+            self._chunks = chunks(source, keys, self._transfer, self._transfer.batch_size)
+            self._index = index
+        assert self._chunks is not None
+        return await anext(self._chunks, None)
+
+    async def aclose(self) -> None:
+        current, self._chunks = self._chunks, None
+        if current is not None:
+            await current.aclose()
+
+
 class _Handoff:
     """Chunks from the worker thread that renders them to the event loop that sends them.
 
@@ -183,13 +207,13 @@ async def summarize(
     return await anyio.to_thread.run_sync(partial(source.summarize, keys, naive_timezone, *extra))
 
 
-async def buckets(
+async def pages(
     source: AnySource, width: int, naive_timezone: tzinfo, horizon: datetime
-) -> list[Bucket]:
-    extra = horizon_arguments(source.buckets, horizon)
+) -> list[Page]:
+    extra = horizon_arguments(source.pages, horizon)
     if isinstance(source, AsyncSource):
-        return await source.buckets(width, naive_timezone, *extra)
-    return await anyio.to_thread.run_sync(partial(source.buckets, width, naive_timezone, *extra))
+        return await source.pages(width, naive_timezone, *extra)
+    return await anyio.to_thread.run_sync(partial(source.pages, width, naive_timezone, *extra))
 
 
 async def changed(need: ReadChanges) -> list[tuple[Any, Any]]:

@@ -193,7 +193,7 @@ class Sitemap:
         """The answer to a GET or HEAD of a target (see :meth:`.planning.Planner.respond`)."""
         return self.planner.respond(request, target, parts, summaries, now, view or self.view)
 
-    def index(self, plan: Plan) -> bytes:
+    def sitemapindex(self, plan: Plan) -> bytes:
         """The whole ``sitemapindex`` (or its HTML sibling) that ``plan`` calls for."""
         return self.index_document.render(plan, (plan.view or self.view).site)
 

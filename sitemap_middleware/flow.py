@@ -27,7 +27,7 @@ from .entry import Batch
 from .live_pages import read_whole
 from .needs import Need, Reads, in_background, read_pages, summarize
 from .routing import Target
-from .sources.base import ALL, AnySource, Bucket, CutPages, NotPageable
+from .sources.base import ALL, AnySource, CutPages, NotPageable, Page
 from .validators import Summary, horizon_of
 from .xml import LimitExceeded
 
@@ -96,7 +96,7 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
             summaries = _merged(sitemap, target, known, read_now)
         read = True
     plan = sitemap.respond(request, target, parts, summaries, now, view)
-    if isinstance(plan, Plan) and plan.index:
+    if isinstance(plan, Plan) and plan.sitemapindex:
         return (yield from _index(sitemap, plan, summaries, path, read))
     if not isinstance(plan, Plan) or not plan.stream:
         if read:
@@ -147,7 +147,7 @@ def _index(
             pages = yield from _read_pages(sitemap, source, summary)
             sitemap.known.remember(source, summary, pages)
             read = True
-        document = sitemap.index(plan) if plan.stream else None
+        document = sitemap.sitemapindex(plan) if plan.stream else None
     except (LimitExceeded, NotPageable) as exc:
         return sitemap.too_large(exc, path)
     except Exception as exc:
@@ -218,7 +218,7 @@ def _horizoned(summaries: list[Summary], horizon: datetime) -> list[Summary]:
     return [s if s.horizon is not None else replace(s, horizon=horizon) for s in summaries]
 
 
-def _read_pages(sitemap: Sitemap, source: AnySource, whole: Summary) -> Reads[list[Bucket]]:
+def _read_pages(sitemap: Sitemap, source: AnySource, whole: Summary) -> Reads[list[Page]]:
     """Pages read under the horizon of the summary they are remembered for."""
     horizon = whole.horizon or horizon_of(datetime.now(UTC), sitemap.settings.lastmod_tolerance)
     width, tz = sitemap.width(source), sitemap.settings.naive_timezone

@@ -15,7 +15,7 @@ from .known_pages import KnownPages
 from .messages import Plan
 from .routing import Routes, Target
 from .settings import Settings
-from .sources.base import AnySource, Bucket
+from .sources.base import AnySource, Page
 from .urls import Site
 from .xml import sitemap_element, sitemapindex
 
@@ -56,35 +56,35 @@ class IndexDocument:
             # A source's own pages may not know the horizon: never list a future lastmod.
             # (Whole seconds count: a moment is served while it is before the next second.)
             limit = None if read.horizon is None else read.horizon.replace(microsecond=0) + _SECOND
-            for bucket in read.pages:
-                newest = bucket.newest
+            for page in read.pages:
+                newest = page.newest
                 if newest is not None and limit is not None and newest >= limit:
                     newest = None
-                elements.append(self._element(site, source.name, bucket, newest))
+                elements.append(self._element(site, source.name, page, newest))
         return sitemapindex(elements, self._settings.max_bytes)
 
-    def _element(self, site: Site, source: str, bucket: Bucket, newest: datetime | None) -> str:
+    def _element(self, site: Site, source: str, page: Page, newest: datetime | None) -> str:
         # Most pages are unchanged between two indexes: their elements are reused.
-        key = (site.base_url, source, bucket.index, newest)
+        key = (site.base_url, source, page.index, newest)
         element = self._elements.get(key)
         if element is None:
-            path = self._routes.page_path(source, bucket.index + 1, self._settings.index_gz)
+            path = self._routes.page_path(source, page.index + 1, self._settings.index_gz)
             element = self._elements[key] = sitemap_element(site.url_for(path), _w3c(newest))
         return element
 
     def _html(self, plan: Plan, site: Site) -> bytes:
         rows = []
         for source, _ in plan.parts:
-            for bucket in self._known.pages(source):
-                page = bucket.index + 1
+            for known in self._known.pages(source):
+                page = known.index + 1
                 rows.append(
                     html.IndexRow(
                         f"{source.name}, page {page}",
                         _filename(self._routes.page_path(source.name, page, html=True)),
                         site.url_for(self._routes.page_path(source.name, page)),
                         # The index reads counts of rows: each gives one URL per language.
-                        bucket.count * source.shape.urls_per_row,
-                        _w3c(bucket.newest),
+                        known.count * source.shape.urls_per_row,
+                        _w3c(known.newest),
                     )
                 )
         return html.index_document("Sitemap index", site.url_for(self._settings.path), rows)
@@ -96,7 +96,7 @@ class IndexDocument:
             return html.Heading("Sitemap", site.url_for(self._settings.path), [])
         source, page = target.source, target.page
         pages = self._known.pages(self._sources[source])
-        numbers = [bucket.index + 1 for bucket in pages] or [page]
+        numbers = [known.index + 1 for known in pages] or [page]
         at = numbers.index(page) if page in numbers else 0
         nav = [html.Link("Sitemap index", _filename(routes.html_path(Target())), "up")]
         if at > 0:

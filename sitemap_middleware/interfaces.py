@@ -20,3 +20,10 @@ ExcInfo = tuple[type[BaseException], BaseException, TracebackType | None] | tupl
 Write = Callable[[bytes], object]
 StartResponse = Callable[..., Write]
 WSGIApp = Callable[[Environ, StartResponse], Iterable[bytes]]
+
+
+def close_iterable(iterable: object) -> None:
+    """PEP 3333: call the ``close()`` of an application's iterable, when it has one."""
+    close = getattr(iterable, "close", None)
+    if close is not None:
+        close()

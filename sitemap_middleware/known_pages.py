@@ -15,7 +15,7 @@ from datetime import datetime
 
 from .messages import Part
 from .routing import Target
-from .sources.base import ALL, AnySource, Bucket, KeyRange, NotPageable
+from .sources.base import ALL, AnySource, KeyRange, NotPageable, Page
 from .validators import Summary
 
 
@@ -25,7 +25,7 @@ class PagesRead:
     with the horizon they were read under."""
 
     token: str
-    pages: list[Bucket]
+    pages: list[Page]
     horizon: datetime | None
 
 
@@ -43,12 +43,12 @@ class KnownPages:
         """The pages of a source as last read (none yet: no pages, for no data version)."""
         return self._read.get(source.name, _NONE_READ)
 
-    def pages(self, source: AnySource) -> list[Bucket]:
+    def pages(self, source: AnySource) -> list[Page]:
         """The non-empty pages of a source, as last read."""
         return self.of(source).pages
 
-    def remember(self, source: AnySource, summary: Summary, buckets: list[Bucket]) -> None:
-        self._read[source.name] = PagesRead(summary.token, buckets, summary.horizon)
+    def remember(self, source: AnySource, summary: Summary, pages: list[Page]) -> None:
+        self._read[source.name] = PagesRead(summary.token, pages, summary.horizon)
 
     def needs_pages(self, source: AnySource, summary: Summary) -> bool:
         """Whether a source's pages must be read for its whole-source ``summary``.
@@ -64,9 +64,9 @@ class KnownPages:
                 raise NotPageable(
                     f"source {source.name!r} has {summary.count} rows, more than one page "
                     f"holds ({width}), and cannot be split into pages; split it "
-                    "into several sources, or give it buckets() (see Source.buckets)"
+                    "into several sources, or give it pages() (see Source.pages)"
                 )
-            self.remember(source, summary, [Bucket(0, summary.count or 1, summary.newest)])
+            self.remember(source, summary, [Page(0, summary.count or 1, summary.newest)])
             return False
         return True
 
@@ -88,15 +88,15 @@ class KnownPages:
         if (source.fixed_ranges and not cut) or keys == ALL or target.page is None:
             return None
         read = self.of(source)
-        bucket = read.pages[target.page - 1]  # Sitemap.parts found the page
-        if bucket.last is None:
+        page = read.pages[target.page - 1]  # Sitemap.parts found the page
+        if page.last is None:
             return None  # the data no longer needs cuts: a page of fixed key ranges
-        token = f"cut:{bucket.count}:{keys!r}:{bucket.checksum}:{bucket.newest}:{bucket.expires}"
+        token = f"cut:{page.count}:{keys!r}:{page.checksum}:{page.newest}:{page.expires}"
         if source.versioned:
             # The version sees what the checksum cannot (a renamed slug), but only for the
             # whole source: cut pages shift, so every one of them follows it.
             token += ":" + read.token
-        return [Summary(bucket.newest, bucket.count, token, read.horizon, bucket.expires)]
+        return [Summary(page.newest, page.count, token, read.horizon, page.expires)]
 
 
 class RecentSummaries:

@@ -37,7 +37,7 @@ from typing import Any
 
 from .needs import Reads, read_changes, read_pages, summarize
 from .sources.aggregates import iso
-from .sources.base import AnySource, Bucket, CutPages, page_keys
+from .sources.base import AnySource, CutPages, Page, page_keys
 from .validators import Summary, horizon_of
 
 logger = logging.getLogger("sitemap_middleware")
@@ -54,16 +54,16 @@ MAX_CHANGES = 10_000
 class Known:
     """The pages of a source as last read, and the whole-source summary they make."""
 
-    pages: dict[int, Bucket]
-    ordered: list[Bucket]
+    pages: dict[int, Page]
+    ordered: list[Page]
     whole: Summary
 
     @classmethod
-    def of(cls, pages: dict[int, Bucket], horizon: datetime) -> Known:
+    def of(cls, pages: dict[int, Page], horizon: datetime) -> Known:
         ordered = [pages[index] for index in sorted(pages)]
         digest = hashlib.sha256()
-        for bucket in ordered:
-            digest.update(page_token(bucket).encode("utf-8", "surrogatepass"))
+        for page in ordered:
+            digest.update(page_token(page).encode("utf-8", "surrogatepass"))
             digest.update(b"\x1f")
         newest = max((b.newest for b in ordered if b.newest is not None), default=None)
         expires = min((b.expires for b in ordered if b.expires is not None), default=None)
@@ -72,14 +72,14 @@ class Known:
         return cls(pages, ordered, whole)
 
 
-def page_token(bucket: Bucket) -> str:
+def page_token(page: Page) -> str:
     """A page's token: the same whether its aggregates came from a recount or a refresh."""
-    return f"p:{bucket.count}:{bucket.checksum}:{iso(bucket.newest)}:{iso(bucket.expires)}"
+    return f"p:{page.count}:{page.checksum}:{iso(page.newest)}:{iso(page.expires)}"
 
 
-def bucket_of(index: int, summary: Summary) -> Bucket:
+def page_from(index: int, summary: Summary) -> Page:
     """The page ``index`` (from 0) as a page's own summary describes it."""
-    return Bucket(
+    return Page(
         index, summary.count or 0, summary.newest, None, summary.checksum or "", summary.expires
     )
 
@@ -152,14 +152,14 @@ class LivePages:
     def page_summary(self, page: int, horizon: datetime) -> Summary:
         """The summary of page ``page`` (from 1): an empty one when it has no rows."""
         assert self.known is not None
-        bucket = self.known.pages.get(page - 1)
-        if bucket is None:
+        known = self.known.pages.get(page - 1)
+        if known is None:
             return Summary(None, 0, "p:0", horizon)
-        return Summary(bucket.newest, bucket.count, page_token(bucket), horizon, bucket.expires)
+        return Summary(known.newest, known.count, page_token(known), horizon, known.expires)
 
     def seed(
         self,
-        whole: tuple[list[Bucket], list[tuple[Any, Any]] | None],
+        whole: tuple[list[Page], list[tuple[Any, Any]] | None],
         horizon: datetime,
         now: datetime,
         cost: float,
@@ -173,16 +173,16 @@ class LivePages:
                 _recounted(self, *whole, horizon, now, time.monotonic() - cost)  # may cut
             if self.known is not None:
                 return self.known
-        if any(bucket.last is not None for bucket in pages):
+        if any(page.last is not None for page in pages):
             return None
         # A recount in the background has not finished: this request's own reading.
-        return Known.of({bucket.index: bucket for bucket in pages}, horizon)
+        return Known.of({page.index: page for page in pages}, horizon)
 
     def page_of(self, page: int, summary: Summary) -> Summary:
         """A page summary read exactly, with the token the pages kept current give it."""
         if summary.checksum is None:
             return summary
-        return replace(summary, token=page_token(bucket_of(page - 1, summary)))
+        return replace(summary, token=page_token(page_from(page - 1, summary)))
 
 
 def keep_current(
@@ -219,7 +219,7 @@ def keep_current(
             if not summary.count:
                 kept.pop(page, None)
             else:
-                kept[page] = bucket_of(page, summary)
+                kept[page] = page_from(page, summary)
         live.known = Known.of(kept, horizon)
         live.recent = _recent(moved)
         live.since = now - COMMIT_MARGIN
@@ -241,7 +241,7 @@ def keep_current(
 
 def read_whole(
     live: LivePages, now: datetime, naive_timezone: tzinfo, horizon: datetime
-) -> Reads[tuple[list[Bucket], list[tuple[Any, Any]] | None]]:
+) -> Reads[tuple[list[Page], list[tuple[Any, Any]] | None]]:
     """Every page's aggregates, and first the rows that moved in the last minute: those the
     pages already count, so that the next refresh reads again only the pages of rows that
     moved after them."""
@@ -257,18 +257,18 @@ def read_whole(
 
 def _recounted(
     live: LivePages,
-    pages: list[Bucket],
+    pages: list[Page],
     moved: list[tuple[Any, Any]] | None,
     horizon: datetime,
     now: datetime,
     started: float,
 ) -> None:
-    live.cut = any(bucket.last is not None for bucket in pages)
+    live.cut = any(page.last is not None for page in pages)
     if live.cut:  # keys below 0: pages are cut, their validators read exactly
         live.known = None
         live.recounted_at = time.monotonic()
         return
-    live.known = Known.of({bucket.index: bucket for bucket in pages}, horizon)
+    live.known = Known.of({page.index: page for page in pages}, horizon)
     # Rows that move while the table is read are found by the next refresh.
     live.since = now - COMMIT_MARGIN
     live.recent = _recent(moved) if moved is not None and len(moved) <= MAX_CHANGES else {}
@@ -293,9 +293,9 @@ def _touched(live: LivePages, moved: Iterable[tuple[Any, Any]], horizon: datetim
     }
     expires = live.known.whole.expires  # the earliest of the pages'
     if expires is not None and expires <= horizon:
-        for bucket in live.known.ordered:
-            if bucket.expires is not None and bucket.expires <= horizon:
-                touched.add(bucket.index)
+        for page in live.known.ordered:
+            if page.expires is not None and page.expires <= horizon:
+                touched.add(page.index)
     return touched
 
 

@@ -42,13 +42,13 @@ class Response:
 @dataclass(frozen=True, slots=True)
 class Plan:
     """A 200 whose body is still to be made: a ``urlset`` of ``parts`` streamed, or with
-    ``index`` a ``sitemapindex`` built whole; ``gzip`` says to compress it. For a HEAD
+    ``sitemapindex`` a ``sitemapindex`` built whole; ``gzip`` says to compress it. For a HEAD
     (``stream`` false) only its status and headers are sent."""
 
     status: int
     headers: list[tuple[str, str]]
     stream: bool = False
-    index: bool = False
+    sitemapindex: bool = False
     parts: tuple[Part, ...] = ()
     gzip: bool = False
     view: View | None = None

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .sources.base import AnySource, Bucket, KeyRange
+from .sources.base import AnySource, KeyRange, Page
 
 if TYPE_CHECKING:
     from .validators import Summary
@@ -76,8 +76,8 @@ def summarize(
 
 def read_pages(
     source: AnySource, width: int, naive_timezone: tzinfo, horizon: datetime
-) -> Reads[list[Bucket]]:
-    """The non-empty pages of a source (see ``Source.buckets``)."""
+) -> Reads[list[Page]]:
+    """The non-empty pages of a source (see ``Source.pages``)."""
     return _checked((yield ReadPages(source, width, naive_timezone, horizon)), list)
 
 

@@ -74,7 +74,7 @@ class Planner:
             200,
             self._with_content_headers(headers, target, coding),
             stream=request.method == "GET",
-            index=index,
+            sitemapindex=index,
             parts=tuple(parts),
             gzip=coding != _IDENTITY,
             view=view,

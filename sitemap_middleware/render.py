@@ -12,19 +12,26 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
-from decimal import Decimal
-from itertools import compress, repeat
+from itertools import repeat
 from operator import attrgetter
 from typing import Any
 
+from .columns import (
+    CHANGEFREQ_TYPES,
+    PLAIN_PATH,
+    PRIORITY_TYPES,
+    not_plain,
+    stored_layout,
+    types_and_values,
+)
 from .duplicates import SeenLocs
 from .entry import (
     Affixed,
     Batch,
     EntryRules,
     RawEntry,
-    Repeated,
     format_changefreq,
     format_priority,
 )
@@ -33,29 +40,7 @@ from .protocol import MIN_LOC_LENGTH
 from .urls import XML_FORBIDDEN, quote_rest
 from .xml import escape, url_element
 
-# A path that needs neither percent-encoding nor entity-escaping, is not "//host" and has
-# no segment starting with a dot (".." is a bad row: the rules say so).
-_SEGMENT = r"[A-Za-z0-9\-_~][A-Za-z0-9\-._~]*"
-_PLAIN_PATH = re.compile(rf"/(?:{_SEGMENT}(?:/(?:{_SEGMENT})?)*)?")
-# The bytes of plain paths.
-_PLAIN_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/"
-# Where the separators stand in each stored layout (its width): the date's dashes, the
-# time's colons, the fraction's dot (and at 10 a space or a "T", checked apart).
-_DATE_SEPARATORS = ((4, b"-"), (7, b"-"))
-_TIME_SEPARATORS = (*_DATE_SEPARATORS, (13, b":"), (16, b":"))
-_LAYOUTS: dict[int, tuple[tuple[int, bytes], ...]] = {
-    10: _DATE_SEPARATORS,
-    19: _TIME_SEPARATORS,
-    26: (*_TIME_SEPARATORS, (19, b".")),
-}
-_TWENTIES = bytes.maketrans(b"0123456789", b"\0\0\1\0\0\0\0\0\0\0")  # hour tens "2"
-_FOUR_UP = bytes.maketrans(b"0123456789", b"\0\0\0\0\1\1\1\1\1\1")  # hour units 4-9
 _tzinfo = attrgetter("tzinfo")
-# The types a changefreq and a priority column may hold on the column-wise path (a bool is
-# no priority; a str subclass or another number type takes the full rules).
-_CHANGEFREQ_TYPES = frozenset({str, type(None)})
-_PRIORITY_TYPES = frozenset({float, int, Decimal, type(None)})
-_HASHABLE_TYPES = _CHANGEFREQ_TYPES | _PRIORITY_TYPES
 _TAIL_CACHE_SIZE = 256
 
 
@@ -67,104 +52,69 @@ def _priority_tail(value: object) -> str:
     return "</url>\n" if value is None else f"<priority>{format_priority(value)}</priority></url>\n"
 
 
-def not_plain(
-    locs: Sequence[Any],
-    starts: re.Pattern[bytes] | None,
-    dotted_suffix: bool = False,
-    joined: str | None = None,
-) -> list[int] | None:
-    """The positions of the locs that are not plain paths in the scope, column-wise.
+@dataclass(frozen=True, slots=True)
+class _Lastmods:
+    """A batch's lastmods as written: their texts (None: no lastmods), whether each is a
+    stored ``YYYY-MM-DD hh:mm:ss[.ffffff]`` to copy the digits of, and the zone after."""
 
-    The same verdict as ``_PLAIN_PATH.fullmatch(loc) and loc.startswith(scope)``
-    per loc, from a few C-level passes over the joined column (``starts`` finds
-    a loc that does not start with the scope or starts with ``//``; None when
-    the column holds the middle parts of locs whose start is known to be
-    plain, and then only their characters count; ``dotted_suffix``: their
-    suffix starts with a dot, so a middle ending in ``/`` may make it a dot
-    segment; ``joined``: ``"\n".join(locs)`` when the caller has it); None when that
-    cannot be
-    told cheaply (a loc that is not a string, holds a newline or a lone
-    surrogate, or a bad start), and the caller checks each loc instead.
-    """
-    try:
-        data = ("\n".join(locs) if joined is None else joined).encode("utf-8")
-    except (TypeError, UnicodeEncodeError):
-        return None
-    count = len(locs)
-    if starts is not None and starts.search(b"\n" + data):
-        return None
-    if b"." in data and (b"/." in data or b"\n." in data or data[:1] == b"."):
-        return None  # a segment may start with a dot ("..") or a middle be one: check each
-    if dotted_suffix and (b"/\n" in data or data[-1:] == b"/"):
-        return None  # the suffix after a "/" may be a dot segment: check each
-    # The odd bytes, row by row: each row's odd bytes between the newlines that join them.
-    odd = data.translate(None, _PLAIN_BYTES)
-    if len(odd) == count - 1:
-        return []  # the joining newlines alone
-    rows = odd.split(b"\n")
-    if len(rows) != count:
-        return None  # a loc holds a newline
-    return list(compress(range(count), rows))
+    texts: Sequence[str] | None
+    stored: bool
+    zone: str
 
 
-def _types_and_values(column: Sequence[Any]) -> tuple[set[type], set[Any]]:
-    """The types of a column's values and its distinct values (a :class:`Repeated` column
-    tells them at once); raises ``TypeError`` for an unhashable value."""
-    if type(column) is Repeated:
-        return {type(column.value)}, {column.value}
-    types = set(map(type, column))
-    if not types <= _HASHABLE_TYPES:
-        return types, set()  # not a valid column: no distinct values needed
-    return types, set(column)
+_NO_LASTMODS = _Lastmods(None, False, "")
 
 
-def stored_layout(texts: Sequence[Any] | None, count: int) -> int:
-    """Whether the digits of stored lastmods can be copied: 10, 19 or 26 (their one
-    length), or 0.
+@dataclass(frozen=True, slots=True)
+class _Locs:
+    """A batch's locs, and the parts each is written in: ``before + middle + after``."""
 
-    ``texts`` are the strings ``datetime.fromisoformat`` (or ``date.fromisoformat``)
-    turned into the lastmods, so their digits already make a valid date and time.
-    This proves, column-wise, that every one is exactly ``YYYY-MM-DD`` (10), or
-    ``YYYY-MM-DD hh:mm:ss`` with a space or a ``T`` (19), or that and
-    ``.ffffff`` (26): ASCII digits everywhere else, no zone, and no hour 24
-    (which some Pythons read as the next midnight). Then the W3C text is
-    ``text[:10]`` (a date) or ``text[:10] + "T" + text[11:19]`` (the same as
-    ``value.isoformat(timespec="seconds")``).
-    """
-    if texts is None or count == 0:
-        return 0
-    try:
-        # Newline-joined: a newline at every width + 1 characters, and nowhere else, proves
-        # that every text is as long as the first.
-        data = "\n".join(texts).encode("ascii")
-        width = len(texts[0])
-    except (TypeError, UnicodeEncodeError):
-        return 0
-    stride = width + 1
-    if width not in _LAYOUTS or len(data) != stride * count - 1:
-        return 0
-    # Digits and separators only, and each separator where the layout has one.
-    separators = data.translate(None, b"0123456789")
-    if separators.translate(None, b"-:. T\n"):
-        return 0
-    if data[width::stride] != b"\n" * (count - 1):
-        return 0
-    for position, separator in _LAYOUTS[width]:
-        if data[position::stride] != separator * count:
-            return 0
-    expected = (len(_LAYOUTS[width]) + 1) * count - 1
-    if width > 10:
-        between = data[10::stride]
-        if between != b" " * count and between != b"T" * count:
-            return 0
-        expected += count
-    if len(separators) != expected:  # no separator elsewhere: digits everywhere else
-        return 0
-    if width > 10:
-        hours = int.from_bytes(data[11::stride].translate(_TWENTIES), "big")
-        if hours & int.from_bytes(data[12::stride].translate(_FOUR_UP), "big"):
-            return 0  # an hour from 24 up
-    return width
+    locs: Sequence[Any]
+    before: str
+    middles: Sequence[Any]
+    after: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Odd:
+    """The middles in comparison form (``forms``) and as written, and the rows whose loc
+    takes the loc rule."""
+
+    forms: Sequence[Any]
+    written: Sequence[Any]
+    by_rule: list[int]
+
+
+Tails = str | tuple[Iterable[str], Iterable[str]]
+"""What follows each row's lastmod: one text for all, or changefreq and priority columns."""
+
+
+def _write(root: str, column: _Locs, odd: _Odd, lastmods: _Lastmods, tails: Tails) -> list[str]:
+    """The ``<url>`` elements, every loc written as a plain path (the odd ones are settled
+    after)."""
+    # One tail for every row is written with the lastmod's end; else each row's
+    # changefreq element and priority tail.
+    tail, changefreqs, priorities = (
+        (tails, repeat(""), repeat("")) if type(tails) is str else ("", *tails)
+    )
+    head, after, texts = f"<url><loc>{root}{column.before}", column.after, lastmods.texts
+    if texts is None:
+        end = f"{after}</loc>{tail}"
+        return [
+            f"{head}{middle}{end}{c}{p}"
+            for middle, c, p in zip(odd.written, changefreqs, priorities, strict=False)
+        ]
+    mid, end = f"{after}</loc><lastmod>", f"{lastmods.zone}</lastmod>{tail}"
+    if not lastmods.stored:
+        return [
+            f"{head}{middle}{mid}{text}{end}{c}{p}"
+            for middle, text, c, p in zip(odd.written, texts, changefreqs, priorities, strict=False)
+        ]
+    # "YYYY-MM-DD hh:mm:ss.ffffff" as stored: copy the digits
+    return [
+        f"{head}{middle}{mid}{text[:10]}T{text[11:19]}{end}{c}{p}"
+        for middle, text, c, p in zip(odd.written, texts, changefreqs, priorities, strict=False)
+    ]
 
 
 class _Limits:
@@ -192,7 +142,7 @@ class Renderer:
         self.naive_is_utc = rules.naive_timezone is UTC
         # In "\n" + the newline-joined locs: a loc that does not start with the scope or
         # starts with "//" (a single newline search, see not_plain).
-        self._bad_starts = re.compile(b"\n(?:(?!" + re.escape(self.scope_path.encode()) + b")|//)")
+        self.bad_starts = re.compile(b"\n(?:(?!" + re.escape(self.scope_path.encode()) + b")|//)")
         # (prefix, suffix) of template locs -> whether they make plain locs of plain middles.
         self._plain_affixes: dict[tuple[str, str], bool] = {}
         # "(changefreq, priority)" -> the closing part of a <url>, for values already checked.
@@ -202,7 +152,7 @@ class Renderer:
         self._priority_tails: dict[Any, str] = {None: "</url>\n"}
 
     def _tail(self, changefreq: object, priority: object) -> str | None:
-        if type(changefreq) not in _CHANGEFREQ_TYPES or type(priority) not in _PRIORITY_TYPES:
+        if type(changefreq) not in CHANGEFREQ_TYPES or type(priority) not in PRIORITY_TYPES:
             return None
         try:
             parts = []
@@ -233,152 +183,159 @@ class Renderer:
         uniform = self._uniform(source, batch, limits, seen)
         return uniform if uniform is not None else self._rows(source, batch, limits, seen)
 
+    def column_wise(
+        self,
+        source: str,
+        batch: Batch,
+        horizon: datetime | None = None,
+        seen: SeenLocs | None = None,
+    ) -> list[str] | None:
+        """:meth:`elements` of a batch of the common shape, in a few C-level passes: valid
+        changefreqs and priorities (NULLs allowed), lastmods all absent, all naive datetimes
+        read as UTC, or all dates, and string locs. Plain paths are written directly, other
+        locs go through the rules. None when the batch has another shape."""
+        limits = _Limits(horizon) if horizon is not None else None
+        return self._uniform(source, batch, limits, seen)
+
     def _uniform(
         self, source: str, batch: Batch, limits: _Limits | None, seen: SeenLocs | None
     ) -> list[str] | None:
-        """A batch of the common shape in a few C-level passes: valid changefreqs and
-        priorities (NULLs allowed), lastmods all absent, all naive datetimes read as UTC, or
-        all dates, and string locs. Plain paths are written directly, other locs go through
-        the rules. None when the batch has another shape."""
-        count = len(batch)
-        locs, lastmods = batch.locs, batch.lastmods
         tails = self._tail_column(batch.changefreqs, batch.priorities)
         if tails is None:
             return None
-        # One tail for every row is written with the lastmod's end; else each row's
-        # changefreq element and priority tail.
-        tail, changefreq_texts, priority_tails = (
-            (tails, repeat(""), repeat("")) if type(tails) is str else ("", *tails)
-        )
-        texts: Sequence[str] | None = None
-        layout = 0
-        if lastmods.count(None) != count:
-            kinds = set(map(type, lastmods))
-            if kinds == {datetime} and self.naive_is_utc:
-                # Stored texts of these layouts hold no zone: their values are naive.
-                layout = stored_layout(batch.lastmod_texts, count)
-                if layout not in (19, 26):
-                    layout = 0
-                    if list(map(_tzinfo, lastmods)).count(None) != count:
-                        return None
-                if limits is not None and max(lastmods) > limits.naive:
-                    return None  # a future lastmod: row by row
-                if layout:
-                    texts = batch.lastmod_texts
-                else:
-                    texts = list(map(datetime.isoformat, lastmods))
-                    if max(map(len, texts)) > 19:  # fractions of a second are dropped
-                        texts = [text[:19] for text in texts]
-                tail = "</lastmod>" + tail
-                zone = "+00:00"
-            elif kinds == {date}:
-                if limits is not None and max(lastmods) > limits.day:
+        lastmods = self._lastmod_column(batch, limits)
+        if lastmods is None:
+            return None
+        locs = self._loc_column(batch.locs)
+        if locs is None:
+            return None
+        odd = self._odd_locs(locs)
+        out = _write(self.root, locs, odd, lastmods, tails)
+        if not odd.by_rule and seen is None:
+            return out
+        return self._settled(source, batch, locs, odd, out, seen)
+
+    def _lastmod_column(self, batch: Batch, limits: _Limits | None) -> _Lastmods | None:
+        """The lastmods' texts, as one column: none, naive datetimes read as UTC (their
+        stored text copied when its layout is proven), or dates; None for another shape or
+        a lastmod past the horizon (row by row then)."""
+        lastmods, count = batch.lastmods, len(batch)
+        if lastmods.count(None) == count:
+            return _NO_LASTMODS
+        kinds = set(map(type, lastmods))
+        if kinds == {datetime} and self.naive_is_utc:
+            # Stored texts of these layouts hold no zone: their values are naive.
+            layout = stored_layout(batch.lastmod_texts, count)
+            if layout not in (19, 26):
+                layout = 0
+                if list(map(_tzinfo, lastmods)).count(None) != count:
                     return None
-                if stored_layout(batch.lastmod_texts, count) == 10:
-                    texts = batch.lastmod_texts  # "YYYY-MM-DD" is the date's own text
-                else:
-                    texts = list(map(date.isoformat, lastmods))
-                tail = "</lastmod>" + tail
-                zone = ""
-            else:
+            if limits is not None and max(lastmods) > limits.naive:
                 return None
-        # Template locs (a plain prefix in the scope, a plain suffix) are written in parts.
-        before = after = ""
-        middles: Sequence[Any] = locs
+            if layout:
+                assert batch.lastmod_texts is not None
+                return _Lastmods(batch.lastmod_texts, True, "+00:00")
+            texts = list(map(datetime.isoformat, lastmods))
+            if max(map(len, texts)) > 19:  # fractions of a second are dropped
+                texts = [text[:19] for text in texts]
+            return _Lastmods(texts, False, "+00:00")
+        if kinds == {date}:
+            if limits is not None and max(lastmods) > limits.day:
+                return None
+            if stored_layout(batch.lastmod_texts, count) == 10:
+                assert batch.lastmod_texts is not None
+                return _Lastmods(batch.lastmod_texts, False, "")  # a date's own text
+            return _Lastmods(list(map(date.isoformat, lastmods)), False, "")
+        return None
+
+    def _loc_column(self, locs: Sequence[Any]) -> _Locs | None:
+        """The locs as written in parts: template locs (a plain prefix in the scope, a plain
+        suffix) as their middles; None when a loc is too long, possibly too short, or not
+        a string."""
         if type(locs) is Affixed and self._affixes_plain(locs.before, locs.after):
-            before, middles, after = locs.before, locs.values, locs.after
-        root = self.root
-        extra = len(before) + len(after)
+            column = _Locs(locs, locs.before, locs.values, locs.after)
+        else:
+            column = _Locs(locs, "", locs, "")
+        root, extra = self.root, len(column.before) + len(column.after)
         try:
-            if max(map(len, middles)) + extra > self.rules.site.max_loc_length - len(root):
+            if max(map(len, column.middles)) + extra > self.rules.site.max_loc_length - len(root):
                 return None
             # (The shortest loc matters only when the root and affixes are shorter.)
-            if len(root) + extra < MIN_LOC_LENGTH and min(map(len, middles)) + extra < (
+            if len(root) + extra < MIN_LOC_LENGTH and min(map(len, column.middles)) + extra < (
                 MIN_LOC_LENGTH - len(root)
             ):
                 return None
         except TypeError:  # a loc that is not a string
             return None
-        odd = (
-            not_plain(locs, self._bad_starts)
-            if middles is locs
-            else not_plain(
-                middles, None, after[:1] == ".", locs.joined if isinstance(locs, Affixed) else None
-            )
-        )
+        return column
+
+    def _odd_locs(self, column: _Locs) -> _Odd:
+        """The locs that are not plain paths in the scope: a template middle that needs
+        only percent-encoding (and entity-escaping) is encoded here; the other odd locs take
+        the loc rule once their elements are written."""
+        locs, middles, before, after = column.locs, column.middles, column.before, column.after
+        if middles is locs:
+            odd = not_plain(locs, self.bad_starts)
+        else:
+            joined = locs.joined if isinstance(locs, Affixed) else None
+            odd = not_plain(middles, None, after[:1] == ".", joined)
         if odd is None:
-            scope, plain = self.scope_path, _PLAIN_PATH.fullmatch
+            scope, plain = self.scope_path, PLAIN_PATH.fullmatch
             odd = [
                 at
                 for at, loc in enumerate(locs)
                 if type(loc) is not str or not (plain(loc) and loc.startswith(scope))
             ]
-        # The middles in comparison form (``forms``) and as written: a template middle that
-        # needs only percent-encoding (and entity-escaping) is encoded here; the other odd
-        # locs take the loc rule once their elements are written.
-        forms: Sequence[Any] = middles
-        written: Sequence[Any] = middles
-        by_rule = odd
-        if odd and middles is not locs:
-            by_rule = []
-            encoded: dict[int, str] = {}
-            for at in odd:
-                form = self._encoded_middle(before, middles[at], after)
-                if form is None:
-                    by_rule.append(at)
-                else:
-                    encoded[at] = form
-            if encoded:
-                forms, written = list(middles), list(middles)
-                for at, form in encoded.items():
-                    forms[at], written[at] = form, escape(form)
-        head = f"<url><loc>{root}{before}"
-        if texts is None:
-            end = f"{after}</loc>{tail}"
-            out = [
-                f"{head}{middle}{end}{c}{p}"
-                for middle, c, p in zip(written, changefreq_texts, priority_tails, strict=False)
-            ]
-        elif not layout:
-            mid, end = f"{after}</loc><lastmod>", zone + tail
-            out = [
-                f"{head}{middle}{mid}{text}{end}{c}{p}"
-                for middle, text, c, p in zip(
-                    written, texts, changefreq_texts, priority_tails, strict=False
-                )
-            ]
-        else:  # "YYYY-MM-DD hh:mm:ss.ffffff" as stored: copy the digits
-            mid, end = f"{after}</loc><lastmod>", "+00:00" + tail
-            out = [
-                f"{head}{middle}{mid}{text[:10]}T{text[11:19]}{end}{c}{p}"
-                for middle, text, c, p in zip(
-                    written, texts, changefreq_texts, priority_tails, strict=False
-                )
-            ]
-        if not by_rule and seen is None:
-            return out
+        if not odd or middles is locs:
+            return _Odd(middles, middles, odd)
+        by_rule = []
+        encoded: dict[int, str] = {}
+        for at in odd:
+            form = self._encoded_middle(before, middles[at], after)
+            if form is None:
+                by_rule.append(at)
+            else:
+                encoded[at] = form
+        if not encoded:
+            return _Odd(middles, middles, by_rule)
+        forms, written = list(middles), list(middles)
+        for at, form in encoded.items():
+            forms[at], written[at] = form, escape(form)
+        return _Odd(forms, written, by_rule)
+
+    def _settled(
+        self,
+        source: str,
+        batch: Batch,
+        column: _Locs,
+        odd: _Odd,
+        out: list[str],
+        seen: SeenLocs | None,
+    ) -> list[str]:
+        """The written elements once the odd locs took the loc rule and the locs the
+        document listed before were dropped (each reported)."""
+        root, before, after = self.root, column.before, column.after
+        extra = len(before) + len(after)
         skipped = False
         checked: dict[int, str | None] = {}
-        for at in by_rule:
-            url = checked[at] = self.rules.check_loc(source, batch.keys[at], locs[at])
+        for at in odd.by_rule:
+            url = checked[at] = self.rules.check_loc(source, batch.keys[at], column.locs[at])
             if url is None:
                 out[at] = ""
                 skipped = True
                 continue
             # The element so far starts "<url><loc>{root}{loc}</loc>"; keep what follows.
-            rest = out[at][len(root) + extra + len(middles[at]) + 16 :]
+            rest = out[at][len(root) + extra + len(column.middles[at]) + 16 :]
             out[at] = f"<url><loc>{escape(url)}</loc>{rest}"
         if seen is not None:
-            for at in seen.repeats(forms, before, after, checked):
-                url = checked.get(at) or f"{root}{before}{forms[at]}{after}"
+            for at in seen.repeats(odd.forms, before, after, checked):
+                url = checked.get(at) or f"{root}{before}{odd.forms[at]}{after}"
                 self.rules.duplicate(source, batch.keys[at], url)
                 out[at] = ""
                 skipped = True
         return [element for element in out if element] if skipped else out
 
-    def _tail_column(
-        self, changefreqs: Sequence[Any], priorities: Sequence[Any]
-    ) -> str | tuple[Iterable[str], Iterable[str]] | None:
+    def _tail_column(self, changefreqs: Sequence[Any], priorities: Sequence[Any]) -> Tails | None:
         """What follows the lastmod of each row: its changefreq, priority and ``</url>``.
 
         One string when every row has the same pair, else each row's changefreq element
@@ -388,9 +345,9 @@ class Renderer:
         report it.
         """
         try:
-            changefreq_types, distinct_changefreqs = _types_and_values(changefreqs)
-            priority_types, distinct_priorities = _types_and_values(priorities)
-            if not (changefreq_types <= _CHANGEFREQ_TYPES and priority_types <= _PRIORITY_TYPES):
+            changefreq_types, distinct_changefreqs = types_and_values(changefreqs)
+            priority_types, distinct_priorities = types_and_values(priorities)
+            if not (changefreq_types <= CHANGEFREQ_TYPES and priority_types <= PRIORITY_TYPES):
                 return None
             # Equal values have equal texts (1 and 1.0 too: a bool is no priority).
             if len(distinct_changefreqs) == 1 and len(distinct_priorities) == 1:
@@ -458,7 +415,7 @@ class Renderer:
             known = bool(
                 len(before) >= 2
                 and before.startswith(self.scope_path)
-                and _PLAIN_PATH.fullmatch(before + after)
+                and PLAIN_PATH.fullmatch(before + after)
             )
             if len(self._plain_affixes) < _TAIL_CACHE_SIZE:
                 self._plain_affixes[(before, after)] = known
@@ -475,7 +432,7 @@ class Renderer:
         self, source: str, batch: Batch, limits: _Limits | None, seen: SeenLocs | None
     ) -> list[str]:
         """Row by row: a fast path per row, the full rules for the rest."""
-        root, scope_path, plain = self.root, self.scope_path, _PLAIN_PATH.fullmatch
+        root, scope_path, plain = self.root, self.scope_path, PLAIN_PATH.fullmatch
         room = self.room
         horizon = latest = last_day = None
         if limits is not None:

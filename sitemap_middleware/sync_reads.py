@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from .coalesce import ThreadCoalescer
 from .entry import Batch
-from .flow import run
+from .flow import Transfer, run
 from .needs import Background, Need, ReadChanges, Summarize
 from .sources.base import AnySource, AsyncSource, KeyRange, horizon_arguments
 
@@ -57,7 +57,7 @@ class SyncReads:
             partial(
                 self.call,
                 need.source,
-                "buckets",
+                "pages",
                 need.width,
                 need.naive_timezone,
                 need.horizon,
@@ -66,7 +66,7 @@ class SyncReads:
 
     def call(self, source: AnySource, method: str, *args: Any) -> Any:
         bound = getattr(source, method)
-        if method in ("summarize", "buckets"):  # the last argument is the horizon
+        if method in ("summarize", "pages"):  # the last argument is the horizon
             args = (*args[:-1], *horizon_arguments(bound, args[-1]))
         if isinstance(source, AsyncSource):
             return self.loop.call(bound, *args)
@@ -84,9 +84,49 @@ class SyncReads:
         finally:
             self.loop.call(_aclose, iterator)
 
+    def transfer_chunks(self, transfer: Transfer) -> TransferChunks:
+        """The chunks of a transfer's parts: what :func:`~sitemap_middleware.events.drive`
+        asks for."""
+        return TransferChunks(self, transfer)
+
+    def chunks(
+        self, source: AnySource, keys: KeyRange, transfer: Transfer
+    ) -> Generator[bytes, None, None]:
+        """The chunks one source adds to a transfer; closing it releases the rows."""
+        batches = self.batches(source, keys, transfer.batch_size)
+        try:
+            for batch in batches:
+                if chunk := transfer.feed(source.name, batch):
+                    yield chunk
+        finally:
+            batches.close()
+
     def close(self) -> None:
         """Stop the background event loop of async sources, if one was started."""
         self.loop.close()
+
+
+class TransferChunks:
+    """The chunks of a transfer's parts, one part at a time, each's rows closed once done."""
+
+    def __init__(self, reads: SyncReads, transfer: Transfer) -> None:
+        self._reads = reads
+        self._transfer = transfer
+        self._index = -1
+        self._chunks: Generator[bytes, None, None] | None = None
+
+    def next(self, index: int) -> bytes | None:
+        if index != self._index:
+            self.close()
+            self._chunks = self._reads.chunks(*self._transfer.parts[index], self._transfer)
+            self._index = index
+        assert self._chunks is not None
+        return next(self._chunks, None)
+
+    def close(self) -> None:
+        current, self._chunks = self._chunks, None
+        if current is not None:
+            current.close()
 
 
 class _Loop:

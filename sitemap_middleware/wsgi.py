@@ -7,6 +7,7 @@ iterates it, an aborted transfer raises out of the iterable so the server cuts
 it short, and ``close()`` releases the rows and the database connection however
 the iteration ends (client gone included). Async sources run on one event loop
 in a background thread (:class:`.sync_reads.SyncReads`), stopped by :meth:`close`.
+``/robots.txt`` is :mod:`.wsgi_robots`'s.
 """
 
 from __future__ import annotations
@@ -15,19 +16,17 @@ import time
 from collections.abc import Callable, Generator, Iterable, Iterator
 from datetime import UTC, datetime
 from http import HTTPStatus
-from typing import Any, TypeVar, Unpack
+from typing import TypeVar, Unpack
 
-from . import robots
 from .core import Request, Response, Sitemap
 from .entry import BadRowStats
 from .events import Chunk, End, Event, Start, drive, response_events, transfer_events
 from .flow import Transfer, answer, run
-from .interfaces import Environ, ExcInfo, StartResponse, WSGIApp
-from .robots import NOT_FORWARDED
+from .interfaces import Environ, ExcInfo, StartResponse, WSGIApp, close_iterable
 from .routing import Target
 from .settings import Options, make_settings
-from .sources.base import AnySource, KeyRange
-from .sync_reads import SyncReads
+from .sync_reads import SyncReads, TransferChunks
+from .wsgi_robots import robots_txt
 
 T = TypeVar("T")
 
@@ -72,8 +71,8 @@ class SitemapWSGIMiddleware:
     ) -> None:
         self.app: WSGIApp = app if app is not None else _not_found_app
         self.sitemap = Sitemap(sources, make_settings(settings))
-        self._reads = SyncReads()
-        self._loop = self._reads.loop
+        self.reads = SyncReads()
+        """Performs the reads (async sources: on its own event loop, ``reads.loop``)."""
 
     @property
     def stats(self) -> dict[str, BadRowStats]:
@@ -86,123 +85,57 @@ class SitemapWSGIMiddleware:
         for live in self.sitemap.live.values():
             while not live.claim_recount():
                 time.sleep(0.01)  # a refresh is running: it ends soon
-            run(self.sitemap.keep_current(live), self._reads.perform)
+            run(self.sitemap.keep_current(live), self.reads.perform)
 
     def close(self) -> None:
         """Stop the background event loop of async sources, if one was started."""
-        self._reads.close()
+        self.reads.close()
 
     def __call__(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
         path = str(environ.get("PATH_INFO", ""))
         target = self.sitemap.route(path)
         if target is None:
             if self.sitemap.wants_robots(path, str(environ.get("REQUEST_METHOD", ""))):
-                return self._robots(environ, start_response)
+                request = request_from(environ)
+                return robots_txt(
+                    self.sitemap,
+                    self.app,
+                    request,
+                    (environ, start_response),
+                    lambda outcome: _respond(start_response, outcome, request.method),
+                )
             return self.app(environ, start_response)
         if self.sitemap.settings.mode == "fallback":
             return _Fallback(self, target, environ, start_response)
         return self.serve(target, environ, start_response)
-
-    def _robots(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
-        """The app's robots.txt with the sitemap line (or a minimal one when it has none)."""
-        request = request_from(environ)
-        inner = {
-            key: value
-            for key, value in environ.items()
-            if not (key.startswith("HTTP_") and key[5:].replace("_", "-").lower() in NOT_FORWARDED)
-        }
-        inner["REQUEST_METHOD"] = "GET"
-        captured: list[Any] = []
-        written: list[bytes] = []
-
-        def capture(
-            status: str, headers: list[tuple[str, str]], exc_info: ExcInfo | None = None
-        ) -> Callable[[bytes], object]:
-            captured[:] = [status, headers, exc_info]
-            return written.append
-
-        result = self.app(inner, capture)
-        chunks: list[bytes] = []
-        size = 0
-        iterator = iter(result)
-        try:
-            for chunk in iterator:
-                chunks.append(chunk)
-                size += len(chunk)
-                if size > robots.MAX_BYTES:  # too large to rewrite: passed on as it is
-                    start_response(*captured)
-                    return _Passed(written + chunks, iterator, result, request.method == "HEAD")
-        except BaseException:
-            _close(result)
-            raise
-        _close(result)
-        status = int(str(captured[0]).split()[0]) if captured else 500
-        body = b"".join(written + chunks)
-        outcome = self.sitemap.robots(request, status, list(captured[1]), body)
-        if outcome is None:
-            start_response(*captured)
-            return [] if request.method == "HEAD" else [body]
-        return _respond(start_response, outcome, request.method)
 
     def serve(
         self, target: Target, environ: Environ, start_response: StartResponse
     ) -> Iterable[bytes]:
         """Answer a request for one of the sitemap's documents."""
         request = request_from(environ)
-        outcome = run(answer(self.sitemap, request, target, datetime.now(UTC)), self._reads.perform)
+        outcome = run(answer(self.sitemap, request, target, datetime.now(UTC)), self.reads.perform)
         if isinstance(outcome, Response):
             return _respond(start_response, outcome, request.method)
-        return _Body(self, target, outcome, start_response)
-
-
-def _close(iterable: object) -> None:
-    close = getattr(iterable, "close", None)
-    if close is not None:
-        close()
-
-
-class _Passed:
-    """An app's answer passed on after its first chunks were read (``close()`` forwarded)."""
-
-    def __init__(
-        self, first: list[bytes], rest: Iterator[bytes], result: object, head: bool
-    ) -> None:
-        self._first, self._rest, self._result, self._head = first, rest, result, head
-
-    def __iter__(self) -> Iterator[bytes]:
-        for chunk in self._first:
-            yield b"" if self._head else chunk
-        for chunk in self._rest:
-            yield b"" if self._head else chunk
-
-    def close(self) -> None:
-        _close(self._result)
+        return _Body(self.reads, outcome, start_response)
 
 
 class _Body:
     """The lazy body of a ``urlset``; the status line goes out with its first chunk."""
 
-    def __init__(
-        self,
-        middleware: SitemapWSGIMiddleware,
-        target: Target,
-        transfer: Transfer,
-        start_response: StartResponse,
-    ) -> None:
-        self._middleware = middleware
-        self._target = target
+    def __init__(self, reads: SyncReads, transfer: Transfer, start_response: StartResponse) -> None:
         self._transfer = transfer
-        self._start_response = start_response
-        self._chunks = self._generate()
+        self._chunks = self._generate(reads.transfer_chunks(transfer), start_response)
 
     def __iter__(self) -> Iterator[bytes]:
         return self._chunks
 
-    def _generate(self) -> Generator[bytes, None, None]:
-        parts = _Parts(self._middleware, self._transfer)
+    def _generate(
+        self, parts: TransferChunks, start_response: StartResponse
+    ) -> Generator[bytes, None, None]:
         try:
             for event in drive(transfer_events(self._transfer), parts.next):
-                yield from _emit(self._start_response, event)
+                yield from _emit(start_response, event)
         finally:
             parts.close()
 
@@ -212,39 +145,6 @@ class _Body:
             self._chunks.close()
         finally:
             self._transfer.close()
-
-
-class _Parts:
-    """The chunks of a transfer's parts, one part at a time, each's rows closed once done."""
-
-    def __init__(self, middleware: SitemapWSGIMiddleware, transfer: Transfer) -> None:
-        self._middleware = middleware
-        self._transfer = transfer
-        self._index = -1
-        self._chunks: Generator[bytes, None, None] | None = None
-
-    def next(self, index: int) -> bytes | None:
-        if index != self._index:
-            self.close()
-            self._chunks = self._read(*self._transfer.parts[index])
-            self._index = index
-        assert self._chunks is not None
-        return next(self._chunks, None)
-
-    def _read(self, source: AnySource, keys: KeyRange) -> Generator[bytes, None, None]:
-        transfer = self._transfer
-        batches = self._middleware._reads.batches(source, keys, transfer.batch_size)
-        try:
-            for batch in batches:
-                if chunk := transfer.feed(source.name, batch):
-                    yield chunk
-        finally:
-            batches.close()
-
-    def close(self) -> None:
-        current, self._chunks = self._chunks, None
-        if current is not None:
-            current.close()
 
 
 def _emit(start_response: StartResponse, event: Event) -> Iterator[bytes]:
@@ -334,7 +234,7 @@ class _Fallback:
 
     def _close_inner(self) -> None:
         inner, self._inner = self._inner, None
-        _close(inner)
+        close_iterable(inner)
 
     def close(self) -> None:
         try:

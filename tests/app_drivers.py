@@ -15,7 +15,8 @@ from typing import Any, Protocol, TypeVar
 
 from sitemap_middleware import BadRowStats, SitemapApp, SitemapWSGIApp
 from sitemap_middleware.cli.asgi_client import http_scope
-from sitemap_middleware.cli.wsgi_client import wsgi_environ
+from sitemap_middleware.cli.inprocess import ResponseFailed
+from sitemap_middleware.cli.wsgi_client import WSGIResponse, call_app, wsgi_environ
 from sitemap_middleware.interfaces import Message
 
 from .driver import exchange_asgi
@@ -186,35 +187,23 @@ class WsgiDriver:
 
 
 def _wsgi_exchange(app: Callable[..., Iterable[bytes]], environ: dict[str, Any]) -> Reply:
-    started: list[Any] = []
     problems: list[str] = []
     body: list[bytes] = []
-
-    def start_response(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
-        if started and exc_info is None:
-            problems.append("start_response called twice without exc_info")
-        started[:] = [status, headers]
-        return body.append
-
+    response = WSGIResponse(environ["PATH_INFO"], body.append, environ["REQUEST_METHOD"] == "HEAD")
     error: BaseException | None = None
     complete = False
     try:
-        result = app(environ, start_response)
-        try:
-            for chunk in result:
-                if chunk and not started:
-                    problems.append("a body chunk before start_response")
-                body.append(chunk)
-            complete = True
-        finally:
-            close = getattr(result, "close", None)
-            if close is not None:
-                close()
-    except Exception as exc:
-        error = exc
-    if not started:
+        call_app(app, environ, response)
+        complete = True
+        response.head()
+    except ResponseFailed as exc:
+        if exc.__cause__ is not None:
+            error = exc.__cause__  # the application raised
+        else:
+            problems.append(str(exc))
+    if response.status is None:
         return Reply(0, [], b"", False, error, ["start_response never called", *problems])
-    status, header_lines = started
+    status, header_lines = response.status, response.headers
     raw_headers: RawHeaders = []
     for name, value in header_lines:
         if not isinstance(name, str) or not isinstance(value, str):

@@ -17,7 +17,8 @@ import anyio.to_thread
 from sitemap_middleware import SitemapApp, SitemapWSGIApp, SitemapWSGIMiddleware
 from sitemap_middleware.cli.asgi_client import exchange as exchange_messages
 from sitemap_middleware.cli.asgi_client import http_scope
-from sitemap_middleware.cli.wsgi_client import wsgi_environ
+from sitemap_middleware.cli.inprocess import ResponseFailed
+from sitemap_middleware.cli.wsgi_client import WSGIResponse, call_app, wsgi_environ
 from sitemap_middleware.interfaces import Message
 
 from .conftest import check_served
@@ -128,8 +129,8 @@ def call_wsgi(
     disconnect_after: int | None = None,
     http_version: str = "1.1",
 ) -> Exchange:
-    """One WSGI request, iterated as a server does; the client may go away after n chunks."""
-    exchange = Exchange()
+    """One WSGI request, read as a server does (the CLI's WSGI client); the client may go
+    away after n chunks. The answer is recorded as ASGI-shaped messages."""
     # ``path`` is PATH_INFO itself (latin-1 characters): its bytes make the request-target.
     target = quote(path.encode("latin-1"), safe=PATH_SAFE).encode("ascii")
     lines = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in (headers or {}).items()]
@@ -143,39 +144,32 @@ def call_wsgi(
         http_version=http_version,
         multithread=True,
     )
+    bodies: list[Message] = []
 
-    def start_response(status: str, response_headers: list[tuple[str, str]], exc_info: Any = None):  # type: ignore[no-untyped-def]
-        assert exc_info is None or not exchange.messages
-        exchange.messages[:] = [
-            {
-                "type": "http.response.start",
-                "status": int(status.split()[0]),
-                "headers": [
-                    (k.encode("latin-1"), v.encode("latin-1")) for k, v in response_headers
-                ],
-            }
-        ]
-        return lambda data: exchange.messages.append(
-            {"type": "http.response.body", "body": data, "more_body": True}
-        )
+    def sink(data: bytes) -> None:
+        bodies.append({"type": "http.response.body", "body": data, "more_body": True})
+        if disconnect_after is not None and len(bodies) >= disconnect_after:
+            raise _ClientGone
 
-    result = app(environ, start_response)
+    exchange = Exchange()
+    response = WSGIResponse(path, sink, head_request=method == "HEAD")
     try:
-        for chunk in result:
-            if not exchange.messages:
-                if chunk:
-                    raise AssertionError("a body chunk before start_response")
-                continue  # PEP 3333 allows empty strings before start_response
-            exchange.messages.append(
-                {"type": "http.response.body", "body": chunk, "more_body": True}
-            )
-            if disconnect_after is not None and len(exchange.bodies) >= disconnect_after:
-                return exchange  # the client is gone: the server stops iterating
-        exchange.messages.append({"type": "http.response.body", "body": b"", "more_body": False})
-    except Exception as exc:
-        exchange.error = exc
-    finally:
-        close = getattr(result, "close", None)
-        if close is not None:
-            close()
+        call_app(app, environ, response)
+        response.head()
+        bodies.append({"type": "http.response.body", "body": b"", "more_body": False})
+    except _ClientGone:
+        pass  # the server stops reading (and closes the iterable)
+    except ResponseFailed as exc:
+        exchange.error = exc.__cause__ or exc
+    if response.status is not None:
+        start = {
+            "type": "http.response.start",
+            "status": int(response.status.split()[0]),
+            "headers": [(k.encode("latin-1"), v.encode("latin-1")) for k, v in response.headers],
+        }
+        exchange.messages = [start, *bodies]
     return exchange
+
+
+class _ClientGone(Exception):
+    """The client went away: the server stops reading the application's answer."""

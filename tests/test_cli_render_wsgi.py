@@ -144,7 +144,7 @@ def test_async_sources_and_their_loop(tmp_path: Path, capsys: pytest.CaptureFixt
         == 50
     )
     # The middleware's event loop thread is stopped, or the command would wait for it at exit.
-    assert not app._loop.running
+    assert not app.reads.loop.running
 
 
 def test_asgi_or_wsgi_is_told_from_the_application(

@@ -93,14 +93,17 @@ def test_threads_share_rounds_the_same_way() -> None:
     def query() -> int:
         with lock:
             calls.append(time.monotonic())
-        time.sleep(0.05)
+        time.sleep(0.2)
         return len(calls)
 
     results: list[int] = []
-    threads = [
-        threading.Thread(target=lambda: results.append(coalescer.run("k", query)))
-        for _ in range(32)
-    ]
+    ready = threading.Barrier(32)  # all ask at once, however slowly the threads start
+
+    def ask() -> None:
+        ready.wait()
+        results.append(coalescer.run("k", query))
+
+    threads = [threading.Thread(target=ask) for _ in range(32)]
     for thread in threads:
         thread.start()
     for thread in threads:

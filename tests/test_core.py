@@ -83,7 +83,7 @@ def test_plans() -> None:
     s = sitemap()
     assert s.route("/other") is None
     get = plan(s, "/sitemap.xml", Request("GET"), summary())
-    assert get.status == 200 and get.stream and not get.index and not get.gzip
+    assert get.status == 200 and get.stream and not get.sitemapindex and not get.gzip
     headers = dict(get.headers)
     assert headers["content-type"] == "text/xml; charset=utf-8"
     assert headers["x-robots-tag"] == "noindex"
@@ -121,9 +121,9 @@ def test_gzip_representations() -> None:
 def test_root_is_an_index_past_one_page() -> None:
     s = sitemap(max_urls=10)
     assert s.width(s.sources[0]) == s.settings.page_rows == 10
-    assert not plan(s, "/sitemap.xml", Request("GET"), summary(count=10)).index
-    assert plan(s, "/sitemap.xml", Request("GET"), summary(count=11)).index
-    assert plan(sitemap(index="always"), "/sitemap.xml", Request("GET"), summary()).index
+    assert not plan(s, "/sitemap.xml", Request("GET"), summary(count=10)).sitemapindex
+    assert plan(s, "/sitemap.xml", Request("GET"), summary(count=11)).sitemapindex
+    assert plan(sitemap(index="always"), "/sitemap.xml", Request("GET"), summary()).sitemapindex
 
 
 @pytest.mark.parametrize(

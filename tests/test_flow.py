@@ -20,7 +20,7 @@ from sitemap_middleware.entry import Batch, RawEntry
 from sitemap_middleware.flow import Flow, Transfer, answer
 from sitemap_middleware.needs import Background, Need, ReadChanges, ReadPages, Summarize
 from sitemap_middleware.settings import make_settings
-from sitemap_middleware.sources.base import ALL, Bucket, CutPages, KeyRange, SyncSource, page_keys
+from sitemap_middleware.sources.base import ALL, CutPages, KeyRange, Page, SyncSource, page_keys
 from sitemap_middleware.validators import Summary, horizon_of
 
 from .conftest import assert_valid_index, assert_valid_urlset
@@ -91,13 +91,13 @@ def summary(count: int, token: str = "v1", checksum: str | None = None) -> Summa
     return Summary(NEWEST if count else None, count, token, HORIZON, checksum=checksum)
 
 
-def pages(count: int, width: int = WIDTH, cut: bool = False) -> list[Bucket]:
-    """The buckets of ``count`` rows keyed 0..count-1 (cut: each page ends at its last key)."""
+def pages(count: int, width: int = WIDTH, cut: bool = False) -> list[Page]:
+    """The pages of ``count`` rows keyed 0..count-1 (cut: each page ends at its last key)."""
     out = []
     for index in range(0, -(-count // width)):
         rows = min(width, count - index * width)
         last = ((index * width + rows - 1),) if cut else None
-        out.append(Bucket(index, rows, NEWEST, last, checksum=f"c{index}"))
+        out.append(Page(index, rows, NEWEST, last, checksum=f"c{index}"))
     return out
 
 

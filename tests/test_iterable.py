@@ -45,9 +45,9 @@ def test_keys_are_positions_and_pages_are_ranges_of_them() -> None:
     assert batches[0].locs[0] == "/p/10"
     summary = source.summarize(page, UTC, NOW)
     assert summary.count == 10 and summary.newest == NOW - 6 * DAY
-    buckets = source.buckets(10, UTC, NOW)
-    assert [(b.index, b.count) for b in buckets] == [(0, 10), (1, 10), (2, 5)]
-    assert buckets[1].newest == summary.newest and buckets[2].newest == NOW - DAY
+    pages = source.pages(10, UTC, NOW)
+    assert [(b.index, b.count) for b in pages] == [(0, 10), (1, 10), (2, 5)]
+    assert pages[1].newest == summary.newest and pages[2].newest == NOW - DAY
     assert list(source.batches(KeyRange((24,), None))) == []
 
 
@@ -120,7 +120,7 @@ async def test_an_async_generator_gives_what_the_same_list_gives() -> None:
     plain = IterableSource(entries)
     page = page_keys(2, 10)
     assert await source.summarize(page, UTC, NOW) == plain.summarize(page, UTC, NOW)
-    assert await source.buckets(10, UTC, NOW) == plain.buckets(10, UTC, NOW)
+    assert await source.pages(10, UTC, NOW) == plain.pages(10, UTC, NOW)
     got = [batch async for batch in source.batches(page, 4)]
     assert [b.keys for b in got] == [b.keys for b in plain.batches(page, 4)]
     assert closed == [True, True, True]  # the generator is closed however far it was read

@@ -11,14 +11,14 @@ import pytest
 from sitemap_middleware import ALL, IterableSource, KeyRange, SyncSource
 from sitemap_middleware.entry import Batch
 from sitemap_middleware.known_pages import KnownPages, RecentSummaries
-from sitemap_middleware.sources.base import Bucket, NotPageable
+from sitemap_middleware.sources.base import NotPageable, Page
 from sitemap_middleware.validators import Summary
 
 NOW = datetime(2024, 6, 1, 12, tzinfo=UTC)
 
 
 class Whole(SyncSource):
-    """A source that cannot be split into pages (no ``buckets``)."""
+    """A source that cannot be split into pages (no ``pages``)."""
 
     name = "whole"
     pageable = False
@@ -36,7 +36,7 @@ def test_pages_are_used_only_for_the_data_version_they_were_read_for() -> None:
     source = IterableSource(["/a", "/b"], name="urls")
     known = KnownPages({"urls": 10})
     assert known.pages(source) == [] and known.needs_pages(source, Summary(NOW, 2, "v1"))
-    pages = [Bucket(0, 2, NOW)]
+    pages = [Page(0, 2, NOW)]
     known.remember(source, Summary(NOW, 2, "v1", horizon=NOW), pages)
     assert known.pages(source) == pages and known.of(source).horizon == NOW
     assert not known.needs_pages(source, Summary(NOW, 2, "v1"))
@@ -47,7 +47,7 @@ def test_a_source_that_cannot_be_split_is_one_page_or_refused() -> None:
     source = Whole()
     known = KnownPages({"whole": 3})
     assert not known.needs_pages(source, Summary(NOW, 3, "v1"))  # its summary is its page
-    assert known.pages(source) == [Bucket(0, 3, NOW)]
+    assert known.pages(source) == [Page(0, 3, NOW)]
     with pytest.raises(NotPageable, match="more than one page holds"):
         known.needs_pages(source, Summary(NOW, 4, "v2"))
 
@@ -67,3 +67,18 @@ def test_recent_summaries_last_summary_ttl_and_no_longer_than_their_rows() -> No
     assert recent.get(((source, KeyRange(None, (9,))),), NOW) is None  # another range
     time.sleep(0.25)
     assert recent.get(parts, NOW) is None
+
+
+def test_a_source_written_with_the_earlier_buckets_name_keeps_its_pages() -> None:
+    with pytest.warns(DeprecationWarning, match=r"Old\.buckets\(\) is deprecated: name it pages"):
+
+        class Old(Whole):
+            name = "old"
+            pageable = True
+
+            def buckets(
+                self, width: int, naive_timezone: tzinfo, horizon: datetime | None = None
+            ) -> list[Page]:
+                return [Page(0, 3, NOW)]
+
+    assert Old().pages(3, UTC) == [Page(0, 3, NOW)]

@@ -284,7 +284,7 @@ def read(need: Need) -> Any:
     assert isinstance(source, SyncSource)
     if isinstance(need, ReadChanges):
         return source.changed(need.since, need.horizon, need.naive_timezone, need.limit)
-    return source.buckets(need.width, need.naive_timezone, need.horizon)
+    return source.pages(need.width, need.naive_timezone, need.horizon)
 
 
 def _recounted(app: SitemapWSGIApp, live: LivePages) -> Known:
@@ -293,8 +293,8 @@ def _recounted(app: SitemapWSGIApp, live: LivePages) -> Known:
     horizon = now.replace(microsecond=0) + timedelta(seconds=settings.lastmod_tolerance)
     source = live.source
     assert isinstance(source, SyncSource)
-    pages = source.buckets(live.width, settings.naive_timezone, horizon)
-    return Known.of({bucket.index: bucket for bucket in pages}, horizon)
+    pages = source.pages(live.width, settings.naive_timezone, horizon)
+    return Known.of({page.index: page for page in pages}, horizon)
 
 
 @given(history=steps)

@@ -437,7 +437,7 @@ def test_valid_changefreq_and_priority_columns_take_the_column_wise_path(affixed
         locs = Affixed("/p/", [str(i) for i in range(60)], "")
         batch = Batch(batch.keys, locs, batch.lastmods, batch.changefreqs, batch.priorities)
     renderer = Renderer(EntryRules(site, UTC))
-    fast = renderer._uniform("s", batch, None, SeenLocs(site))
+    fast = renderer.column_wise("s", batch, None, SeenLocs(site))
     assert fast is not None  # not the row-by-row path
     assert fast == slow(EntryRules(site, UTC), raws)
     assert "<changefreq>daily</changefreq><priority>0.12345</priority>" not in "".join(fast)

@@ -165,7 +165,7 @@ def test_async_source_under_wsgi_runs_on_one_background_loop(
         assert not half.complete
         assert async_engine.pool.checkedout() == 0  # type: ignore[attr-defined]
     finally:
-        app._loop.call(async_engine.dispose)
+        app.reads.loop.call(async_engine.dispose)
         app.close()
 
 

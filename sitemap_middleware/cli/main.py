@@ -132,7 +132,7 @@ examples:
   sitemap-middleware render --app mysite.flask_app:app --out public/
   sitemap-middleware render --app mysite.wsgi:application --out public/ --html
   sitemap-middleware render --app mysite.main:app --path /blog/sitemap.xml --out public/
-  sitemap-middleware render --app mysite.main:app --out public/ --quiet && aws s3 sync public/ s3://bucket/"""
+  sitemap-middleware render --app mysite.main:app --out public/ --quiet && aws s3 sync public/ s3://page/"""
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -29,7 +29,7 @@ from .inprocess import Head, ResponseFailed, Sink
 
 
 class WSGIClient:
-    """GET requests to one WSGI application."""
+    """Requests (GET unless told) to one WSGI application."""
 
     def __init__(self, app: WSGIApp, base_url: str = "http://localhost/") -> None:
         self.app = app
@@ -60,31 +60,37 @@ class WSGIClient:
         self, path: str, headers: Mapping[str, str], sink: Sink, method: str = "GET"
     ) -> Head:
         """The request itself, synchronously (in the calling thread)."""
-        response = _Response(path, sink, method)
+        response = WSGIResponse(path, sink, head_request=method == "HEAD")
         try:
-            result = self.app(self.environ(path, headers, method), response.start_response)
-        except ResponseFailed:
-            raise
-        except Exception as exc:
-            raise ResponseFailed(
-                f"{path}: the application raised {type(exc).__name__}: {exc}"
-            ) from exc
-        try:
-            response.read(result)
+            call_app(self.app, self.environ(path, headers, method), response)
         except ResponseFailed as exc:
             if exc.head is None and response.started:  # the body broke off
                 exc.head = response.partial()
             raise
-        finally:
-            close = getattr(result, "close", None)
-            if close is not None:
-                try:
-                    close()
-                except Exception as exc:
-                    raise ResponseFailed(
-                        f"{path}: the application's close() raised {type(exc).__name__}: {exc}"
-                    ) from exc
         return response.head()
+
+
+def call_app(app: WSGIApp, environ: dict[str, Any], response: WSGIResponse) -> None:
+    """Call ``app`` and read its answer into ``response``, as a server does: the iterable's
+    ``close()`` runs however the reading ends. Raises :class:`ResponseFailed` (with the
+    application's own exception as its cause) when the application raises."""
+    try:
+        result = app(environ, response.start_response)
+    except ResponseFailed:
+        raise
+    except Exception as exc:
+        raise response.raised(exc) from exc
+    try:
+        response.read(result)
+    finally:
+        close = getattr(result, "close", None)
+        if close is not None:
+            try:
+                close()
+            except Exception as exc:
+                raise ResponseFailed(
+                    f"{response.path}: the application's close() raised {type(exc).__name__}: {exc}"
+                ) from exc
 
 
 def wsgi_environ(
@@ -127,13 +133,15 @@ def wsgi_environ(
     return environ
 
 
-class _Response:
-    """What one request's ``start_response``, ``write()`` and iterable gave."""
+class WSGIResponse:
+    """What one request's ``start_response``, ``write()`` and iterable gave: the body to
+    ``sink``, the status and headers checked by :meth:`head`. A response to a HEAD
+    (``head_request``) has no body to measure against its ``Content-Length``."""
 
-    def __init__(self, path: str, sink: Sink, method: str = "GET") -> None:
+    def __init__(self, path: str, sink: Sink, head_request: bool = False) -> None:
         self.path = path
-        self.method = method
         self.sink = sink
+        self.head_request = head_request
         self.status: str | None = None
         self.headers: list[tuple[str, str]] = []
         self.sent = 0
@@ -170,7 +178,7 @@ class _Response:
         try:
             chunks = iter(result)
         except Exception as exc:
-            raise self._raised(exc) from exc
+            raise self.raised(exc) from exc
         while True:
             try:
                 chunk = next(chunks)
@@ -179,12 +187,12 @@ class _Response:
             except ResponseFailed:
                 raise
             except Exception as exc:
-                raise self._raised(exc) from exc
+                raise self.raised(exc) from exc
             if chunk and self.status is None:
                 raise ResponseFailed(f"{self.path}: the application sent a body before its status")
             self._pass(chunk)  # the sink's own errors (a full disk) pass as they are
 
-    def _raised(self, exc: Exception) -> ResponseFailed:
+    def raised(self, exc: Exception) -> ResponseFailed:
         return ResponseFailed(f"{self.path}: the application raised {type(exc).__name__}: {exc}")
 
     def partial(self) -> Head | None:
@@ -205,13 +213,9 @@ class _Response:
     def head(self) -> Head:
         head = self._given()
         length = head.header("content-length")
-        # A HEAD's Content-Length is that of GET's body, which HEAD does not send.
-        if (
-            self.method != "HEAD"
-            and length is not None
-            and length.strip().isdigit()
-            and int(length) != self.sent
-        ):
+        if self.head_request or length is None or not length.strip().isdigit():
+            return head  # nothing to measure the body against
+        if int(length) != self.sent:
             raise ResponseFailed(
                 f"{self.path}: the body has {self.sent:,} bytes, its Content-Length says {length}"
             )

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Iterator
 from dataclasses import dataclass
@@ -42,7 +43,7 @@ ALL = KeyRange()
 
 
 @dataclass(frozen=True, slots=True)
-class Bucket:
+class Page:
     """One page of a source: rows whose integer key ``k`` has ``k // width == index``, or,
     for a source cut at every ``width``-th key, the ``index``-th run of ``width`` keys in key
     order, ending at key ``last``."""
@@ -92,19 +93,19 @@ class Source(ABC):
 
     name: str
     pageable: bool = True
-    """Whether :meth:`buckets` can split it into pages."""
+    """Whether :meth:`pages` can split it into pages."""
     fixed_ranges: bool = True
     """Pages are the integer key ranges ``[(n - 1) * width, n * width)`` (stable: a change
     moves no other row) while every key is ``>= 0``; when the data holds a key below 0,
-    :meth:`buckets` gives cuts instead and :meth:`summarize` of a fixed range raises
-    :class:`CutPages`. False: :meth:`buckets` cuts the rows at every ``width``-th key in
+    :meth:`pages` gives cuts instead and :meth:`summarize` of a fixed range raises
+    :class:`CutPages`. False: :meth:`pages` cuts the rows at every ``width``-th key in
     key order and gives each page's ``last`` key (any unique key: text, UUID, composite);
     the cuts are read again whenever the source's summary changes."""
     versioned: bool = False
     """Whether a data version (``version=``) says when any of its rows changed."""
     live: bool = False
     """Whether its pages can be kept current between recounts (see ``live_pages``): fixed
-    integer key ranges, :meth:`buckets` giving every page's ``checksum``, and
+    integer key ranges, :meth:`pages` giving every page's ``checksum``, and
     :meth:`summarize` of a page giving the same checksum as ``Summary.checksum``."""
     tracks_changes: bool = False
     """Whether :meth:`changed` finds the rows whose lastmod moved (a live source with a
@@ -112,6 +113,18 @@ class Source(ABC):
     shape: Shape = Shape()
     """The most its entries carry (entries per row, alternates, images, videos, news):
     pages are sized for it and the ``urlset`` declares its namespaces."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        old, new = "buckets", "pages"
+        if old in cls.__dict__ and new not in cls.__dict__:
+            # The method's earlier name: a source written for it keeps its pages.
+            warnings.warn(
+                f"{cls.__qualname__}.{old}() is deprecated: name it {new}()",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            setattr(cls, new, cls.__dict__[old])
 
     def fingerprint(self) -> str:
         """Configuration that changes the bytes for the same rows (goes into the ETag)."""
@@ -135,13 +148,13 @@ class SyncSource(Source):
         the newest ignores them and ``expires`` is the earliest of them.
         """
 
-    def buckets(
+    def pages(
         self, width: int, naive_timezone: tzinfo, horizon: datetime | None = None
-    ) -> list[Bucket]:
+    ) -> list[Page]:
         """Count and newest lastmod of every non-empty page of ``width`` keys, in key order.
 
         One aggregate (``GROUP BY key / width``) for a database, or the cuts (each
-        bucket's ``last`` key) when the keys are not integers ``>= 0``; raises
+        page's ``last`` key) when the keys are not integers ``>= 0``; raises
         :class:`NotPageable` when the source cannot be split.
         """
         raise NotPageable(f"source {self.name!r} cannot be split into pages")
@@ -170,10 +183,10 @@ class AsyncSource(Source):
     ) -> Summary:
         """As :meth:`SyncSource.summarize`."""
 
-    async def buckets(
+    async def pages(
         self, width: int, naive_timezone: tzinfo, horizon: datetime | None = None
-    ) -> list[Bucket]:
-        """As :meth:`SyncSource.buckets`."""
+    ) -> list[Page]:
+        """As :meth:`SyncSource.pages`."""
         raise NotPageable(f"source {self.name!r} cannot be split into pages")
 
     async def changed(

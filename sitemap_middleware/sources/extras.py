@@ -79,50 +79,17 @@ class ExtrasSpec:
         max_videos: int | None,
         news: RowFunction | None,
     ) -> None:
-        def fail(setting: str, problem: str) -> ConfigurationError:
-            return ConfigurationError(f"{setting}: source {name!r}: {problem}")
-
-        for setting, function in (("alternates", alternates), ("videos", videos), ("news", news)):
-            if function is not None and not callable(function):
-                raise ConfigurationTypeError(
-                    f"{setting}: source {name!r}: must be a function taking the row, "
-                    f"got {type(function).__name__}"
-                )
-        if images is not None and not isinstance(images, str) and not callable(images):
-            raise ConfigurationTypeError(
-                f"images: source {name!r}: must name a column or be a function taking the row, "
-                f"got {type(images).__name__}"
-            )
-        if languages is not None and (
-            isinstance(languages, str | bytes)
-            or not isinstance(languages, Sequence)
-            or not all(isinstance(lang, str) and lang for lang in languages)
-        ):
-            raise fail("languages", f"must be a list such as ['en', 'de'], got {languages!r}")
-        self.languages = tuple(languages or ())
-        self.templates: list[str] = []
-        if languages is not None:
-            if not self.languages:
-                raise fail("languages", "must be a non-empty list such as ['en', 'de']")
-            if len(set(self.languages)) != len(self.languages):
-                raise fail("languages", f"must not repeat a language, got {list(self.languages)}")
-            if alternates is not None:
-                raise fail("languages", "give languages or alternates, not both")
-            if not isinstance(loc, str) or "lang" not in {
-                field for _, field, _, _ in string.Formatter().parse(loc) if field
-            }:
-                raise fail(
-                    "languages",
-                    "loc must then be a template holding {lang}, e.g. '/{lang}/articles/{slug}'",
-                )
-            self.templates = [loc.replace("{lang}", lang) for lang in self.languages]
+        _check_callables(name, alternates=alternates, videos=videos, news=news, images=images)
+        self.languages = _languages(name, languages, loc, alternates)
+        self.templates = [str(loc).replace("{lang}", lang) for lang in self.languages]
         if x_default is not None and x_default not in self.languages:
-            raise fail("x_default", f"{x_default!r} must be one of {list(self.languages)}")
+            raise _fail(name, "x_default", f"{x_default!r} must be one of {list(self.languages)}")
         self.x_default = x_default
         self.alternates = alternates
         if isinstance(images, str):
             if images not in columns:
-                raise fail(
+                raise _fail(
+                    name,
                     "images",
                     f"{images!r} is not a selected column; select it, or use one of: "
                     f"{', '.join(columns)}",
@@ -132,26 +99,19 @@ class ExtrasSpec:
         else:
             self.image_column, self.images = None, images
         self.videos, self.news = videos, news
-
-        def limit(setting: str, value: int | None, default: int, high: int) -> int:
-            if value is None:
-                return default
-            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
-                raise fail(setting, f"must be an integer from 1 to {high}, got {value!r}")
-            return value
-
+        alternates_count = 0
         if self.languages:
             alternates_count = len(self.languages) + (x_default is not None)
         elif alternates is not None:
-            alternates_count = limit("max_alternates", max_alternates, 10, 1_000)
-        else:
-            alternates_count = 0
+            alternates_count = _limit(name, "max_alternates", max_alternates, 10, 1_000)
         image_count = 0
         if self.image_column is not None:
             image_count = 1
         elif images is not None:
-            image_count = limit("max_images", max_images, 10, MAX_IMAGES)
-        video_count = limit("max_videos", max_videos, 1, 1_000) if videos is not None else 0
+            image_count = _limit(name, "max_images", max_images, 10, MAX_IMAGES)
+        video_count = 0
+        if videos is not None:
+            video_count = _limit(name, "max_videos", max_videos, 1, 1_000)
         self.shape = Shape(
             urls_per_row=max(1, len(self.languages)),
             alternates=alternates_count,
@@ -243,3 +203,58 @@ def _with(
         repeat(batch.priorities),
         extras=extras,
     )
+
+
+def _fail(name: str, setting: str, problem: str) -> ConfigurationError:
+    return ConfigurationError(f"{setting}: source {name!r}: {problem}")
+
+
+def _check_callables(name: str, images: object, **functions: object) -> None:
+    for setting, function in functions.items():
+        if function is not None and not callable(function):
+            raise ConfigurationTypeError(
+                f"{setting}: source {name!r}: must be a function taking the row, "
+                f"got {type(function).__name__}"
+            )
+    if images is not None and not isinstance(images, str) and not callable(images):
+        raise ConfigurationTypeError(
+            f"images: source {name!r}: must name a column or be a function taking the row, "
+            f"got {type(images).__name__}"
+        )
+
+
+def _languages(
+    name: str, languages: Sequence[str] | None, loc: object, alternates: object
+) -> tuple[str, ...]:
+    """The languages, checked: distinct names, no alternates beside, a loc holding {lang}."""
+    if languages is None:
+        return ()
+    if (
+        isinstance(languages, str | bytes)
+        or not isinstance(languages, Sequence)
+        or not all(isinstance(lang, str) and lang for lang in languages)
+    ):
+        raise _fail(name, "languages", f"must be a list such as ['en', 'de'], got {languages!r}")
+    if not languages:
+        raise _fail(name, "languages", "must be a non-empty list such as ['en', 'de']")
+    if len(set(languages)) != len(languages):
+        raise _fail(name, "languages", f"must not repeat a language, got {list(languages)}")
+    if alternates is not None:
+        raise _fail(name, "languages", "give languages or alternates, not both")
+    if not isinstance(loc, str) or "lang" not in {
+        field for _, field, _, _ in string.Formatter().parse(loc) if field
+    }:
+        raise _fail(
+            name,
+            "languages",
+            "loc must then be a template holding {lang}, e.g. '/{lang}/articles/{slug}'",
+        )
+    return tuple(languages)
+
+
+def _limit(name: str, setting: str, value: int | None, default: int, high: int) -> int:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
+        raise _fail(name, setting, f"must be an integer from 1 to {high}, got {value!r}")
+    return value

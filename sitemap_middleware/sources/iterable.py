@@ -32,7 +32,7 @@ from ..entry import Batch, RawEntry, coerce_extras, coerce_item
 from ..extensions import MAX_IMAGES, Extensions, Shape
 from ..settings import ConfigurationError, ConfigurationTypeError
 from ..validators import Summary, default_horizon
-from .base import ALL, AsyncSource, Bucket, KeyRange, SyncSource, check_name
+from .base import ALL, AsyncSource, KeyRange, Page, SyncSource, check_name
 
 Item = tuple[RawEntry, Extensions | None]
 
@@ -150,12 +150,12 @@ class _Buckets:
             digest = self.found[index] = _Digest(self.naive_timezone, self.horizon)
         digest.add(item)
 
-    def result(self) -> list[Bucket]:
+    def result(self) -> list[Page]:
         out = []
         for index, digest in self.found.items():
             summary = digest.summary()
             out.append(
-                Bucket(
+                Page(
                     index,
                     digest.count,
                     summary.newest,
@@ -241,9 +241,9 @@ class IterableSource(SyncSource):
             self._summaries[cache_key] = summary
         return summary
 
-    def buckets(
+    def pages(
         self, width: int, naive_timezone: tzinfo, horizon: datetime | None = None
-    ) -> list[Bucket]:
+    ) -> list[Page]:
         counter = _Buckets(width, naive_timezone, horizon or default_horizon())
         for item in self._raw(ALL):
             counter.add(item)
@@ -318,9 +318,9 @@ class AsyncIterableSource(AsyncSource):
             await _aclose(raw)
         return digest.summary()
 
-    async def buckets(
+    async def pages(
         self, width: int, naive_timezone: tzinfo, horizon: datetime | None = None
-    ) -> list[Bucket]:
+    ) -> list[Page]:
         counter = _Buckets(width, naive_timezone, horizon or default_horizon())
         raw = self._raw(ALL)
         try:

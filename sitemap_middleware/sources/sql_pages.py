@@ -13,7 +13,7 @@ from sqlalchemy import func, null, or_, select
 from sqlalchemy.engine import Row
 from sqlalchemy.sql.elements import ColumnElement
 
-from .base import Bucket
+from .base import Page
 from .sql_summaries import lastmod_moments
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ class SQLPages:
         self.fixed_ranges = options.fixed_ranges
         self._nulls_reported: Any = None
 
-    def buckets_stmt(self, width: int) -> AnySelect:
+    def pages_stmt(self, width: int) -> AnySelect:
         """One aggregate over the whole select: per page (fixed integer ranges) its number,
         count, lowest key, checksum, newest served and earliest future lastmod; or the cuts
         of a source with another key."""
@@ -44,10 +44,10 @@ class SQLPages:
             return self.cuts_stmt(width)
         rows = self.statements.keyed(self.stmt).order_by(None).subquery("sitemap_rows")
         key = rows.c[self.key_names[0]]
-        bucket = (key // width).label("bucket")
+        page = (key // width).label("page")
         term = self.aggregates.term(rows.c.__getitem__)
         columns: list[ColumnElement[Any]] = [
-            bucket,
+            page,
             func.count(),
             func.min(key),
             func.sum(term) if term is not None else null(),
@@ -55,7 +55,7 @@ class SQLPages:
         if self.lastmod_name is not None:
             lastmod = rows.c[self.lastmod_name]
             columns += [self.aggregates.newest(lastmod), self.aggregates.earliest(lastmod)]
-        return select(*columns).group_by(bucket).order_by(bucket)
+        return select(*columns).group_by(page).order_by(page)
 
     def cuts_stmt(self, width: int) -> AnySelect:
         """Per run of ``width`` rows in key order: its number, count, checksum, newest served
@@ -122,10 +122,10 @@ class SQLPages:
             ", ".join(self.key_names),
         )
 
-    def buckets(
+    def pages(
         self, rows: Sequence[Row[Any]], naive_timezone: tzinfo, horizon: datetime
-    ) -> list[Bucket] | None:
-        """The pages :meth:`buckets_stmt` found; None when a key below 0 means the source
+    ) -> list[Page] | None:
+        """The pages :meth:`pages_stmt` found; None when a key below 0 means the source
         must be cut (read :meth:`cuts_stmt` and give its rows to :meth:`cuts`)."""
         if not self.fixed_ranges:
             return self.cuts(rows, naive_timezone, horizon)
@@ -138,14 +138,12 @@ class SQLPages:
             newest, expires = lastmod_moments(
                 self.aggregates, self.lastmod_name, values[4:6], naive_timezone, horizon, epochs
             )
-            out.append(
-                Bucket(int(values[0]), int(values[1]), newest, None, str(values[3]), expires)
-            )
+            out.append(Page(int(values[0]), int(values[1]), newest, None, str(values[3]), expires))
         return out
 
     def cuts(
         self, rows: Sequence[Row[Any]], naive_timezone: tzinfo, horizon: datetime
-    ) -> list[Bucket]:
+    ) -> list[Page]:
         first_key = 5 if self.lastmod_name is not None else 3
         epochs = self.aggregates.as_text  # SQLite's lastmod aggregates are epochs
         out = []
@@ -156,6 +154,6 @@ class SQLPages:
             )
             last = values[first_key:]
             out.append(
-                Bucket(int(values[0]), int(values[1]), newest, tuple(last), str(values[2]), expires)
+                Page(int(values[0]), int(values[1]), newest, tuple(last), str(values[2]), expires)
             )
         return out

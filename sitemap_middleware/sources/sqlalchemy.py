@@ -33,7 +33,7 @@ from ..entry import Batch
 from ..settings import ConfigurationTypeError
 from ..validators import Summary, default_horizon
 from .aggregates import Aggregates
-from .base import ALL, Bucket, CutPages, KeyRange, SyncSource
+from .base import ALL, CutPages, KeyRange, Page, SyncSource
 from .extras import extras_spec
 from .sql_locs import LocTemplate
 from .sql_options import LocSpec, SQLOptions, sql_options
@@ -98,7 +98,7 @@ class _Options:
         self.rows = RowMapping(options, self.read_plan)
         aggregates = _aggregates(options)
         self.statements = SQLStatements(options, self.read_plan, aggregates)
-        self.pages = SQLPages(options, self.statements)
+        self.paging = SQLPages(options, self.statements)
         self.summaries = SQLSummaries(options, aggregates)
         self.name = options.name
         self.pageable = True
@@ -190,20 +190,20 @@ class SQLAlchemySource(_Options, SyncSource):
             raise CutPages(self.name)
         return self.summaries.summary(row, version, keys, naive_timezone, horizon)
 
-    def buckets(
+    def pages(
         self, width: int, naive_timezone: tzinfo, horizon: datetime | None = None
-    ) -> list[Bucket]:
+    ) -> list[Page]:
         horizon = horizon or default_horizon()
         bounds = self.statements.horizon_bounds(horizon, naive_timezone)
         with self.engine.connect() as conn:
             nulls = self.statements.nulls_stmt()
             if nulls is not None:
-                self.pages.report_nulls(conn.scalar(nulls))
-            stmt = self.pages.buckets_stmt(width)
-            found = self.pages.buckets(conn.execute(stmt, bounds).all(), naive_timezone, horizon)
+                self.paging.report_nulls(conn.scalar(nulls))
+            stmt = self.paging.pages_stmt(width)
+            found = self.paging.pages(conn.execute(stmt, bounds).all(), naive_timezone, horizon)
             if found is None:  # a key below 0: cut like any other key
-                rows = conn.execute(self.pages.cuts_stmt(width), bounds).all()
-                found = self.pages.cuts(rows, naive_timezone, horizon)
+                rows = conn.execute(self.paging.cuts_stmt(width), bounds).all()
+                found = self.paging.cuts(rows, naive_timezone, horizon)
         return found
 
     def changed(

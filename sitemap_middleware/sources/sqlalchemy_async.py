@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from ..entry import Batch
 from ..validators import Summary, default_horizon
-from .base import ALL, AsyncSource, Bucket, CutPages, KeyRange
+from .base import ALL, AsyncSource, CutPages, KeyRange, Page
 from .sql_summaries import UNKNOWN
 from .sqlalchemy import _Options
 
@@ -77,20 +77,20 @@ class AsyncSQLAlchemySource(_Options, AsyncSource):
             raise CutPages(self.name)
         return self.summaries.summary(row, version, keys, naive_timezone, horizon)
 
-    async def buckets(
+    async def pages(
         self, width: int, naive_timezone: tzinfo, horizon: datetime | None = None
-    ) -> list[Bucket]:
+    ) -> list[Page]:
         horizon = horizon or default_horizon()
         bounds = self.statements.horizon_bounds(horizon, naive_timezone)
         async with self.engine.connect() as conn:
             nulls = self.statements.nulls_stmt()
             if nulls is not None:
-                self.pages.report_nulls(await conn.scalar(nulls))
-            rows = (await conn.execute(self.pages.buckets_stmt(width), bounds)).all()  # per page
-            found = self.pages.buckets(rows, naive_timezone, horizon)
+                self.paging.report_nulls(await conn.scalar(nulls))
+            rows = (await conn.execute(self.paging.pages_stmt(width), bounds)).all()  # per page
+            found = self.paging.pages(rows, naive_timezone, horizon)
             if found is None:  # a key below 0: cut like any other key
-                rows = (await conn.execute(self.pages.cuts_stmt(width), bounds)).all()
-                found = self.pages.cuts(rows, naive_timezone, horizon)
+                rows = (await conn.execute(self.paging.cuts_stmt(width), bounds)).all()
+                found = self.paging.cuts(rows, naive_timezone, horizon)
         return found
 
     async def changed(
