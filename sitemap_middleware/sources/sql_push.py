@@ -92,7 +92,7 @@ class PushStatements:
 
     def _read_rows(self) -> AnySelect:
         stmt = self._statements.read_plan.stmt
-        keys = bindparam(_KEYS, expanding=True)
+        keys: Any = bindparam(_KEYS, expanding=True)
         return stmt.where(self._key_column.in_(keys)).order_by(None).order_by(self._key_column)
 
     def marks_bounds(
