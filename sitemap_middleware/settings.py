@@ -9,7 +9,14 @@ from datetime import UTC, tzinfo
 from typing import Any, Literal, Required, TypedDict
 from urllib.parse import urlsplit
 
-from .protocol import INDEXNOW_ENDPOINT, INDEXNOW_KEY, MAX_BYTES, MAX_LOC_LENGTH, MAX_URLS, MIN_LOC_LENGTH
+from .protocol import (
+    INDEXNOW_ENDPOINT,
+    INDEXNOW_KEY,
+    MAX_BYTES,
+    MAX_LOC_LENGTH,
+    MAX_URLS,
+    MIN_LOC_LENGTH,
+)
 from .urls import Site, normalize_host
 from .xml import page_rows
 
@@ -240,9 +247,14 @@ def check_indexnow(settings: Settings) -> None:
     if location is not None:
         if key is None:
             raise ConfigurationError("indexnow_key_location: set indexnow_key too")
-        if not isinstance(location, str) or not _PATH.fullmatch(location) or location in (
-            settings.path,
-            "/robots.txt",
+        if (
+            not isinstance(location, str)
+            or not _PATH.fullmatch(location)
+            or location
+            in (
+                settings.path,
+                "/robots.txt",
+            )
         ):
             raise ConfigurationError(
                 "indexnow_key_location: must be a path of its own such as '/indexnow-key.txt', "

@@ -101,7 +101,7 @@ def _validate(body: dict[str, Any]) -> int:
     if location is None:
         return 403  # the tests' sites always name their key file
     try:
-        with urllib.request.urlopen(location, timeout=5) as response:  # noqa: S310
+        with urllib.request.urlopen(location, timeout=5) as response:
             content = response.read().decode("utf-8").strip()
     except OSError:
         return 403
@@ -113,7 +113,7 @@ def running(endpoint: Endpoint) -> Iterator[Endpoint]:
     """Serve ``endpoint`` at ``http://127.0.0.1:PORT/indexnow`` while in the block."""
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             length = int(self.headers.get("content-length") or 0)
             raw = self.rfile.read(length)
             if endpoint.delay:

@@ -173,9 +173,7 @@ class AsyncDriver:
             )
         if isinstance(need, Post):
             try:
-                response = await self.client.post(
-                    self.endpoint, content=need.body, headers=HEADERS
-                )
+                response = await self.client.post(self.endpoint, content=need.body, headers=HEADERS)
             except httpx.HTTPError as exc:
                 return _failure(exc)
             return _answer(response)
