@@ -18,7 +18,7 @@ import socket
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -48,6 +48,9 @@ class Endpoint:
     delay: float = 0.0
     """Seconds to wait before answering (two pushers overlap)."""
     lock: threading.Lock = field(default_factory=threading.Lock)
+    on_post: Callable[[int], None] | None = None
+    """Called with the post's number (from 1) before it is answered."""
+    posts: int = 0
 
     @property
     def accepted_urls(self) -> list[str]:
@@ -116,6 +119,11 @@ def running(endpoint: Endpoint) -> Iterator[Endpoint]:
         def do_POST(self) -> None:
             length = int(self.headers.get("content-length") or 0)
             raw = self.rfile.read(length)
+            with endpoint.lock:
+                endpoint.posts += 1
+                number = endpoint.posts
+            if endpoint.on_post is not None:
+                endpoint.on_post(number)
             if endpoint.delay:
                 time.sleep(endpoint.delay)
             status, headers = (

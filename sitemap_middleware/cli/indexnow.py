@@ -36,6 +36,7 @@ class IndexNowOptions:
     factory: bool | None = None
     app_dir: str = "."
     interface: Interface | None = None
+    max_urls: int = 10_000
     rounds: int | None = None
     """With ``every``: stop after this many rounds (None: until interrupted)."""
 
@@ -52,7 +53,7 @@ async def run_indexnow(options: IndexNowOptions, stdout: TextIO, stderr: TextIO)
     app = loaded.app
 
     async def work(_: Any = None) -> int:
-        pushers = await _pushers(app)
+        pushers = await _pushers(app, options.max_urls)
         return await _rounds(pushers, options, stdout)
 
     try:
@@ -64,14 +65,14 @@ async def run_indexnow(options: IndexNowOptions, stdout: TextIO, stderr: TextIO)
             middleware.close()
 
 
-async def _pushers(app: object) -> list[IndexNow]:
+async def _pushers(app: object, max_urls: int) -> list[IndexNow]:
     holders = [h for h in sitemap_holders(app) if h.sitemap.settings.indexnow_key]  # type: ignore[attr-defined]
     if not holders:
         raise NotConfigured(
             "no sitemap of the application is configured with indexnow_key; set it (and "
             "optionally indexnow_endpoint) in the middleware's settings"
         )
-    pushers = [IndexNow(holder) for holder in holders]
+    pushers = [IndexNow(holder, max_urls=max_urls) for holder in holders]
     for pusher in pushers:
         missing = await pusher.missing_tables()
         if missing:
@@ -120,4 +121,5 @@ def describe(report: Report, dry_run: bool = False) -> str:
         return "nothing changed"
     verb = "would push" if dry_run else "pushed"
     retries = f", after {report.retries} retries" if report.retries else ""
-    return f"{verb} {report.urls} URLs ({report.rows} rows) in {report.posts} posts{retries}"
+    posts = "1 post" if report.posts == 1 else f"{report.posts} posts"
+    return f"{verb} {report.urls} URLs ({report.rows} rows) in {posts}{retries}"

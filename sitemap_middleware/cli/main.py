@@ -294,6 +294,13 @@ def _indexnow_parser(commands: Any, formatter: Any) -> None:
         help="print the JSON each post would send; post nothing, move no watermark",
     )
     indexnow.add_argument(
+        "--max-urls",
+        type=_positive,
+        default=10_000,
+        metavar="N",
+        help="URLs per post (default and most: 10,000)",
+    )
+    indexnow.add_argument(
         "--factory", action="store_true", default=None, help="call ATTR to get the application"
     )
     indexnow.add_argument(
@@ -405,6 +412,7 @@ def _indexnow(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         dry_run=args.dry_run,
         factory=args.factory,
         app_dir=args.app_dir,
+        max_urls=min(args.max_urls, 10_000),
     )
     logger = logging.getLogger("sitemap_middleware")
     handler = logging.StreamHandler(stderr)
