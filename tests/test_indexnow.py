@@ -349,6 +349,8 @@ async def test_a_crash_between_post_and_commit_pushes_that_batch_again(sync_site
 @pytest.mark.anyio
 async def test_the_command_line_s_exit_statuses_and_dry_run(sync_site: Site) -> None:
     site = sync_site
+    if site.schema is not None:
+        pytest.skip("the command line is the same for every database (the crash test runs both)")
     assert _cli(site, "--once").returncode == 0
     site.touch([1, 2])
     dry = _cli(site, "--dry-run")
