@@ -191,8 +191,7 @@ async def test_refusals_stop_with_the_reason_and_keep_the_mark(site: Site, statu
 
 @pytest.mark.anyio
 async def test_a_key_the_site_does_not_serve_is_a_403_that_says_so(site: Site) -> None:
-    other = site.app()
-    other.sitemap.settings  # same settings but a key the site does not serve:
+    # The site serves its own key, not this one.
     pusher = IndexNow(
         SitemapApp(
             sources=[indexnow_site.source(site.engine)],
@@ -294,31 +293,26 @@ async def test_two_pushers_at_once_push_each_change_once(site: Site) -> None:
         other.dispose()
 
 
-def _cli(site: Site, *args: str) -> subprocess.CompletedProcess[str]:
+def _run(site: Site, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-m", "sitemap_middleware.cli", "indexnow"]
     return subprocess.run(
         [*command, "--app", "tests.indexnow_site:app", *args],
         cwd=ROOT,
-        env={**os.environ, **site.environ()},
+        env={**os.environ, **site.environ(), **env},
         capture_output=True,
         text=True,
         timeout=60,
     )
 
 
-@pytest.fixture
-async def sync_site(site: Site) -> AsyncIterator[Site]:
-    if "aio" in site.url or "asyncpg" in site.url:
-        pytest.skip("the command line's site reads with a sync engine")
-    yield site
+async def _cli(site: Site, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """``sitemap-middleware indexnow --app tests.indexnow_site:app ARGS`` in a process."""
+    return await anyio.to_thread.run_sync(lambda: _run(site, *args, **env))
 
 
-@pytest.mark.anyio
-async def test_a_crash_between_post_and_commit_pushes_that_batch_again(sync_site: Site) -> None:
-    # The test's loop may block: the site and the endpoint serve from their own threads.
-    site = sync_site
-    assert _cli(site, "--once").returncode == 0  # starts from now
-    site.touch(range(30, 42))
+def _killed_at_second_post(site: Site) -> int:
+    """Run a push of posts of 5 URLs that is killed once its second post is out; its
+    status."""
     pids: list[int] = []
 
     def crash(number: int) -> None:
@@ -336,9 +330,27 @@ async def test_a_crash_between_post_and_commit_pushes_that_batch_again(sync_site
         stderr=subprocess.DEVNULL,
     )
     pids.append(process.pid)
-    assert process.wait(timeout=60) == -signal.SIGKILL
-    site.endpoint.on_post = None
-    done = _cli(site, "--once", "--max-urls", "5")
+    try:
+        return process.wait(timeout=60)
+    finally:
+        site.endpoint.on_post = None
+
+
+@pytest.fixture
+async def sync_site(site: Site) -> AsyncIterator[Site]:
+    if "aio" in site.url or "asyncpg" in site.url:
+        pytest.skip("the command line's site reads with a sync engine")
+    yield site
+
+
+@pytest.mark.anyio
+async def test_a_crash_between_post_and_commit_pushes_that_batch_again(sync_site: Site) -> None:
+    site = sync_site
+    assert (await _cli(site, "--once")).returncode == 0  # starts from now
+    site.touch(range(30, 42))
+    killed = await anyio.to_thread.run_sync(_killed_at_second_post, site)
+    assert killed == -signal.SIGKILL
+    done = await _cli(site, "--once", "--max-urls", "5")
     assert done.returncode == 0, done.stderr
     lists = [r.body["urlList"] for r in site.endpoint.received if r.body]
     ids = [[int(u.rsplit("p", 1)[1]) for u in urls] for urls in lists]
@@ -351,38 +363,24 @@ async def test_the_command_line_s_exit_statuses_and_dry_run(sync_site: Site) -> 
     site = sync_site
     if site.schema is not None:
         pytest.skip("the command line is the same for every database (the crash test runs both)")
-    assert _cli(site, "--once").returncode == 0
+    assert (await _cli(site, "--once")).returncode == 0
     site.touch([1, 2])
-    dry = _cli(site, "--dry-run")
+    dry = await _cli(site, "--dry-run")
     assert dry.returncode == 0, dry.stderr
     assert "would push 2 URLs (2 rows) in 1 post" in dry.stdout
     assert f'"urlList": ["{site.url_of(1)}", "{site.url_of(2)}"]' in dry.stdout
     assert site.endpoint.received == []  # nothing posted
     site.endpoint.script = [422]
-    refused = _cli(site, "--once")
+    refused = await _cli(site, "--once")
     assert refused.returncode == 1 and "unprocessable (422)" in refused.stdout
-    done = _cli(site, "--once")
+    done = await _cli(site, "--once")
     assert done.returncode == 0 and "pushed 2 URLs (2 rows) in 1 post" in done.stdout
     # No IndexNow configured, or the tables missing: a usage error that says the fix.
-    unset = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "sitemap_middleware.cli",
-            "indexnow",
-            "--app",
-            "tests.indexnow_site:app",
-        ],
-        cwd=ROOT,
-        env={**os.environ, **site.environ(), "INDEXNOW_TEST_KEY": ""},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    unset = await _cli(site, INDEXNOW_TEST_KEY="")
     assert unset.returncode == 2 and "indexnow_key" in unset.stderr
     with site.writer.begin() as conn:
         conn.execute(text("DROP TABLE sitemap_indexnow_queue"))
-    missing = _cli(site, "--once")
+    missing = await _cli(site, "--once")
     assert missing.returncode == 2 and "install(engine)" in missing.stderr
 
 
@@ -406,7 +404,7 @@ async def test_the_lifespan_task_pushes_while_the_site_runs(site: Site) -> None:
         await anyio.sleep(1.5)  # the first round starts from now
         site.touch([21, 22])
         with anyio.fail_after(15):
-            while len(site.endpoint.accepted_urls) < 2:
+            while len(site.endpoint.accepted_urls) < 2:  # noqa: ASYNC110 (a thread records them)
                 await anyio.sleep(0.1)
         server.should_exit = True
     assert site.endpoint.accepted_urls == [site.url_of(21), site.url_of(22)]

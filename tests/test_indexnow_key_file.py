@@ -67,7 +67,10 @@ async def test_a_key_location_of_the_application_s_choosing(
     # The key may change under this URL: the entity tag follows it, no fixed date is sent.
     assert "last-modified" not in response.headers
     other = make_app(
-        sources=SOURCES, base_url=BASE, indexnow_key="ijklmnop", indexnow_key_location="/indexnow.txt"
+        sources=SOURCES,
+        base_url=BASE,
+        indexnow_key="ijklmnop",
+        indexnow_key_location="/indexnow.txt",
     )
     assert (await call(other, path="/indexnow.txt")).headers["etag"] != response.headers["etag"]
     assert (await call(app, path=f"/{key}.txt")).status == 404
@@ -83,7 +86,9 @@ def test_every_key_of_the_protocol_s_form_is_accepted(key: str) -> None:
     st.one_of(
         st.text(alphabet="abcXYZ019-", max_size=7),
         st.text(alphabet="abc", min_size=129, max_size=140),
-        st.text(min_size=8, max_size=20).filter(lambda t: any(not (c.isascii() and (c.isalnum() or c == "-")) for c in t)),
+        st.text(min_size=8, max_size=20).filter(
+            lambda t: any(not (c.isascii() and (c.isalnum() or c == "-")) for c in t)
+        ),
     )
 )
 def test_a_key_outside_the_protocol_s_form_is_a_configuration_error(key: str) -> None:
@@ -95,9 +100,15 @@ def test_a_key_outside_the_protocol_s_form_is_a_configuration_error(key: str) ->
     ("options", "setting"),
     [
         ({"indexnow_key_location": "/k.txt"}, "indexnow_key_location"),
-        ({"indexnow_key": "abcdefgh", "indexnow_key_location": "/keys/k.txt"}, "indexnow_key_location"),
+        (
+            {"indexnow_key": "abcdefgh", "indexnow_key_location": "/keys/k.txt"},
+            "indexnow_key_location",
+        ),
         ({"indexnow_key": "abcdefgh", "indexnow_key_location": "k.txt"}, "indexnow_key_location"),
-        ({"indexnow_key": "abcdefgh", "indexnow_endpoint": "api.indexnow.org"}, "indexnow_endpoint"),
+        (
+            {"indexnow_key": "abcdefgh", "indexnow_endpoint": "api.indexnow.org"},
+            "indexnow_endpoint",
+        ),
         ({"indexnow_every": 60}, "indexnow_every"),
         ({"indexnow_key": "abcdefgh", "indexnow_every": 0}, "indexnow_every"),
         ({"indexnow_key": 12345678}, "indexnow_key"),

@@ -37,6 +37,7 @@ class IndexNowOptions:
     app_dir: str = "."
     interface: Interface | None = None
     max_urls: int = 10_000
+    lag: float = 0.0
     rounds: int | None = None
     """With ``every``: stop after this many rounds (None: until interrupted)."""
 
@@ -53,7 +54,7 @@ async def run_indexnow(options: IndexNowOptions, stdout: TextIO, stderr: TextIO)
     app = loaded.app
 
     async def work(_: Any = None) -> int:
-        pushers = await _pushers(app, options.max_urls)
+        pushers = await _pushers(app, options)
         return await _rounds(pushers, options, stdout)
 
     try:
@@ -65,14 +66,14 @@ async def run_indexnow(options: IndexNowOptions, stdout: TextIO, stderr: TextIO)
             middleware.close()
 
 
-async def _pushers(app: object, max_urls: int) -> list[IndexNow]:
+async def _pushers(app: object, options: IndexNowOptions) -> list[IndexNow]:
     holders = [h for h in sitemap_holders(app) if h.sitemap.settings.indexnow_key]  # type: ignore[attr-defined]
     if not holders:
         raise NotConfigured(
             "no sitemap of the application is configured with indexnow_key; set it (and "
             "optionally indexnow_endpoint) in the middleware's settings"
         )
-    pushers = [IndexNow(holder, max_urls=max_urls) for holder in holders]
+    pushers = [IndexNow(h, max_urls=options.max_urls, lag=options.lag) for h in holders]
     for pusher in pushers:
         missing = await pusher.missing_tables()
         if missing:

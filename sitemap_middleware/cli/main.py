@@ -301,6 +301,13 @@ def _indexnow_parser(commands: Any, formatter: Any) -> None:
         help="URLs per post (default and most: 10,000)",
     )
     indexnow.add_argument(
+        "--lag",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="push only rows whose lastmod is at least SECONDS old (writes that commit late)",
+    )
+    indexnow.add_argument(
         "--factory", action="store_true", default=None, help="call ATTR to get the application"
     )
     indexnow.add_argument(
@@ -413,6 +420,7 @@ def _indexnow(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         factory=args.factory,
         app_dir=args.app_dir,
         max_urls=min(args.max_urls, 10_000),
+        lag=max(0.0, args.lag),
     )
     logger = logging.getLogger("sitemap_middleware")
     handler = logging.StreamHandler(stderr)

@@ -59,6 +59,7 @@ class IndexNow:
         first_delay: float = 1.0,
         max_delay: float = 300.0,
         max_retries: int = 5,
+        lag: float = 0.0,
         clock: Callable[[], datetime] | None = None,
     ) -> None:
         sitemap = app if isinstance(app, Sitemap) else getattr(app, "sitemap", None)
@@ -74,7 +75,7 @@ class IndexNow:
         self.endpoint = settings.indexnow_endpoint
         location = sitemap.site.url_for(settings.key_path)
         self.submission = Submission(sitemap.rules, settings.indexnow_key, location, max_urls)
-        self.timeout, self.max_retries = timeout, max_retries
+        self.timeout, self.max_retries, self.lag = timeout, max_retries, lag
         self.first_delay, self.max_delay = first_delay, max_delay
         self.clock = clock or (lambda: datetime.now(UTC))
         self.sources = [s for s in sitemap.sources if s.pushable and _engine(s) is not None]
@@ -94,6 +95,7 @@ class IndexNow:
             backoff=Backoff(self.first_delay, self.max_delay),
             max_retries=self.max_retries,
             dry_run=dry_run,
+            lag=self.lag,
         )
 
     def _source_job(self, source: AnySource, dry_run: bool) -> Job:

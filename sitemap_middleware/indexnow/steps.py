@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from ..sources.base import Changes, Mark
@@ -132,6 +132,12 @@ class Job:
     backoff: Backoff
     max_retries: int = 5
     dry_run: bool = False
+    lag: float = 0.0
+    """Seconds the pushed rows stay behind the clock (writes that commit late)."""
+
+    def horizon(self) -> datetime:
+        """The latest lastmod pushed now."""
+        return self.clock() - timedelta(seconds=self.lag)
 
 
 Steps = Generator[Need, Any, Report]
@@ -148,11 +154,11 @@ def push_source(job: Job) -> Steps:
             return report
         if found is MISSING:
             if not job.dry_run:
-                yield Begin(job.feed, (yield StartMark(job.clock())))
+                yield Begin(job.feed, (yield StartMark(job.horizon())))
             report.started = True
             return report
         mark: Mark = pending or found
-        changes: Changes = yield ReadChanges(mark, job.clock(), job.rows_per_read)
+        changes: Changes = yield ReadChanges(mark, job.horizon(), job.rows_per_read)
         if not changes.marks:
             yield Release()
             return report

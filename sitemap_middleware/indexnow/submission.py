@@ -10,6 +10,7 @@ mark of its last row says exactly what was pushed.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,8 @@ from ..protocol import INDEXNOW_MAX_URLS
 from ..sources.base import Changes, Mark
 from ..stats import LanguageKey
 from ..urls import LocError
+
+logger = logging.getLogger("sitemap_middleware")
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +73,14 @@ class Submission:
             fresh = [url for url in found if url not in urls]
             if rows and len(urls) + len(fresh) > self.max_urls:
                 break
+            if len(urls) + len(fresh) > self.max_urls:
+                logger.warning(
+                    "IndexNow %s: row %r has %d URLs, more than a post holds; %d are pushed",
+                    name,
+                    key,
+                    len(fresh),
+                    self.max_urls,
+                )
             urls.update(dict.fromkeys(fresh[: self.max_urls - len(urls)]))
             mark, rows = row_mark, rows + 1
         return PostPlan(list(urls), mark, rows)
