@@ -18,9 +18,9 @@ from ..protocol import MAX_BYTES
 USAGE_ERROR = 2
 
 DESCRIPTION = """\
-Check a live sitemap the way a crawler reads it, or render the sitemaps an
+Check a live sitemap the way a crawler reads it, render the sitemaps an
 application serves through SitemapMiddleware (ASGI) or SitemapWSGIMiddleware
-(WSGI) to static files."""
+(WSGI) to static files, or push the application's changed rows to IndexNow."""
 
 EPILOG = """\
 examples:
