@@ -9,6 +9,7 @@ runs rounds forever (the ASGI lifespan task and ``sitemap-middleware indexnow --
 from __future__ import annotations
 
 import logging
+import ssl
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -79,7 +80,20 @@ class IndexNow:
         self.first_delay, self.max_delay = first_delay, max_delay
         self.clock = clock or (lambda: datetime.now(UTC))
         self.sources = [s for s in sitemap.sources if s.pushable and _engine(s) is not None]
+        self._tls: ssl.SSLContext | None = None
         self.skipped = [s.name for s in sitemap.sources if s not in self.sources]
+
+    @property
+    def tls(self) -> ssl.SSLContext:
+        """The TLS context of the clients, made once (loading the CA store takes tens of ms)."""
+        if self._tls is None:
+            try:
+                import certifi  # httpx's own default store
+
+                self._tls = ssl.create_default_context(cafile=certifi.where())
+            except ImportError:
+                self._tls = ssl.create_default_context()
+        return self._tls
 
     def feed(self, source: AnySource) -> str:
         """The watermark row's name: the site and the source."""
@@ -112,7 +126,7 @@ class IndexNow:
         no mark."""
         result = Round(skipped=list(self.skipped))
         engines: dict[int, Engine | AsyncEngine] = {}
-        async with httpx.AsyncClient(timeout=self.timeout) as client:
+        async with httpx.AsyncClient(timeout=self.timeout, verify=self.tls) as client:
             for source in self.sources:
                 engine = _engine(source)
                 assert engine is not None
@@ -173,7 +187,7 @@ class IndexNow:
 
     def _push_sync(self, job: Job, source: SyncSource | None, engine: Engine) -> Report:
         tz = self.sitemap.settings.naive_timezone
-        with httpx.Client(timeout=self.timeout) as client:
+        with httpx.Client(timeout=self.timeout, verify=self.tls) as client:
             driver = SyncDriver(engine, source, client, self.endpoint, tz)
             steps = push_queue(job) if source is None else push_source(job)
             try:
