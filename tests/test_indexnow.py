@@ -9,7 +9,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,6 +17,8 @@ from typing import Any
 
 import anyio
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sqlalchemy import create_engine, insert, text, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.ext.asyncio import create_async_engine
@@ -408,3 +410,62 @@ async def test_the_lifespan_task_pushes_while_the_site_runs(site: Site) -> None:
                 await anyio.sleep(0.1)
         server.should_exit = True
     assert site.endpoint.accepted_urls == [site.url_of(21), site.url_of(22)]
+
+
+OPERATIONS = st.lists(
+    st.one_of(
+        st.tuples(st.just("touch"), st.lists(st.integers(1, 30), min_size=1, max_size=8)),
+        st.tuples(st.just("push"), st.lists(st.sampled_from([200, 202, 400, 429, 503]))),
+    ),
+    max_size=8,
+)
+
+
+@pytest.fixture(scope="module")
+def shared_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    """One SQLite site for the property below (each example resets it)."""
+    url, schema, writer = _database("sqlite", tmp_path_factory.mktemp("model"))
+    indexnow_site.metadata.create_all(writer)
+    install(writer)
+    engine = make_engine(url, schema)
+    port = free_port()
+    with running(Endpoint()) as endpoint:
+        made = Site(url, schema, writer, engine, endpoint, f"http://127.0.0.1:{port}/")
+        with serve_site(made.app(), port):
+            yield made
+    engine.dispose()
+    writer.dispose()
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(OPERATIONS)
+def test_every_change_is_pushed_once_whatever_the_answers(
+    shared_site: Site, operations: list[tuple[str, list[Any]]]
+) -> None:
+    site = shared_site
+    with site.writer.begin() as conn:
+        conn.execute(indexnow_site.pages.delete())
+        conn.execute(text("DELETE FROM sitemap_indexnow WHERE feed != '~queue'"))
+        old = datetime(2024, 1, 1, tzinfo=UTC)
+        rows = [{"id": i, "slug": f"p{i}", "updated_at": old} for i in range(1, 31)]
+        conn.execute(insert(indexnow_site.pages), rows)
+    site.endpoint.received.clear()
+    site.endpoint.script = []
+    pusher = site.pusher(max_urls=4, max_retries=1)
+    assert only(pusher.push_sync()).started
+    dirty: set[int] = set()  # rows changed since they were last accepted
+    for operation, values in [*operations, ("push", [])]:
+        if operation == "touch":
+            site.touch(values)
+            dirty |= set(values)
+            continue
+        site.endpoint.script = list(values)
+        before = len(site.endpoint.accepted_urls)
+        pusher.push_sync()
+        pushed = [int(u.rsplit("p", 1)[1]) for u in site.endpoint.accepted_urls[before:]]
+        assert len(pushed) == len(set(pushed))  # once each
+        assert set(pushed) <= dirty  # nothing unchanged
+        dirty -= set(pushed)
+    assert dirty == set()  # the last push, answered 200, pushed every change left
