@@ -238,34 +238,18 @@ class Options(TypedDict, total=False):
 def check_indexnow(settings: Settings) -> None:
     """The IndexNow settings: a key of the protocol's form, a key file whose folder holds the
     sitemap's scope (a key file vouches only for URLs below its folder), an http(s) endpoint."""
-    key, location = settings.indexnow_key, settings.indexnow_key_location
+    key = settings.indexnow_key
     if key is not None and (not isinstance(key, str) or not INDEXNOW_KEY.fullmatch(key)):
         raise ConfigurationError(
             "indexnow_key: must be 8 to 128 characters from a-z, A-Z, 0-9 and '-' (the "
             f"IndexNow protocol's form), got {key!r}"
         )
+    location = settings.indexnow_key_location
     if location is not None:
+        _check_key_location(location, settings.path)
         if key is None:
-            raise ConfigurationError("indexnow_key_location: set indexnow_key too")
-        if (
-            not isinstance(location, str)
-            or not _PATH.fullmatch(location)
-            or location
-            in (
-                settings.path,
-                "/robots.txt",
-            )
-        ):
             raise ConfigurationError(
-                "indexnow_key_location: must be a path of its own such as '/indexnow-key.txt', "
-                f"got {location!r}"
-            )
-        folder = location.rpartition("/")[0] + "/"
-        scope = settings.path.rpartition("/")[0] + "/"
-        if not scope.startswith(folder):
-            raise ConfigurationError(
-                f"indexnow_key_location: a key file in {folder} vouches only for URLs below it, "
-                f"not for the sitemap's {scope}; put it in {scope} or above"
+                f"indexnow_key_location: {location!r} needs indexnow_key, the key it serves"
             )
     endpoint = settings.indexnow_endpoint
     parts = urlsplit(endpoint) if isinstance(endpoint, str) else None
@@ -274,10 +258,34 @@ def check_indexnow(settings: Settings) -> None:
             f"indexnow_endpoint: must be an http(s) URL such as {INDEXNOW_ENDPOINT!r}, "
             f"got {endpoint!r}"
         )
-    if settings.indexnow_every is not None:
+    every = settings.indexnow_every
+    if every is not None:
+        _seconds("indexnow_every", every, 1, 86_400)
         if key is None:
-            raise ConfigurationError("indexnow_every: set indexnow_key too")
-        _seconds("indexnow_every", settings.indexnow_every, 1, 86_400)
+            raise ConfigurationError(f"indexnow_every: {every!r} needs indexnow_key, to push")
+
+
+def _check_key_location(location: object, path: str) -> None:
+    if (
+        not isinstance(location, str)
+        or not _PATH.fullmatch(location)
+        or location
+        in (
+            path,
+            "/robots.txt",
+        )
+    ):
+        raise ConfigurationError(
+            "indexnow_key_location: must be a path of its own such as '/indexnow-key.txt', "
+            f"got {location!r}"
+        )
+    folder = location.rpartition("/")[0] + "/"
+    scope = path.rpartition("/")[0] + "/"
+    if not scope.startswith(folder):
+        raise ConfigurationError(
+            f"indexnow_key_location: {location!r}: a key file in {folder} vouches only for "
+            f"URLs below it, not for the sitemap's {scope}; put it in {scope} or above"
+        )
 
 
 def make_settings(options: Mapping[str, Any]) -> Settings:

@@ -144,21 +144,25 @@ Steps = Generator[Need, Any, Report]
 
 
 def push_source(job: Job) -> Steps:
-    """Push the rows of one source whose lastmod moved since its mark."""
+    """Push the rows of one source whose lastmod moved since its mark, up to the moment the
+    round started (so that a round ends, however fast rows change)."""
     report = Report(job.name)
     pending: Mark | None = None  # with dry_run: where the next read starts
+    horizon = job.horizon()
     while True:
         found = yield Claim(job.feed)
         if found is BUSY:
             report.busy = True
             return report
         if found is MISSING:
-            if not job.dry_run:
-                yield Begin(job.feed, (yield StartMark(job.horizon())))
+            if job.dry_run:
+                yield Release()
+            else:
+                yield Begin(job.feed, (yield StartMark(horizon)))
             report.started = True
             return report
         mark: Mark = pending or found
-        changes: Changes = yield ReadChanges(mark, job.horizon(), job.rows_per_read)
+        changes: Changes = yield ReadChanges(mark, horizon, job.rows_per_read)
         if not changes.marks:
             yield Release()
             return report
