@@ -13,6 +13,12 @@ are several, each within the protocol's limits (no single 50,000-URL urlset, so
 no ``500`` for a large table).
 
 ``example_app`` is not installed with the package: run it from the checkout.
+``INDEXNOW_KEY`` turns IndexNow on: the key file is served at ``/{key}.txt`` and
+``sitemap-middleware indexnow --app example_app.asgi:app --once`` pushes the articles
+that changed (to ``INDEXNOW_ENDPOINT``, default api.indexnow.org); ``INDEXNOW_EVERY``
+(seconds) also runs the push in the server's lifespan. ``example_app.asgi:app`` is the
+same configured application, for ``uvicorn`` and the command line.
+
 A bad ``BASE_URL`` stops it at start with the reason.
 """
 
@@ -36,7 +42,10 @@ def main() -> None:
         settings = Settings(base_url=config.base_url)
     except ConfigurationError as exc:
         sys.exit(f"example_app cannot start (BASE_URL): {exc}")
-    app = create_app(config.db_path, config.rows, config.base_url)
+    try:
+        app = create_app(config.db_path, config.rows, config.base_url, **config.indexnow)
+    except ConfigurationError as exc:
+        sys.exit(f"example_app cannot start (INDEXNOW_*): {exc}")
     sitemap = settings.site.url_for(settings.path)
     print(f"Serving {settings.site.base_url} (sitemap: {sitemap}), database {config.db_path}")
     # lifespan="on": a failure building the app's middleware stops the server instead of

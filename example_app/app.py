@@ -14,6 +14,7 @@ from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
 from sitemap_middleware import AsyncSQLAlchemySource, Settings, SitemapMiddleware
+from sitemap_middleware.indexnow import install
 
 from .db import seed
 from .site import (
@@ -46,6 +47,8 @@ def create_app(db_path: str, rows: int, base_url: str, **sitemap_options: Any) -
     sync_engine = create_engine(f"sqlite:///{db_path}", connect_args={"timeout": 60})
     try:
         seed(sync_engine, rows)
+        if sitemap_options.get("indexnow_key"):
+            install(sync_engine)  # IndexNow's watermark tables (idempotent)
     finally:
         sync_engine.dispose()
     engine = create_async_engine(f"sqlite+aiosqlite:///{db_path}")

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import html
 import os
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 from urllib.parse import quote
@@ -85,7 +85,8 @@ def article_body(updated_at: Any) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Config:
-    """``EXAMPLE_DB``, ``EXAMPLE_ROWS``, ``HOST``, ``PORT``, ``BASE_URL``, ``ROOT_PATH``."""
+    """``EXAMPLE_DB``, ``EXAMPLE_ROWS``, ``HOST``, ``PORT``, ``BASE_URL``, ``ROOT_PATH``;
+    IndexNow with ``INDEXNOW_KEY`` (and ``INDEXNOW_ENDPOINT``, ``INDEXNOW_EVERY``)."""
 
     db_path: str
     rows: int
@@ -93,6 +94,8 @@ class Config:
     port: int
     base_url: str
     root_path: str
+    indexnow: dict[str, Any] = field(default_factory=dict)
+    """The middleware's IndexNow settings: none unless ``INDEXNOW_KEY`` is set."""
 
     @classmethod
     def from_environment(cls) -> Config:
@@ -105,4 +108,19 @@ class Config:
             port=port,
             base_url=os.environ.get("BASE_URL", f"http://{host}:{port}/"),
             root_path=os.environ.get("ROOT_PATH", ""),
+            indexnow=indexnow_options(os.environ),
         )
+
+
+def indexnow_options(environ: Mapping[str, str]) -> dict[str, Any]:
+    """``indexnow_key`` from ``INDEXNOW_KEY``, with ``indexnow_endpoint`` and
+    ``indexnow_every`` (seconds: the lifespan task) when set."""
+    key = environ.get("INDEXNOW_KEY")
+    if not key:
+        return {}
+    options: dict[str, Any] = {"indexnow_key": key}
+    if environ.get("INDEXNOW_ENDPOINT"):
+        options["indexnow_endpoint"] = environ["INDEXNOW_ENDPOINT"]
+    if environ.get("INDEXNOW_EVERY"):
+        options["indexnow_every"] = float(environ["INDEXNOW_EVERY"])
+    return options

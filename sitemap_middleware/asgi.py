@@ -93,6 +93,8 @@ class SitemapMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
+            if scope["type"] == "lifespan" and self.sitemap.settings.indexnow_every is not None:
+                return await self._lifespan(scope, receive, send)
             return await self.app(scope, receive, send)
         path = route_path(scope)
         target = self.sitemap.route(path)
@@ -110,6 +112,26 @@ class SitemapMiddleware:
         if self.sitemap.settings.mode == "fallback":
             return await self._fallback(target, scope, receive, send)
         await self.serve(target, scope, receive, send)
+
+    async def _lifespan(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The application's lifespan, with the IndexNow task (``indexnow_every``) running
+        from its startup to its shutdown."""
+        from .indexnow.background import Background
+
+        task = Background(self.sitemap)
+
+        async def receive_and_watch() -> Message:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                task.start()
+            elif message["type"] == "lifespan.shutdown":
+                await task.stop()
+            return message
+
+        try:
+            await self.app(scope, receive_and_watch, send)
+        finally:
+            await task.stop()
 
     async def _fallback(self, target: Target, scope: Scope, receive: Receive, send: Send) -> None:
         swallowed = False

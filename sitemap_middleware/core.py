@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
-from . import html, responses, robots
+from . import html, key_file, responses, robots
 from .documents import Body, Document, Urlset
 from .entry import EntryRules
 from .failures import FailureLog
@@ -67,7 +67,7 @@ class Sitemap:
         self.site = settings.site
         self.sources = build_sources(sources)
         self.by_name = {source.name: source for source in self.sources}
-        self.routes = Routes(settings.path, self.by_name, settings.html)
+        self.routes = Routes(settings.path, self.by_name, settings.html, settings.key_path)
         # Rows per page of each source: its worst-case entry must fit the limits.
         self.widths = {
             source.name: source.shape.rows_per_page(
@@ -157,6 +157,10 @@ class Sitemap:
     def view_for(self, request: Request) -> View | None:
         """The view a request gets (see :meth:`.views.HostViews.view_for`); None: a 400."""
         return self.views.view_for(request.host, "host" in request.headers)
+
+    def key_file(self, request: Request, now: datetime) -> Response:
+        """The IndexNow key file (see :mod:`.key_file`)."""
+        return key_file.answer(self.settings, request, now)
 
     def wants_robots(self, path: str, method: str) -> bool:
         """Whether this request is for the robots.txt that the sitemap is added to."""

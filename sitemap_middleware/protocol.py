@@ -82,3 +82,11 @@ ENTITY_TAG = re.compile(r'(?:W/)?"[\x21\x23-\x7e\x80-\xff]*"')
 
 DEFAULT_PORTS: Mapping[str, int] = MappingProxyType({"http": 80, "https": 443})
 """The port each scheme a sitemap may use implies when a URL names none."""
+
+# IndexNow (indexnow.org/documentation): one endpoint shares every submission with all
+# the engines that take part.
+INDEXNOW_ENDPOINT = "https://api.indexnow.org/indexnow"
+INDEXNOW_KEY = re.compile(r"[A-Za-z0-9-]{8,128}")
+"""A key: 8 to 128 characters from a-z, A-Z, 0-9 and '-'."""
+INDEXNOW_MAX_URLS = 10_000
+"""URLs in one POST."""

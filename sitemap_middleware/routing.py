@@ -13,6 +13,9 @@ With ``path="/sitemap.xml"``:
 Any other path under the ``sitemap-`` prefix that ends in ``.xml`` or
 ``.xml.gz`` is ours too and answers 404 (unknown source, page 0, ``-1``,
 ``01``, ``x``), so a typo never reaches the application as something else.
+
+With IndexNow configured, its key file (``/{key}.txt`` or ``indexnow_key_location``)
+is one more route of the core, answered like the documents.
 """
 
 from __future__ import annotations
@@ -34,17 +37,23 @@ class Target:
     gz: bool = False
     valid: bool = True
     html: bool = False
+    key_file: bool = False
+    """The IndexNow key file (see :mod:`.key_file`)."""
 
 
 NOT_FOUND = Target(valid=False)
+KEY_FILE = Target(key_file=True)
 
 
 class Routes:
     """Paths of the root, the pages and their ``.gz`` files."""
 
-    def __init__(self, path: str, names: Iterable[str], html: bool = False) -> None:
+    def __init__(
+        self, path: str, names: Iterable[str], html: bool = False, key_path: str | None = None
+    ) -> None:
         self.root = path
         self.html = html
+        self.key_path = key_path
         directory, _, filename = path.rpartition("/")
         self.child_prefix = f"{directory}/{filename.removesuffix('.xml')}-"
         # Longest first: "news-2024" must win over "news" for "sitemap-news-2024-1.xml".
@@ -71,6 +80,8 @@ class Routes:
 
     def path_of(self, target: Target) -> str:
         """The path of the document a valid target names (for logs)."""
+        if target.key_file and self.key_path is not None:
+            return self.key_path
         if target.html:
             return self.html_path(target)
         if target.source is None or target.page is None:
@@ -79,6 +90,8 @@ class Routes:
 
     def match(self, path: str) -> Target | None:
         """The target a route path names; None when the path is not the sitemap's."""
+        if path == self.key_path:
+            return KEY_FILE
         if self.html and path.endswith(".html"):
             target = self.match(path.removesuffix(".html") + ".xml")
             return None if target is None else replace(target, html=True)

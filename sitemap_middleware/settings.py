@@ -7,8 +7,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import UTC, tzinfo
 from typing import Any, Literal, Required, TypedDict
+from urllib.parse import urlsplit
 
-from .protocol import MAX_BYTES, MAX_LOC_LENGTH, MAX_URLS, MIN_LOC_LENGTH
+from .protocol import (
+    INDEXNOW_ENDPOINT,
+    INDEXNOW_KEY,
+    MAX_BYTES,
+    MAX_LOC_LENGTH,
+    MAX_URLS,
+    MIN_LOC_LENGTH,
+)
 from .urls import Site, normalize_host
 from .xml import page_rows
 
@@ -61,6 +69,10 @@ class Settings:
     freshness: str = "incremental"
     refresh_interval: float = 1.0
     recount_interval: float | None = None
+    indexnow_key: str | None = None
+    indexnow_key_location: str | None = None
+    indexnow_endpoint: str = INDEXNOW_ENDPOINT
+    indexnow_every: float | None = None
 
     def __post_init__(self) -> None:
         def fail(setting: str, problem: str) -> ConfigurationError:
@@ -126,6 +138,7 @@ class Settings:
         _seconds("refresh_interval", self.refresh_interval, 0, 3_600)
         if self.recount_interval is not None:
             _seconds("recount_interval", self.recount_interval, 0, 86_400)
+        check_indexnow(self)
 
     def _hosts(self, value: object) -> tuple[str, ...]:
         """``allowed_hosts`` as ``host[:port]`` in canonical form, the base URL's host first."""
@@ -147,6 +160,13 @@ class Settings:
             if host not in hosts:
                 hosts.append(host)
         return tuple(hosts)
+
+    @property
+    def key_path(self) -> str | None:
+        """The route path of the IndexNow key file; None without IndexNow."""
+        if self.indexnow_key is None:
+            return None
+        return self.indexnow_key_location or f"/{self.indexnow_key}.txt"
 
     @property
     def page_rows(self) -> int:
@@ -209,6 +229,63 @@ class Options(TypedDict, total=False):
     freshness: Literal["incremental", "exact"]
     refresh_interval: float
     recount_interval: float | None
+    indexnow_key: str | None
+    indexnow_key_location: str | None
+    indexnow_endpoint: str
+    indexnow_every: float | None
+
+
+def check_indexnow(settings: Settings) -> None:
+    """The IndexNow settings: a key of the protocol's form, a key file whose folder holds the
+    sitemap's scope (a key file vouches only for URLs below its folder), an http(s) endpoint."""
+    key = settings.indexnow_key
+    if key is not None and (not isinstance(key, str) or not INDEXNOW_KEY.fullmatch(key)):
+        raise ConfigurationError(
+            "indexnow_key: must be 8 to 128 characters from a-z, A-Z, 0-9 and '-' (the "
+            f"IndexNow protocol's form), got {key!r}"
+        )
+    location = settings.indexnow_key_location
+    if location is not None:
+        _check_key_location(location, settings.path)
+        if key is None:
+            raise ConfigurationError(
+                f"indexnow_key_location: {location!r} needs indexnow_key, the key it serves"
+            )
+    endpoint = settings.indexnow_endpoint
+    parts = urlsplit(endpoint) if isinstance(endpoint, str) else None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigurationError(
+            f"indexnow_endpoint: must be an http(s) URL such as {INDEXNOW_ENDPOINT!r}, "
+            f"got {endpoint!r}"
+        )
+    every = settings.indexnow_every
+    if every is not None:
+        _seconds("indexnow_every", every, 1, 86_400)
+        if key is None:
+            raise ConfigurationError(f"indexnow_every: {every!r} needs indexnow_key, to push")
+
+
+def _check_key_location(location: object, path: str) -> None:
+    if (
+        not isinstance(location, str)
+        or not _PATH.fullmatch(location)
+        or location
+        in (
+            path,
+            "/robots.txt",
+        )
+    ):
+        raise ConfigurationError(
+            "indexnow_key_location: must be a path of its own such as '/indexnow-key.txt', "
+            f"got {location!r}"
+        )
+    folder = location.rpartition("/")[0] + "/"
+    scope = path.rpartition("/")[0] + "/"
+    if not scope.startswith(folder):
+        raise ConfigurationError(
+            f"indexnow_key_location: {location!r}: a key file in {folder} vouches only for "
+            f"URLs below it, not for the sitemap's {scope}; put it in {scope} or above"
+        )
 
 
 def make_settings(options: Mapping[str, Any]) -> Settings:

@@ -91,6 +91,16 @@ CHECKS: dict[str, tuple[list[Any], list[Any]]] = {
     "freshness": (["fast", None], ["incremental", "exact"]),
     "refresh_interval": ([-0.1, 3_601, None, True], [0, 0.25, 3_600]),
     "recount_interval": ([-1, 86_401, False], [None, 0, 86_400]),
+    "indexnow_key": (
+        ["short", "a" * 129, "bad key!", "clé-12345", 12345678, ""],
+        [None, "abcdefgh", "A-" * 64],
+    ),
+    "indexnow_key_location": (["/k.txt", "k.txt", "/sitemap.xml", 5], [None]),
+    "indexnow_endpoint": (
+        ["ftp://x/indexnow", "api.indexnow.org", 5, "https://"],
+        ["https://api.indexnow.org/indexnow", "http://127.0.0.1:8080/indexnow"],
+    ),
+    "indexnow_every": ([0, 86_401, True, 60], [None]),
 }
 
 

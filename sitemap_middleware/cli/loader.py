@@ -162,6 +162,14 @@ def find_sitemaps(app: object) -> list[Mounted]:
     return list(found.values())
 
 
+def sitemap_holders(app: object) -> list[object]:
+    """Every built middleware of ``app`` that holds a ``Sitemap`` (ASGI, WSGI or any other
+    adapter of the core), in the order found."""
+    from ..core import Sitemap
+
+    return [node for node, _ in _walk(app) if isinstance(getattr(node, "sitemap", None), Sitemap)]
+
+
 def wsgi_middlewares(app: object) -> list[SitemapWSGIMiddleware]:
     """Every ``SitemapWSGIMiddleware`` in ``app`` (each may run a loop for async sources)."""
     return [node for node, _ in _walk(app) if isinstance(node, SitemapWSGIMiddleware)]

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 from urllib.parse import urlsplit
 
 from ..protocol import MAX_BYTES
@@ -19,15 +19,16 @@ from .check_options import add_check_options, audit_options
 USAGE_ERROR = 2
 
 DESCRIPTION = """\
-Check a live sitemap the way a crawler reads it, or render the sitemaps an
+Check a live sitemap the way a crawler reads it, render the sitemaps an
 application serves through SitemapMiddleware (ASGI) or SitemapWSGIMiddleware
-(WSGI) to static files."""
+(WSGI) to static files, or push the application's changed rows to IndexNow."""
 
 EPILOG = """\
 examples:
   sitemap-middleware check https://example.com/sitemap.xml
   sitemap-middleware check --json --sample 20 https://example.com/sitemap.xml
   sitemap-middleware render --app mysite.main:app --out public/
+  sitemap-middleware indexnow --app mysite.main:app --once
 
 Run 'sitemap-middleware COMMAND --help' for the options of each command."""
 
@@ -124,6 +125,34 @@ document that fails (an error status such as 503, or a transfer the middleware
 aborts because a source failed mid-stream) exits 1 and leaves no file;
 an application that cannot be loaded, or --html for a sitemap without the
 human view, exits 2."""
+
+INDEXNOW_DESCRIPTION = """\
+Push the URLs of the rows that changed to IndexNow (Bing, Yandex, Naver, Seznam,
+Yep share one endpoint): for every sitemap of the application configured with
+indexnow_key, each SQLAlchemy source's rows whose lastmod moved since its
+watermark, in (lastmod, key) order, in posts of at most 10,000 URLs, then the
+URLs queued with sitemap_middleware.indexnow.queue_urls (deleted rows). The
+watermark advances only when the endpoint accepted a post (200 or 202). The
+first run pushes nothing: it starts from now. The watermark tables must exist:
+sitemap_middleware.indexnow.install(engine), once per database.
+
+--app is loaded as for render (an ASGI application is started with its
+lifespan). Several processes may run this at once: each change is pushed once
+(the watermark row is locked while a post is out); a crash between a post and
+its commit pushes that one post again.
+
+Exit status: 0 when every push succeeded or had nothing to do; 1 when the
+endpoint rejected a post (400, 403, 422: the message says what) or kept asking
+to wait (429, 5xx, network errors: retried with growing delays first), or the
+database failed; 2 when the application cannot be loaded, has no sitemap with
+indexnow_key, or lacks the watermark tables. With --every, a failed round is
+reported and the next one tries again; the process runs until interrupted."""
+
+INDEXNOW_EPILOG = """\
+examples:
+  sitemap-middleware indexnow --app mysite.main:app --once
+  sitemap-middleware indexnow --app mysite.main:app --every 60
+  sitemap-middleware indexnow --app mysite.main:app --dry-run"""
 
 RENDER_EPILOG = """\
 examples:
@@ -255,7 +284,49 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument(
         "--quiet", action="store_true", help="no progress indicator and no summary line"
     )
+    _indexnow_parser(commands, formatter)
     return parser
+
+
+def _indexnow_parser(commands: Any, formatter: Any) -> None:
+    indexnow = commands.add_parser(
+        "indexnow",
+        help="push the application's changed rows to IndexNow",
+        description=INDEXNOW_DESCRIPTION,
+        epilog=INDEXNOW_EPILOG,
+        formatter_class=formatter,
+    )
+    indexnow.add_argument("--app", required=True, metavar="MODULE:ATTR", help="the application")
+    when = indexnow.add_mutually_exclusive_group()
+    when.add_argument("--once", action="store_true", help="one round, then exit (the default)")
+    when.add_argument(
+        "--every", type=_seconds, metavar="SECONDS", help="a round every SECONDS, until stopped"
+    )
+    indexnow.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the JSON each post would send; post nothing, move no watermark",
+    )
+    indexnow.add_argument(
+        "--max-urls",
+        type=_positive,
+        default=10_000,
+        metavar="N",
+        help="URLs per post (default and most: 10,000)",
+    )
+    indexnow.add_argument(
+        "--lag",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="push only rows whose lastmod is at least SECONDS old (writes that commit late)",
+    )
+    indexnow.add_argument(
+        "--factory", action="store_true", default=None, help="call ATTR to get the application"
+    )
+    indexnow.add_argument(
+        "--app-dir", default=".", metavar="DIR", help="folder to import MODULE from"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -267,6 +338,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else USAGE_ERROR
     if args.command == "check":
         return _check(args, sys.stdout, sys.stderr)
+    if args.command == "indexnow":
+        return _indexnow(args, sys.stdout, sys.stderr)
     return _render(args, sys.stdout, sys.stderr)
 
 
@@ -358,6 +431,45 @@ def _render(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         return 1
     finally:
         logger.removeHandler(handler)
+
+
+def _indexnow(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    import anyio
+
+    from .indexnow import IndexNowOptions, run_indexnow
+    from .inprocess import StartupFailed
+    from .loader import LoadError
+
+    options = IndexNowOptions(
+        app=args.app,
+        every=args.every,
+        dry_run=args.dry_run,
+        factory=args.factory,
+        app_dir=args.app_dir,
+        max_urls=min(args.max_urls, 10_000),
+        lag=max(0.0, args.lag),
+    )
+    logger = logging.getLogger("sitemap_middleware")
+    handler = logging.StreamHandler(stderr)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    if not (logger.handlers or logging.getLogger().handlers):
+        logger.addHandler(handler)
+    try:
+        return anyio.run(run_indexnow, options, stdout, stderr)
+    except (LoadError, StartupFailed) as exc:
+        stderr.write(f"sitemap-middleware indexnow: {exc}\n")
+        return USAGE_ERROR
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        logger.removeHandler(handler)
+
+
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not 1 <= value <= 86_400:
+        raise argparse.ArgumentTypeError(f"must be from 1 to 86400 seconds, got {text}")
+    return value
 
 
 def _app_path(text: str) -> str:

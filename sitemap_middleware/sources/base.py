@@ -58,6 +58,26 @@ class Page:
     """The page's earliest lastmod later than the horizon the pages were read under."""
 
 
+@dataclass(frozen=True, slots=True)
+class Mark:
+    """A row's place in ``(lastmod, key)`` order, as the database writes both as text:
+    where IndexNow pushing has got to (see ``indexnow``)."""
+
+    lastmod: str
+    key: str | None
+    """None: before every row of that lastmod."""
+
+
+@dataclass(frozen=True, slots=True)
+class Changes:
+    """Rows whose lastmod moved, in ``(lastmod, key)`` order: each row's ``marks`` entry
+    (with its key, as the batch holds it) and their raw entries (in any order; with
+    languages, one per language, keyed by ``LanguageKey``)."""
+
+    marks: list[tuple[Any, Mark]]
+    batch: Batch
+
+
 MAX_KEY = 2**63 - 1
 """The largest value of a 64-bit integer key (SQLite's INTEGER, PostgreSQL's bigint)."""
 
@@ -110,6 +130,9 @@ class Source(ABC):
     tracks_changes: bool = False
     """Whether :meth:`changed` finds the rows whose lastmod moved (a live source with a
     lastmod column); without it a live source's pages are only recounted."""
+    pushable: bool = False
+    """Whether :meth:`changes` reads its rows in ``(lastmod, key)`` order after a mark
+    (IndexNow): a lastmod column and one key column."""
     shape: Shape = Shape()
     """The most its entries carry (entries per row, alternates, images, videos, news):
     pages are sized for it and the ``urlset`` declares its namespaces."""
@@ -167,6 +190,17 @@ class SyncSource(Source):
         lastmod only compared for equality)."""
         raise NotImplementedError
 
+    def changes(
+        self, after: Mark | None, horizon: datetime, naive_timezone: tzinfo, limit: int
+    ) -> Changes:
+        """The first ``limit`` rows after ``after`` in ``(lastmod, key)`` order whose
+        lastmod is not later than ``horizon``, by keyset (an index range, never OFFSET)."""
+        raise NotImplementedError
+
+    def push_start(self, horizon: datetime, naive_timezone: tzinfo) -> Mark:
+        """The mark of the last row up to ``horizon``: pushing starts after it."""
+        raise NotImplementedError
+
     @abstractmethod
     def batches(self, keys: KeyRange, size: int) -> Iterator[Batch]:
         """Raw entries in key order, ``size`` rows a batch.
@@ -193,6 +227,16 @@ class AsyncSource(Source):
         self, since: datetime, horizon: datetime, naive_timezone: tzinfo, limit: int
     ) -> list[tuple[Any, Any]]:
         """As :meth:`SyncSource.changed`."""
+        raise NotImplementedError
+
+    async def changes(
+        self, after: Mark | None, horizon: datetime, naive_timezone: tzinfo, limit: int
+    ) -> Changes:
+        """As :meth:`SyncSource.changes`."""
+        raise NotImplementedError
+
+    async def push_start(self, horizon: datetime, naive_timezone: tzinfo) -> Mark:
+        """As :meth:`SyncSource.push_start`."""
         raise NotImplementedError
 
     @abstractmethod

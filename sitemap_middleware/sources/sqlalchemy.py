@@ -33,11 +33,12 @@ from ..entry import Batch
 from ..settings import ConfigurationTypeError
 from ..validators import Summary, default_horizon
 from .aggregates import Aggregates
-from .base import ALL, CutPages, KeyRange, Page, SyncSource
+from .base import ALL, Changes, CutPages, KeyRange, Mark, Page, SyncSource
 from .extras import extras_spec
 from .sql_locs import LocTemplate
 from .sql_options import LocSpec, SQLOptions, sql_options
 from .sql_pages import SQLPages
+from .sql_push import PushStatements
 from .sql_reads import ReadPlan
 from .sql_rows import RowMapping
 from .sql_statements import SQLStatements
@@ -108,6 +109,8 @@ class _Options:
         # version that already says when anything changed.
         self.live = self.pageable and self.fixed_ranges and not self.versioned
         self.tracks_changes = options.lastmod_name is not None
+        self.pushable = options.lastmod_name is not None and len(options.key_names) == 1
+        self._push: PushStatements | None = None
         self.shape = self.extras.shape
         self.extras.language_templates = [
             LocTemplate(template, columns).locs for template in self.extras.templates
@@ -115,6 +118,19 @@ class _Options:
 
     def fingerprint(self) -> str:
         return self.options.fingerprint + self.extras.fingerprint()
+
+    @property
+    def push(self) -> PushStatements:
+        """The statements that find changes for IndexNow (built on first use; a source that
+        cannot be pushed says why)."""
+        if self._push is None:
+            self._push = PushStatements(self.options, self.statements)
+        return self._push
+
+    def mapped(self, rows: Sequence[Any]) -> Batch:
+        """Rows as the sitemap maps them: entries, extensions, one per language."""
+        batch = self.rows.map_rows(rows)
+        return self.extras.apply(batch, rows) if self.extras.active else batch
 
 
 def _aggregates(options: SQLOptions) -> Aggregates:
@@ -212,6 +228,26 @@ class SQLAlchemySource(_Options, SyncSource):
         bounds = self.statements.changes_bounds(since, horizon, naive_timezone, limit)
         with self.engine.connect() as conn:
             return [tuple(row) for row in conn.execute(self.statements.changes_stmt(), bounds)]
+
+    def changes(
+        self, after: Mark | None, horizon: datetime, naive_timezone: tzinfo, limit: int
+    ) -> Changes:
+        push = self.push
+        stmt = push.marks_from_start if after is None else push.marks_after
+        with self.engine.connect() as conn:
+            found = conn.execute(stmt, push.marks_bounds(after, horizon, naive_timezone, limit))
+            marks = [(key, Mark(lastmod, text)) for key, lastmod, text in found]
+            if not marks:
+                return Changes([], Batch.of([]))
+            keys = push.rows_bounds([key for key, _ in marks])
+            rows = conn.execute(push.rows, keys).all()
+        return Changes(marks, self.mapped(rows))
+
+    def push_start(self, horizon: datetime, naive_timezone: tzinfo) -> Mark:
+        push = self.push
+        with self.engine.connect() as conn:
+            row = conn.execute(push.newest, push.newest_bounds(horizon, naive_timezone)).first()
+        return push.start(horizon, naive_timezone) if row is None else Mark(*row)
 
     def batches(self, keys: KeyRange = ALL, size: int = 500) -> Iterator[Batch]:
         extras = self.extras

@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from ..entry import Batch
 from ..validators import Summary, default_horizon
-from .base import ALL, AsyncSource, CutPages, KeyRange, Page
+from .base import ALL, AsyncSource, Changes, CutPages, KeyRange, Mark, Page
 from .sql_summaries import UNKNOWN
 from .sqlalchemy import _Options
 
@@ -101,6 +101,28 @@ class AsyncSQLAlchemySource(_Options, AsyncSource):
             return [
                 tuple(row) for row in await conn.execute(self.statements.changes_stmt(), bounds)
             ]
+
+    async def changes(
+        self, after: Mark | None, horizon: datetime, naive_timezone: tzinfo, limit: int
+    ) -> Changes:
+        push = self.push
+        stmt = push.marks_from_start if after is None else push.marks_after
+        bounds = push.marks_bounds(after, horizon, naive_timezone, limit)
+        async with self.engine.connect() as conn:
+            found = await conn.execute(stmt, bounds)
+            marks = [(key, Mark(lastmod, text)) for key, lastmod, text in found]
+            if not marks:
+                return Changes([], Batch.of([]))
+            keys = push.rows_bounds([key for key, _ in marks])
+            rows = (await conn.execute(push.rows, keys)).all()
+        return Changes(marks, self.mapped(rows))
+
+    async def push_start(self, horizon: datetime, naive_timezone: tzinfo) -> Mark:
+        push = self.push
+        bounds = push.newest_bounds(horizon, naive_timezone)
+        async with self.engine.connect() as conn:
+            row = (await conn.execute(push.newest, bounds)).first()
+        return push.start(horizon, naive_timezone) if row is None else Mark(*row)
 
     async def batches(self, keys: KeyRange = ALL, size: int = 500) -> AsyncGenerator[Batch, None]:
         stmt, bounds = self.statements.rows_stmt(keys), self.statements.bounds(keys)

@@ -1,0 +1,32 @@
+"""The IndexNow task of the ASGI lifespan (``indexnow_every``): a round every so many
+seconds, from the application's startup to its shutdown. Several replicas may each run
+it: the watermark's lock pushes each change once."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from ..core import Sitemap
+
+
+class Background:
+    def __init__(self, sitemap: Sitemap) -> None:
+        self.sitemap = sitemap
+        self.task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        from .pusher import IndexNow  # httpx, only when IndexNow is used
+
+        every = self.sitemap.settings.indexnow_every
+        assert every is not None
+        pusher = IndexNow(self.sitemap)
+        self.task = asyncio.get_running_loop().create_task(pusher.run_every(every))
+
+    async def stop(self) -> None:
+        task, self.task = self.task, None
+        if task is None:
+            return
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
