@@ -174,7 +174,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _check_parser(commands, formatter)
+    _render_parser(commands, formatter)
+    _indexnow_parser(commands, formatter)
+    return parser
 
+
+def _check_parser(commands: Any, formatter: Any) -> None:
     check = commands.add_parser(
         "check",
         help="check a live sitemap (and its children) as a crawler would",
@@ -227,6 +233,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_check_options(check)
 
+
+def _render_parser(commands: Any, formatter: Any) -> None:
     render = commands.add_parser(
         "render",
         help="write the sitemaps an application serves to static files",
@@ -284,8 +292,6 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument(
         "--quiet", action="store_true", help="no progress indicator and no summary line"
     )
-    _indexnow_parser(commands, formatter)
-    return parser
 
 
 def _indexnow_parser(commands: Any, formatter: Any) -> None:
