@@ -1,0 +1,1 @@
+"""Django integration: QuerySets as sources, ``django.contrib.sitemaps`` classes adopted."""
