@@ -1,1 +1,5 @@
 """Django integration: QuerySets as sources, ``django.contrib.sitemaps`` classes adopted."""
+
+from .sources import DjangoSource
+
+__all__ = ["DjangoSource"]
