@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from django.db import connections, models
