@@ -833,8 +833,8 @@ SHARE = {
     "sqlite-async": 0.4,
     "postgres-sync": 0.2,
     "postgres-async": 0.1,
-    "django-sqlite": 0.2,
-    "django-postgres": 0.1,
+    "django-sqlite": 0.1,
+    "django-postgres": 0.05,
 }
 
 

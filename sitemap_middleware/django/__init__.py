@@ -1,5 +1,6 @@
 """Django integration: QuerySets as sources, ``django.contrib.sitemaps`` classes adopted."""
 
+from .adopted import DjangoSitemapSource, django_sitemap_sources
 from .sources import DjangoSource
 
-__all__ = ["DjangoSource"]
+__all__ = ["DjangoSitemapSource", "DjangoSource", "django_sitemap_sources"]
