@@ -3,9 +3,10 @@
 Each item becomes the URLs Django's ``sitemap`` view lists for it: ``location()`` (once
 per language with ``i18n``, under ``translation.override``), ``lastmod``, ``changefreq``
 and ``priority`` (attributes or methods), the hreflang ``alternates`` and ``x_default``.
-When ``items()`` returns a ``QuerySet``, pages are runs of primary keys read with
+When ``items()`` returns a ``QuerySet``, pages are primary-key ranges read with
 ``filter(pk__gt=..., pk__lte=...)`` and streamed with ``iterator(chunk_size)``, never
-``OFFSET``; any other iterable is read in order, an item's key being its position.
+``OFFSET`` (fixed ranges of an integer key, or cuts of any other); any other iterable is
+read in order, an item's key being its position.
 
 A summary (the validators of a ``304``) reads the items of its key range, without
 rendering them: ``location()`` and ``lastmod()`` are the class's own Python, which no
@@ -24,13 +25,14 @@ from urllib.parse import urlsplit
 
 from django.conf import settings as django_settings
 from django.contrib.sitemaps import Sitemap
+from django.db.models import Min
 from django.db.models.query import QuerySet
 from django.utils import translation
 
 from ..entry import Batch
 from ..extensions import Extensions, Shape
 from ..settings import ConfigurationError, ConfigurationTypeError
-from ..sources.base import ALL, Bucket, KeyRange, SyncSource, check_name
+from ..sources.base import ALL, Bucket, CutPages, KeyRange, SyncSource, check_name
 from ..sources.iterable import Item, _batch, _Digest
 from ..validators import Summary, default_horizon
 
@@ -56,8 +58,6 @@ class DjangoSitemapSource(SyncSource):
     dict's key.
     """
 
-    fixed_ranges = False
-
     def __init__(
         self,
         sitemap: type[Sitemap] | Sitemap,
@@ -81,6 +81,7 @@ class DjangoSitemapSource(SyncSource):
                 f"with the data, got {type(version).__name__}"
             )
         self.sitemap = sitemap
+        self._fixed: bool | None = None
         self._version = version
         self.chunk_size = chunk_size
         self.prefix = _prefix(name, base_url, sitemap.protocol)
@@ -94,6 +95,15 @@ class DjangoSitemapSource(SyncSource):
     def fingerprint(self) -> str:
         kind = type(self.sitemap)
         return f"django-sitemap|{kind.__module__}.{kind.__qualname__}|{self.prefix}"
+
+    @property
+    def fixed_ranges(self) -> bool:  # type: ignore[override]
+        """Integer keys (positions, or an integer primary key) page by fixed ranges; told
+        by the first ``items()`` (a QuerySet is lazy: no query)."""
+        if self._fixed is None:
+            items = self.sitemap.items()
+            self._fixed = not isinstance(items, QuerySet) or _integer_key(items)
+        return self._fixed
 
     # -- the items, by key ------------------------------------------------------------------
 
@@ -152,6 +162,8 @@ class DjangoSitemapSource(SyncSource):
         self, keys: KeyRange, naive_timezone: tzinfo, horizon: datetime | None = None
     ) -> Summary:
         horizon = horizon or default_horizon()
+        if self.fixed_ranges and keys != ALL and self._lowest() < 0:
+            raise CutPages(self.name)
         if self._version is not None:
             return Summary(None, None, str(self._version()), horizon)
         digest = _Digest(naive_timezone, horizon)
@@ -160,11 +172,31 @@ class DjangoSitemapSource(SyncSource):
                 digest.add(entry)
         return digest.summary()
 
+    def _lowest(self) -> Any:
+        """The lowest primary key (0 for positions, or no rows)."""
+        items = self.sitemap.items()
+        if not isinstance(items, QuerySet):
+            return 0
+        return items.aggregate(lowest=Min("pk"))["lowest"] or 0
+
     def buckets(
         self, width: int, naive_timezone: tzinfo, horizon: datetime | None = None
     ) -> list[Bucket]:
-        """Runs of ``width`` items in key order, each ending at its last key."""
         horizon = horizon or default_horizon()
+        if not self.fixed_ranges:
+            return self._cuts(width, naive_timezone, horizon)
+        found: dict[int, tuple[_Digest, int]] = {}
+        for key, entries in self._rows(ALL):
+            if key < 0:  # the fixed ranges start at 0: cut like any other key
+                return self._cuts(width, naive_timezone, horizon)
+            digest, count = found.get(key // width) or (_Digest(naive_timezone, horizon), 0)
+            for entry in entries:
+                digest.add(entry)
+            found[key // width] = (digest, count + 1)
+        return [_bucket(index, count, digest, None) for index, (digest, count) in found.items()]
+
+    def _cuts(self, width: int, naive_timezone: tzinfo, horizon: datetime) -> list[Bucket]:
+        """Runs of ``width`` items in key order, each ending at its last key."""
         found: list[Bucket] = []
         digest, count, last = _Digest(naive_timezone, horizon), 0, None
         for key, entries in self._rows(ALL):
@@ -190,10 +222,27 @@ def _bucket(index: int, count: int, digest: _Digest, last: Any) -> Bucket:
         index,
         count,
         summary.newest,
-        last=(last,),
+        last=None if last is None else (last,),
         checksum=summary.token,
         expires=summary.expires,
     )
+
+
+def _integer_key(items: QuerySet[Any]) -> bool:
+    return items.model._meta.pk.get_internal_type() in _INTEGER_KEYS
+
+
+_INTEGER_KEYS = {
+    "AutoField",
+    "BigAutoField",
+    "SmallAutoField",
+    "IntegerField",
+    "BigIntegerField",
+    "SmallIntegerField",
+    "PositiveIntegerField",
+    "PositiveBigIntegerField",
+    "PositiveSmallIntegerField",
+}
 
 
 def _prefix(name: str, base_url: str | None, protocol: str | None) -> str:
