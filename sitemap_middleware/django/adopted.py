@@ -246,7 +246,8 @@ _INTEGER_KEYS = {
 
 
 def _prefix(name: str, base_url: str | None, protocol: str | None) -> str:
-    """``scheme://host`` of the URLs (Django's ``protocol://domain``), or '' for paths."""
+    """``scheme://host`` of the URLs (Django's ``protocol://domain``), or '' for paths
+    relative to the base URL."""
     if base_url is None:
         return ""
     parts = urlsplit(base_url)
@@ -255,7 +256,10 @@ def _prefix(name: str, base_url: str | None, protocol: str | None) -> str:
             f"base_url: source {name!r}: {base_url!r} must be an absolute URL such as "
             "'https://example.com/'"
         )
-    return f"{protocol or parts.scheme}://{parts.netloc}"
+    scheme = protocol or parts.scheme
+    if parts.path in ("", "/") and scheme == parts.scheme:
+        return ""  # a path from the base URL's root: the same URL, on the renderer's fast path
+    return f"{scheme}://{parts.netloc}"
 
 
 def django_sitemap_sources(
