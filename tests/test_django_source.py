@@ -22,7 +22,7 @@ from .driver import call, sitemap_app
 
 setup()
 
-from sitemap_middleware.django import DjangoSource  # noqa: E402
+from sitemap_middleware.django import AsyncDjangoSource, DjangoSource  # noqa: E402
 
 from .django_site.shop.models import Article, Page, Product  # noqa: E402
 
@@ -149,3 +149,29 @@ def test_misconfiguration_names_the_setting() -> None:
         DjangoSource(Article.objects.all(), loc="/{nope}")
     with pytest.raises(ConfigurationError, match="name"):
         DjangoSource(Article.objects.all(), loc="/{slug}", name="Not A Name")
+
+
+def test_async_reads_give_the_same_bytes(alias: str) -> None:
+    """AsyncDjangoSource (aiosqlite, psycopg async) serves what DjangoSource serves."""
+    fill(alias)
+    queryset = Article.objects.using(alias).filter(published=True)
+    options: dict[str, Any] = {"loc": "/a/{slug}", "lastmod": "updated_at", "images": "image"}
+    paths = ["/sitemap.xml", *(f"/sitemap-article-{n}.xml" for n in range(1, 5))]
+    source = AsyncDjangoSource(queryset, **options)
+    apps = [
+        sitemap_app("asgi", base_url=BASE, sources=[each], max_urls=4)
+        for each in (DjangoSource(queryset, **options), source)
+    ]
+
+    async def run() -> list[list[tuple[int, bytes, str | None]]]:
+        served = [
+            [(r.status, r.body, r.headers.get("etag")) for r in [await call(app, path=p)]][0]
+            for app in apps
+            for p in paths
+        ]
+        await source.engine.dispose()  # on the loop its connections belong to
+        return [served[: len(paths)], served[len(paths) :]]
+
+    by_sync, by_async = anyio.run(run)
+    assert by_sync == by_async
+    assert [status for status, _, _ in by_sync] == [200, 200, 200, 200, 404]

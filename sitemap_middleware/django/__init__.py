@@ -1,6 +1,6 @@
 """Django integration: QuerySets as sources, ``django.contrib.sitemaps`` classes adopted."""
 
 from .adopted import DjangoSitemapSource, django_sitemap_sources
-from .sources import DjangoSource
+from .sources import AsyncDjangoSource, DjangoSource
 
-__all__ = ["DjangoSitemapSource", "DjangoSource", "django_sitemap_sources"]
+__all__ = ["AsyncDjangoSource", "DjangoSitemapSource", "DjangoSource", "django_sitemap_sources"]

@@ -16,20 +16,20 @@ from django.db.models.query import QuerySet
 
 from ..sources.sql_options import LocSpec
 from ..sources.sqlalchemy import SQLAlchemySource
-from .statements import check_queryset, engine, statement
+from ..sources.sqlalchemy_async import AsyncSQLAlchemySource
+from .statements import async_engine, check_queryset, engine, statement
 
 if TYPE_CHECKING:
     from ..sources.sql_options import VersionSpec
 
 
-class DjangoSource(SQLAlchemySource):
-    """The rows of a ``QuerySet`` (its filters kept), read from its database (``using``).
+class _FromQuerySet:
+    """What the sync and async sources share: the QuerySet made a select, its options."""
 
-    ``loc``, ``lastmod``, ``changefreq_column``, ``priority_column`` and ``images`` name
-    fields by their ``attname`` (``author_id`` for a foreign key); a loc callable gets
-    the row, with every concrete field as an attribute (``row.slug``), never a model
-    instance. ``key`` defaults to the primary key; ``name`` to the model's name.
-    """
+    queryset: QuerySet[Any]
+
+    def _engine_for(self, alias: str) -> Any:
+        raise NotImplementedError
 
     def __init__(
         self,
@@ -49,9 +49,9 @@ class DjangoSource(SQLAlchemySource):
         queryset = check_queryset(queryset)
         stmt, primary_key = statement(queryset)
         self.queryset = queryset
-        super().__init__(
+        super().__init__(  # type: ignore[call-arg]
             stmt,
-            engine(queryset.db),
+            self._engine_for(queryset.db),
             name=name if name is not None else queryset.model._meta.model_name or "",
             loc=loc,
             lastmod=lastmod,
@@ -63,3 +63,28 @@ class DjangoSource(SQLAlchemySource):
             version=version,
             **extensions,
         )
+
+
+class DjangoSource(_FromQuerySet, SQLAlchemySource):
+    """The rows of a ``QuerySet`` (its filters kept), read from its database (``using``).
+
+    ``loc``, ``lastmod``, ``changefreq_column``, ``priority_column`` and ``images`` name
+    fields by their ``attname`` (``author_id`` for a foreign key); a loc callable gets
+    the row, with every concrete field as an attribute (``row.slug``), never a model
+    instance. ``key`` defaults to the primary key; ``name`` to the model's name. Reads
+    run on pooled connections of the QuerySet's ``DATABASES`` entry (one engine per
+    alias and process).
+    """
+
+    def _engine_for(self, alias: str) -> Any:
+        return engine(alias)
+
+
+class AsyncDjangoSource(_FromQuerySet, AsyncSQLAlchemySource):
+    """:class:`DjangoSource` read with async drivers (aiosqlite, psycopg's async
+    connections) on an engine of its own, ``source.engine``: for ASGI servers that should
+    not hold a worker thread per read. Its pooled connections belong to the event loop
+    that opened them (``await source.engine.dispose()`` on that loop)."""
+
+    def _engine_for(self, alias: str) -> Any:
+        return async_engine(alias)

@@ -36,6 +36,7 @@ from sqlalchemy import (
     text,
 )
 from sqlalchemy.engine import Engine
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.types import NullType, TypeEngine
 
 from ..settings import ConfigurationError, ConfigurationTypeError
@@ -124,7 +125,15 @@ def statement(queryset: QuerySet[Any]) -> tuple[AnySelect, str]:
 
 _engines: dict[str, Engine] = {}
 _lock = threading.Lock()
-_UNUSED = {"context", "cursor_factory", "prepare_threshold", "pool", "server_side_binding"}
+_UNUSED = {
+    "context",
+    "cursor_factory",
+    "prepare_threshold",
+    "pool",
+    "server_side_binding",
+    "detect_types",  # SQLite: Django's converters stay on Django's connections
+    "check_same_thread",
+}
 
 
 def engine(alias: str) -> Engine:
@@ -145,24 +154,51 @@ def dispose(alias: str) -> None:
 
 
 def _create(alias: str) -> Engine:
-    connection = connections[alias]
-    vendor = connection.vendor
-    params = connection.get_connection_params()
+    vendor, params = _params(alias)
     if vendor == "sqlite":
-        name = str(params.pop("database"))
-        uri = bool(params.get("uri"))
+        name, uri = str(params["database"]), bool(params.get("uri"))
         return create_engine(
             "sqlite+pysqlite://",
             creator=lambda: sqlite3.connect(name, uri=uri, check_same_thread=False),
         )
-    if vendor == "postgresql":
-        for unused in _UNUSED & set(params):
-            del params[unused]
-        driver, connect = _postgres_driver()
-        return create_engine(f"postgresql+{driver}://", creator=lambda: connect(**params))
-    raise ConfigurationError(
-        f"queryset: database {alias!r} is {vendor}; DjangoSource reads SQLite and PostgreSQL"
-    )
+    driver, connect = _postgres_driver()
+    return create_engine(f"postgresql+{driver}://", creator=lambda: connect(**params))
+
+
+def async_engine(alias: str) -> AsyncEngine:
+    """A new async engine of a ``DATABASES`` entry (aiosqlite, or psycopg's async
+    connections): pooled, its connections belonging to the event loop that opens them."""
+    vendor, params = _params(alias)
+    if vendor == "sqlite":
+        import aiosqlite
+
+        name, uri = str(params["database"]), bool(params.get("uri"))
+
+        async def sqlite() -> Any:
+            return await aiosqlite.connect(name, uri=uri)
+
+        return create_async_engine("sqlite+aiosqlite://", async_creator=sqlite)
+    import psycopg
+
+    async def postgres() -> Any:
+        return await psycopg.AsyncConnection.connect(**params)
+
+    return create_async_engine("postgresql+psycopg://", async_creator=postgres)
+
+
+def _params(alias: str) -> tuple[str, dict[str, Any]]:
+    """The database's vendor and the driver's connection parameters, as Django gives them
+    (less what only Django's own connections use)."""
+    connection = connections[alias]
+    vendor = connection.vendor
+    if vendor not in ("sqlite", "postgresql"):
+        raise ConfigurationError(
+            f"queryset: database {alias!r} is {vendor}; DjangoSource reads SQLite and PostgreSQL"
+        )
+    params = dict(connection.get_connection_params())
+    for unused in _UNUSED & set(params):
+        del params[unused]
+    return vendor, params
 
 
 def _postgres_driver() -> tuple[str, Callable[..., Any]]:
