@@ -164,11 +164,11 @@ def test_async_reads_give_the_same_bytes(alias: str) -> None:
     ]
 
     async def run() -> list[list[tuple[int, bytes, str | None]]]:
-        served = [
-            [(r.status, r.body, r.headers.get("etag")) for r in [await call(app, path=p)]][0]
-            for app in apps
-            for p in paths
-        ]
+        served = []
+        for app in apps:
+            for path in paths:
+                reply = await call(app, path=path)
+                served.append((reply.status, reply.body, reply.headers.get("etag")))
         await source.engine.dispose()  # on the loop its connections belong to
         return [served[: len(paths)], served[len(paths) :]]
 
