@@ -126,14 +126,20 @@ def fill(articles: list[tuple[str, Any, bool, bool]], pages: list[tuple[str, Any
 
 def test_the_same_urls_as_django_views(tables: None, sitemap_schema: etree.XMLSchema) -> None:
     @settings(max_examples=25, deadline=None)
-    @given(articles=ARTICLES, pages=PAGES, max_urls=st.integers(2, 7))
-    def run(articles: Any, pages: Any, max_urls: int) -> None:
+    @given(
+        articles=ARTICLES,
+        pages=PAGES,
+        max_urls=st.integers(2, 7),
+        freshness=st.sampled_from(["exact", "incremental"]),
+    )
+    def run(articles: Any, pages: Any, max_urls: int, freshness: str) -> None:
         fill(articles, pages)
         app = SitemapWSGIApp(
             base_url=BASE,
             sources=django_sitemap_sources(SITEMAPS, base_url=BASE),
             max_urls=max_urls,
             index="always",
+            freshness=freshness,
         )
         ours = our_listing(app, sitemap_schema)
         django = django_listing()
@@ -180,6 +186,31 @@ def test_version_spares_the_read(tables: None) -> None:
         )
     assert again.status == 304
     assert queries.captured_queries == []
+
+
+def test_pages_kept_current_by_recounts(tables: None) -> None:
+    """freshness="incremental": a page's 304 reads nothing; a recount sees any change."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    fill([(f"s{i}", datetime(2024, 1, 1, tzinfo=UTC), True, False) for i in range(6)], [])
+    source = DjangoSitemapSource(ArticleSitemap, name="articles", base_url=BASE)
+    assert source.live
+    app = SitemapWSGIApp(base_url=BASE, sources=[source], max_urls=5, freshness="incremental")
+    page = assert_valid_index(call_wsgi(app, path="/sitemap.xml").body)[-1][0]
+    path = page.removeprefix("https://example.com")
+    etag = call_wsgi(app, path=path).headers["etag"]
+    with CaptureQueriesContext(connection) as queries:
+        again = call_wsgi(app, path=path, headers={"if-none-match": etag})
+    assert again.status == 304 and queries.captured_queries == []
+    last = Article.objects.order_by("pk").last()
+    assert last is not None
+    last.slug = "renamed"  # a loc-only edit: the recount's digest of the URLs sees it
+    last.save()
+    app.recount()
+    moved = call_wsgi(app, path=path, headers={"if-none-match": etag})
+    assert moved.status == 200 and b"/articles/renamed" in moved.body
+    assert moved.headers["etag"] != etag
 
 
 def test_limit_bounds_the_pages() -> None:

@@ -17,7 +17,7 @@ data) spares that read.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, tzinfo
 from itertools import islice
 from typing import Any
@@ -81,7 +81,7 @@ class DjangoSitemapSource(SyncSource):
                 f"with the data, got {type(version).__name__}"
             )
         self.sitemap = sitemap
-        self._fixed: bool | None = None
+        self._kind: str | None = None
         self._version = version
         self.chunk_size = chunk_size
         self.prefix = _prefix(name, base_url, sitemap.protocol)
@@ -96,14 +96,28 @@ class DjangoSitemapSource(SyncSource):
         kind = type(self.sitemap)
         return f"django-sitemap|{kind.__module__}.{kind.__qualname__}|{self.prefix}"
 
+    def _items_kind(self) -> str:
+        """``"integer"`` (a QuerySet of an integer primary key), ``"cut"`` (a QuerySet of
+        another key) or ``"positions"``: told by the first ``items()`` (a QuerySet is lazy:
+        no query)."""
+        if self._kind is None:
+            items = self.sitemap.items()
+            if not isinstance(items, QuerySet):
+                self._kind = "positions"
+            else:
+                self._kind = "integer" if _integer_key(items) else "cut"
+        return self._kind
+
     @property
     def fixed_ranges(self) -> bool:  # type: ignore[override]
-        """Integer keys (positions, or an integer primary key) page by fixed ranges; told
-        by the first ``items()`` (a QuerySet is lazy: no query)."""
-        if self._fixed is None:
-            items = self.sitemap.items()
-            self._fixed = not isinstance(items, QuerySet) or _integer_key(items)
-        return self._fixed
+        """Integer keys (positions, or an integer primary key) page by fixed ranges."""
+        return self._items_kind() != "cut"
+
+    @property
+    def live(self) -> bool:  # type: ignore[override]
+        """A QuerySet of an integer key, without ``version=``: its pages are kept current by
+        recounts (``freshness="incremental"``), as a SQL source's without a lastmod column."""
+        return self._version is None and self._items_kind() == "integer"
 
     # -- the items, by key ------------------------------------------------------------------
 
@@ -170,7 +184,8 @@ class DjangoSitemapSource(SyncSource):
         for _, entries in self._rows(keys):
             for entry in entries:
                 digest.add(entry)
-        return digest.summary()
+        summary = digest.summary()
+        return replace(summary, checksum=summary.token)  # a page's, as its bucket's
 
     def _lowest(self) -> Any:
         """The lowest primary key (0 for positions, or no rows)."""
