@@ -16,7 +16,7 @@ data) spares that read.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, tzinfo
 from itertools import islice
@@ -29,7 +29,7 @@ from django.db.models import Min
 from django.db.models.query import QuerySet
 from django.utils import translation
 
-from ..entry import Batch
+from ..entry import Batch, Repeated
 from ..extensions import Extensions, Shape
 from ..settings import ConfigurationError, ConfigurationTypeError
 from ..sources.base import ALL, Bucket, CutPages, KeyRange, SyncSource, check_name
@@ -226,9 +226,35 @@ class DjangoSitemapSource(SyncSource):
         return found
 
     def batches(self, keys: KeyRange = ALL, size: int = 500) -> Iterator[Batch]:
+        if not self.sitemap.i18n:  # one URL an item: built column by column
+            items = self._items(keys)
+            while chunk := list(islice(items, size)):
+                yield self._columns(chunk)
+            return
         rows = self._rows(keys)
         while chunk := list(islice(rows, max(1, size // self.shape.urls_per_row))):
             yield _batch([entry for _, entries in chunk for entry in entries])
+
+    def _columns(self, chunk: list[tuple[Any, Any]]) -> Batch:
+        """The entries of items without languages: what :meth:`_entries` gives, a column
+        at a time (a constant field is one repeated value)."""
+        keys = [key for key, _ in chunk]
+        items = [item for _, item in chunk]
+        prefix = self.prefix
+        locs = [prefix + str(loc) for loc in self._column("location", items)]
+        return Batch(
+            keys,
+            locs,
+            self._column("lastmod", items),
+            self._column("changefreq", items),
+            self._column("priority", items),
+        )
+
+    def _column(self, name: str, items: list[Any]) -> Sequence[Any]:
+        attribute = getattr(self.sitemap, name, None)
+        if callable(attribute):
+            return list(map(attribute, items))
+        return Repeated(attribute, len(items))
 
 
 def _bucket(index: int, count: int, digest: _Digest, last: Any) -> Bucket:
