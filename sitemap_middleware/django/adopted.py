@@ -83,6 +83,7 @@ class DjangoSitemapSource(SyncSource):
         self.sitemap = sitemap
         self._kind: str | None = None
         self._version = version
+        self.versioned = version is not None
         self.chunk_size = chunk_size
         self.prefix = _prefix(name, base_url, sitemap.protocol)
         self.languages = list(sitemap._languages()) if sitemap.i18n else []
