@@ -172,6 +172,21 @@ def test_a_queryset_is_paged_by_key_and_streamed(
     assert f'"shop_article"."id" > {keys[-1] // 5 * 5 - 1}' in sql
 
 
+@pytest.mark.parametrize("freshness", ["exact", "incremental"])
+def test_keys_below_zero_are_cut(
+    tables: None, sitemap_schema: etree.XMLSchema, freshness: str
+) -> None:
+    fill([], [])
+    Article.objects.bulk_create(
+        Article(id=key, slug=f"k{key}", updated_at=datetime(2024, 1, 1, tzinfo=UTC))
+        for key in (-7, -2, -1, 1, 2, 3, 8, 9)
+    )
+    source = DjangoSitemapSource(ArticleSitemap, name="articles", base_url=BASE)
+    app = SitemapWSGIApp(base_url=BASE, sources=[source], max_urls=3, freshness=freshness)
+    listed = our_listing(app, sitemap_schema)
+    assert sorted(listed) == sorted(f"{BASE}articles/k{key}" for key in (-7, -2, -1, 1, 2, 3, 8, 9))
+
+
 def test_version_spares_the_read(tables: None) -> None:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext

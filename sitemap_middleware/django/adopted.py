@@ -177,8 +177,8 @@ class DjangoSitemapSource(SyncSource):
         self, keys: KeyRange, naive_timezone: tzinfo, horizon: datetime | None = None
     ) -> Summary:
         horizon = horizon or default_horizon()
-        if self.fixed_ranges and keys != ALL and self._lowest() < 0:
-            raise CutPages(self.name)
+        if self._items_kind() == "integer" and keys != ALL and self._lowest() < 0:
+            raise CutPages(self.name)  # a fixed range, but the keys need cuts now
         if self._version is not None:
             return Summary(None, None, str(self._version()), horizon)
         digest = _Digest(naive_timezone, horizon)
@@ -189,11 +189,8 @@ class DjangoSitemapSource(SyncSource):
         return replace(summary, checksum=summary.token)  # a page's, as its bucket's
 
     def _lowest(self) -> Any:
-        """The lowest primary key (0 for positions, or no rows)."""
-        items = self.sitemap.items()
-        if not isinstance(items, QuerySet):
-            return 0
-        return items.aggregate(lowest=Min("pk"))["lowest"] or 0
+        """The lowest primary key of the QuerySet (0 without rows): one aggregate."""
+        return self.sitemap.items().aggregate(lowest=Min("pk"))["lowest"] or 0
 
     def buckets(
         self, width: int, naive_timezone: tzinfo, horizon: datetime | None = None
