@@ -206,3 +206,25 @@ def test_connections_read_the_alias_when_opened(tmp_path: Any) -> None:
     finally:
         entry["NAME"] = saved
         dispose("model")
+
+
+def test_any_queryset_django_compiles(alias: str, sitemap_schema: etree.XMLSchema) -> None:
+    """Percent signs, LIKE patterns built from columns, dates and joins' parameters: the
+    QuerySet's SQL and parameters reach the database as Django wrote them."""
+    from django.db.models import F, Q
+
+    fill(alias)
+    Article.objects.using(alias).update(title="zz")
+    Article.objects.using(alias).filter(id=2).update(slug="50%:off", title="50%")
+    Article.objects.using(alias).filter(id=3).update(slug="a-3", title="a-")
+    queryset = Article.objects.using(alias).filter(
+        Q(slug__contains="%:o")
+        | Q(slug__startswith=F("title"))
+        | Q(updated_at__gte=datetime(2024, 1, 9, tzinfo=UTC))
+    )
+    source = DjangoSource(queryset, loc="/a/{id}", name="some")
+    body = serve(sitemap_app("wsgi", base_url=BASE, sources=[source]), "/sitemap.xml").body
+    assert locs(assert_valid_urlset(body, sitemap_schema)) == [
+        f"{BASE}a/{key}" for key in sorted(queryset.values_list("id", flat=True))
+    ]
+    assert sorted(queryset.values_list("id", flat=True)) == [2, 3, 9]
