@@ -67,27 +67,11 @@ def flask_example() -> Flask:
 
 
 def django_application() -> SitemapWSGIMiddleware:
-    import django
-    from django.conf import settings
     from django.core.wsgi import get_wsgi_application
-    from django.http import HttpRequest, HttpResponse
-    from django.urls import path
 
-    if not settings.configured:
-        settings.configure(
-            DEBUG=False,
-            SECRET_KEY="cli",
-            ALLOWED_HOSTS=["example.com"],
-            ROOT_URLCONF=__name__,
-            MIDDLEWARE=[],
-            INSTALLED_APPS=[],
-        )
-        django.setup()
+    from .django_setup import setup
 
-    def home(request: HttpRequest) -> HttpResponse:
-        return HttpResponse("home")
-
-    globals()["urlpatterns"] = [path("", home)]
+    setup()  # the tests' one Django project: its home page answers "home"
     return SitemapWSGIMiddleware(
         get_wsgi_application(),
         base_url=BASE,
