@@ -67,7 +67,7 @@ async def run_indexnow(options: IndexNowOptions, stdout: TextIO, stderr: TextIO)
 
 
 async def _pushers(app: object, options: IndexNowOptions) -> list[IndexNow]:
-    holders = [h for h in sitemap_holders(app) if h.sitemap.settings.indexnow_key]  # type: ignore[attr-defined]
+    holders = [h for h in sitemap_holders(app) if h.sitemap.settings.indexnow_key]
     if not holders:
         raise NotConfigured(
             "no sitemap of the application is configured with indexnow_key; set it (and "

@@ -32,9 +32,10 @@ import inspect
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, cast
 
 from ..asgi import SitemapMiddleware
+from ..core import Sitemap
 from ..settings import ConfigurationError, Settings, make_settings
 from ..wsgi import SitemapWSGIMiddleware
 
@@ -162,12 +163,20 @@ def find_sitemaps(app: object) -> list[Mounted]:
     return list(found.values())
 
 
-def sitemap_holders(app: object) -> list[object]:
+class SitemapHolder(Protocol):
+    """A built adapter of the core: it holds the ``Sitemap`` it serves."""
+
+    sitemap: Sitemap
+
+
+def sitemap_holders(app: object) -> list[SitemapHolder]:
     """Every built middleware of ``app`` that holds a ``Sitemap`` (ASGI, WSGI or any other
     adapter of the core), in the order found."""
-    from ..core import Sitemap
-
-    return [node for node, _ in _walk(app) if isinstance(getattr(node, "sitemap", None), Sitemap)]
+    return [
+        cast(SitemapHolder, node)
+        for node, _ in _walk(app)
+        if isinstance(getattr(node, "sitemap", None), Sitemap)
+    ]
 
 
 def wsgi_middlewares(app: object) -> list[SitemapWSGIMiddleware]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable, Generator
 from datetime import tzinfo
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import anyio
 import httpx
@@ -57,7 +57,7 @@ def run(steps: Generator[Need, Any, T], perform: Callable[[Need], Any]) -> T:
         try:
             need = steps.send(result)
         except StopIteration as stop:
-            return stop.value  # type: ignore[no-any-return]
+            return cast(T, stop.value)
         result = perform(need)
 
 
@@ -67,7 +67,7 @@ async def arun(steps: Generator[Need, Any, T], perform: Callable[[Need], Awaitab
         try:
             need = steps.send(result)
         except StopIteration as stop:
-            return stop.value  # type: ignore[no-any-return]
+            return cast(T, stop.value)
         result = await perform(need)
 
 
