@@ -191,7 +191,7 @@ class SitemapMiddleware:
 
 async def _produce(transfer: Transfer, send: Send) -> None:
     """Send a urlset; raises (:class:`SitemapAborted`) only once the response has started."""
-    parts = _Parts(transfer)
+    parts = Parts(transfer)
     try:
         async for event in adrive(transfer_events(transfer), parts.next):
             await _emit(send, event)
@@ -199,7 +199,7 @@ async def _produce(transfer: Transfer, send: Send) -> None:
         await parts.aclose()
 
 
-class _Parts:
+class Parts:
     """The chunks of a transfer's parts, one part at a time, each closed once done."""
 
     def __init__(self, transfer: Transfer) -> None:

@@ -199,7 +199,7 @@ class _Body:
         return self._chunks
 
     def _generate(self) -> Generator[bytes, None, None]:
-        parts = _Parts(self._middleware, self._transfer)
+        parts = Parts(self._middleware._reads, self._transfer)
         try:
             for event in drive(transfer_events(self._transfer), parts.next):
                 yield from _emit(self._start_response, event)
@@ -214,11 +214,11 @@ class _Body:
             self._transfer.close()
 
 
-class _Parts:
+class Parts:
     """The chunks of a transfer's parts, one part at a time, each's rows closed once done."""
 
-    def __init__(self, middleware: SitemapWSGIMiddleware, transfer: Transfer) -> None:
-        self._middleware = middleware
+    def __init__(self, reads: SyncReads, transfer: Transfer) -> None:
+        self._reads = reads
         self._transfer = transfer
         self._index = -1
         self._chunks: Generator[bytes, None, None] | None = None
@@ -233,7 +233,7 @@ class _Parts:
 
     def _read(self, source: AnySource, keys: KeyRange) -> Generator[bytes, None, None]:
         transfer = self._transfer
-        batches = self._middleware._reads.batches(source, keys, transfer.batch_size)
+        batches = self._reads.batches(source, keys, transfer.batch_size)
         try:
             for batch in batches:
                 if chunk := transfer.feed(source.name, batch):
