@@ -1,10 +1,10 @@
 """App drivers for the Django middleware: Django's own WSGI and ASGI handlers, in-process.
 
-Each app is a handler built while ``MIDDLEWARE`` lists the middleware alone and
+Each app is a handler built while ``MIDDLEWARE`` lists the middleware first and
 ``SITEMAP_MIDDLEWARE`` holds the sources and settings (the tests' one Django project,
 :mod:`tests.django_setup`), so requests go through Django's request handling, the
-middleware's loading and its settings exactly as in a project. Other paths are the
-project's (its 404 for most).
+middleware's loading and its settings exactly as in a project. Other paths get the
+project's 404, as the standalone apps of the other drivers answer (:class:`NoViews`).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import Any, TypeVar
 from urllib.parse import unquote
 
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.core.handlers.asgi import ASGIHandler
 from django.core.handlers.base import BaseHandler
 from django.core.handlers.wsgi import WSGIHandler
@@ -29,13 +30,31 @@ from .django_setup import setup
 
 T = TypeVar("T")
 MIDDLEWARE = "sitemap_middleware.django.SitemapMiddleware"
+urlpatterns: list[Any] = []
+
+
+class NoViews:
+    """Inside the sitemap's middleware: every other path resolves against no view (404).
+    Sync and async, so the sitemap's middleware runs async under the ASGI handler."""
+
+    sync_capable = True
+    async_capable = True
+
+    def __init__(self, get_response: Any) -> None:
+        self.get_response = get_response
+        if iscoroutinefunction(get_response):
+            markcoroutinefunction(self)
+
+    def __call__(self, request: Any) -> Any:
+        request.urlconf = __name__
+        return self.get_response(request)
 
 
 def handler(kind: type[BaseHandler], sources: object, **settings: Any) -> Any:
     """A Django handler whose middleware serves ``sources`` with ``settings``."""
     setup()
     options = {"sources": sources, **settings}
-    with override_settings(MIDDLEWARE=[MIDDLEWARE], SITEMAP_MIDDLEWARE=options):
+    with override_settings(MIDDLEWARE=[MIDDLEWARE, f"{__name__}.NoViews"], SITEMAP_MIDDLEWARE=options):
         return kind()
 
 

@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from asgiref.sync import iscoroutinefunction, markcoroutinefunction
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
 from django.http import HttpRequest, HttpResponseBase
 
 from .. import asgi, wsgi
@@ -32,7 +32,7 @@ from ..routing import Target
 from ..sync_reads import SyncReads
 from . import robots_txt
 from .conf import configured
-from .responses import complete, request_from, route_path, streaming
+from .responses import complete, is_asgi, request_from, route_path, streaming
 
 GetResponse = Callable[[HttpRequest], HttpResponseBase]
 AsyncGetResponse = Callable[[HttpRequest], Awaitable[HttpResponseBase]]
@@ -124,7 +124,10 @@ class SitemapMiddleware:
         # Started (the first chunk is made): closed, and the rows released, however it ends.
         start = next(body)
         assert isinstance(start, Response)
-        return streaming(start, cast(Iterator[bytes], body))
+        chunks = cast(Iterator[bytes], body)
+        if is_asgi(request):  # a sync middleware below Django's ASGI handler: see _in_thread
+            return streaming(start, _in_thread(chunks))
+        return streaming(start, chunks)
 
     async def aserve(self, target: Target, request: HttpRequest) -> HttpResponseBase:
         """Answer a request for one of the sitemap's documents (async: ASGI)."""
@@ -171,6 +174,22 @@ def _body(transfer: Transfer, parts: wsgi.Parts) -> Iterator[Response | bytes]:
             parts.close()
         finally:
             transfer.close()
+
+
+def _next(chunks: Iterator[bytes]) -> bytes | None:
+    return next(chunks, None)
+
+
+async def _in_thread(chunks: Iterator[bytes]) -> AsyncIterator[bytes]:
+    """A sync body for Django's ASGI handler, each chunk made in the request's thread: given
+    a sync iterator, the handler would read the whole body into memory before sending it."""
+    try:
+        while (chunk := await sync_to_async(_next)(chunks)) is not None:
+            yield chunk
+    finally:
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            await sync_to_async(close)()
 
 
 async def _abody(transfer: Transfer, parts: asgi.Parts) -> AsyncIterator[Response | bytes]:

@@ -16,6 +16,11 @@ from .. import asgi, wsgi
 from ..messages import Request, Response
 
 
+def is_asgi(request: HttpRequest) -> bool:
+    """Whether Django's ASGI handler made the request (and will send the response)."""
+    return isinstance(getattr(request, "scope", None), dict)
+
+
 def route_path(request: HttpRequest) -> str:
     """The path below the mount point (``SCRIPT_NAME``, or the ASGI ``root_path``)."""
     scope = getattr(request, "scope", None)
@@ -30,14 +35,6 @@ def request_from(request: HttpRequest) -> Request:
     if isinstance(scope, dict):
         return asgi.request_from(scope)
     return wsgi.request_from(request.META)
-
-
-def method_of(request: HttpRequest) -> str:
-    """The method as sent (Django upper-cases ``request.method``; the core must not)."""
-    scope = getattr(request, "scope", None)
-    if isinstance(scope, dict):
-        return str(scope.get("method", ""))
-    return str(request.META.get("REQUEST_METHOD", ""))
 
 
 def with_headers(response: HttpResponseBase, headers: list[tuple[str, str]]) -> None:
