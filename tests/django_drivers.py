@@ -54,7 +54,8 @@ def handler(kind: type[BaseHandler], sources: object, **settings: Any) -> Any:
     """A Django handler whose middleware serves ``sources`` with ``settings``."""
     setup()
     options = {"sources": sources, **settings}
-    with override_settings(MIDDLEWARE=[MIDDLEWARE, f"{__name__}.NoViews"], SITEMAP_MIDDLEWARE=options):
+    middleware = [MIDDLEWARE, f"{__name__}.NoViews"]
+    with override_settings(MIDDLEWARE=middleware, SITEMAP_MIDDLEWARE=options):
         return kind()
 
 

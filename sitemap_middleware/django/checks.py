@@ -64,7 +64,6 @@ def check_order(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     ]
 
 
-
 def register_checks() -> None:
     """Registered by the app's ``ready()`` (``INSTALLED_APPS``)."""
     register(check_setting)
