@@ -29,7 +29,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from sitemap_middleware import SitemapWSGIMiddleware, SQLAlchemySource
+from sitemap_middleware import SQLAlchemySource
 from sitemap_middleware import asgi as asgi_module
 from sitemap_middleware import wsgi as wsgi_module
 
@@ -141,7 +141,9 @@ def exact_freshness(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPa
     are kept current between recounts (test_live_pages.py)."""
     if request.node.get_closest_marker("incremental"):
         return
-    for module in (asgi_module, wsgi_module):
+    from sitemap_middleware.django import conf as django_conf  # Django's middleware
+
+    for module in (asgi_module, wsgi_module, django_conf):
         original = module.make_settings
 
         def exact(options: dict[str, Any], original: Any = original) -> Any:
@@ -192,7 +194,7 @@ def engine(db_path: Path) -> Iterator[Engine]:
     engine.dispose()
 
 
-ADAPTERS = ("asgi", "wsgi")
+ADAPTERS = ("asgi", "wsgi", "django-wsgi", "django-asgi")
 
 
 @pytest.fixture(params=ADAPTERS)
@@ -208,7 +210,7 @@ def make_app(request: pytest.FixtureRequest) -> Iterator[Callable[..., Any]]:
 
     yield make
     for app in made:
-        if isinstance(app, SitemapWSGIMiddleware):
+        if hasattr(app, "close"):
             app.close()
 
 

@@ -23,6 +23,7 @@ from django.test import override_settings
 
 from sitemap_middleware import BadRowStats
 from sitemap_middleware.cli.wsgi_client import wsgi_environ
+from sitemap_middleware.core import Sitemap
 from sitemap_middleware.django import SitemapMiddleware
 
 from .app_drivers import RawHeaders, Reply, _exchange, _scope, _wsgi_exchange
@@ -79,6 +80,10 @@ class DjangoApp:
     def stats(self) -> dict[str, BadRowStats]:
         return self.middleware.stats
 
+    @property
+    def sitemap(self) -> Sitemap:
+        return self.middleware.sitemap
+
     def recount(self) -> None:
         if self._runner is None:
             self.middleware.recount()
@@ -87,6 +92,35 @@ class DjangoApp:
 
     def close(self) -> None:
         self.middleware.close()
+
+
+class DjangoWSGI(DjangoApp):
+    """Django's WSGI handler as the behaviour tests' WSGI app (``make_app``)."""
+
+    wsgi = True
+
+    def __init__(self, sources: object, **settings: Any) -> None:
+        super().__init__(handler(WSGIHandler, sources, **settings))
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
+        return self.handler(environ, start_response)
+
+
+class DjangoASGI(DjangoApp):
+    """Django's ASGI handler as the behaviour tests' ASGI app (``make_app``)."""
+
+    def __init__(self, sources: object, **settings: Any) -> None:
+        super().__init__(handler(ASGIHandler, sources, **settings))
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        await self.handler(scope, receive, send)
+
+    async def recount(self) -> None:  # type: ignore[override]  # as SitemapApp's
+        await self.middleware.arecount()
+
+
+APPS: dict[str, type[DjangoApp]] = {"django-wsgi": DjangoWSGI, "django-asgi": DjangoASGI}
+"""The behaviour tests' apps, by adapter name (``tests.conftest.ADAPTERS``)."""
 
 
 class DjangoWsgiDriver:

@@ -48,12 +48,17 @@ class Configured:
             raise named(exc) from exc
 
 
-def named(error: ConfigurationError) -> ImproperlyConfigured:
+class SettingError(ImproperlyConfigured, ConfigurationError):  # type: ignore[misc]
+    """A wrong ``SITEMAP_MIDDLEWARE``: Django's ``ImproperlyConfigured``, and the
+    ``ConfigurationError`` the other adapters raise."""
+
+
+def named(error: ConfigurationError) -> SettingError:
     """A setting's error as Django reports it: the setting's key in front."""
     key, colon, problem = str(error).partition(": ")
     if not colon or " " in key:
-        return ImproperlyConfigured(f"{SETTING}: {error}")
-    return ImproperlyConfigured(f"{SETTING}[{key!r}]: {problem}")
+        return SettingError(f"{SETTING}: {error}")
+    return SettingError(f"{SETTING}[{key!r}]: {problem}")
 
 
 def configured(options: object = None) -> Configured:
@@ -61,14 +66,14 @@ def configured(options: object = None) -> Configured:
     if options is None:
         options = getattr(django_settings, SETTING, None)
     if options is None:
-        raise ImproperlyConfigured(f"{SETTING}: not set; add to the settings e.g. {EXAMPLE}")
+        raise SettingError(f"{SETTING}: not set; add to the settings e.g. {EXAMPLE}")
     if not isinstance(options, Mapping):
-        raise ImproperlyConfigured(
+        raise SettingError(
             f"{SETTING}: must be a dict such as {EXAMPLE}, got {type(options).__name__}"
         )
     rest = dict(options)
     if "sources" not in rest:
-        raise ImproperlyConfigured(
+        raise SettingError(
             f"{SETTING}['sources']: required, the dotted path of the sources or of a function "
             "returning them, e.g. 'mysite.sitemaps.sources'"
         )
@@ -85,7 +90,7 @@ def resolve_sources(value: object) -> object:
         try:
             value = import_string(value)
         except ImportError as exc:
-            raise ImproperlyConfigured(
+            raise SettingError(
                 f"{SETTING}['sources']: cannot import {value!r} ({exc}); give the dotted path "
                 "of the sources or of a function returning them"
             ) from exc

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import Any, Generic, TypeVar, cast
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
 from django.http import HttpRequest, HttpResponseBase
@@ -34,6 +34,7 @@ from . import robots_txt
 from .conf import configured
 from .responses import complete, is_asgi, request_from, route_path, streaming
 
+T = TypeVar("T")
 GetResponse = Callable[[HttpRequest], HttpResponseBase]
 AsyncGetResponse = Callable[[HttpRequest], Awaitable[HttpResponseBase]]
 
@@ -126,7 +127,7 @@ class SitemapMiddleware:
         assert isinstance(start, Response)
         chunks = cast(Iterator[bytes], body)
         if is_asgi(request):  # a sync middleware below Django's ASGI handler: see _in_thread
-            return streaming(start, _in_thread(chunks))
+            return streaming(start, ClosedWithTask(_in_thread(chunks), request))
         return streaming(start, chunks)
 
     async def aserve(self, target: Target, request: HttpRequest) -> HttpResponseBase:
@@ -136,11 +137,48 @@ class SitemapMiddleware:
         outcome = await arun(flow, self._async.perform)
         if isinstance(outcome, Response):
             return complete(outcome, core_request.method)
-        body = _abody(outcome, asgi.Parts(outcome))
-        # Started: even if the server never pulls it, the loop closes it when it is dropped.
+        body = ClosedWithTask(_abody(outcome, asgi.Parts(outcome)), request)
         start = await anext(body)
         assert isinstance(start, Response)
         return streaming(start, cast(AsyncIterator[bytes], body))
+
+
+class ClosedWithTask(Generic[T]):
+    """An async body closed once the task that sends it ends, however it ends.
+
+    Django's ASGI handler reads a streamed body through a wrapper of its own and closes
+    only that: when the client leaves (Django 5 cancels the sending task) the body would
+    stay suspended, its rows and slot held, until the garbage collector finds it. And it
+    closes the request's body file only when the response ends normally, not when an
+    aborted transfer raises: closed here too.
+    """
+
+    def __init__(self, body: AsyncGenerator[T, None], request: HttpRequest) -> None:
+        self._body = body
+        self._request = request
+        self._bound = False
+
+    def __aiter__(self) -> ClosedWithTask[T]:
+        return self
+
+    async def __anext__(self) -> T:
+        if not self._bound:
+            self._bound = True
+            task = asyncio.current_task()
+            if task is not None:
+                task.add_done_callback(self._close)
+        return await anext(self._body)
+
+    def _close(self, task: asyncio.Task[Any]) -> None:
+        stream = getattr(self._request, "_stream", None)
+        if stream is not None and hasattr(stream, "close"):
+            stream.close()
+        closing = task.get_loop().create_task(self._body.aclose())
+        _CLOSING.add(closing)  # held until done (the loop keeps weak references)
+        closing.add_done_callback(_CLOSING.discard)
+
+
+_CLOSING: set[asyncio.Task[None]] = set()
 
 
 def _start(event: Event) -> Response:
@@ -180,7 +218,7 @@ def _next(chunks: Iterator[bytes]) -> bytes | None:
     return next(chunks, None)
 
 
-async def _in_thread(chunks: Iterator[bytes]) -> AsyncIterator[bytes]:
+async def _in_thread(chunks: Iterator[bytes]) -> AsyncGenerator[bytes, None]:
     """A sync body for Django's ASGI handler, each chunk made in the request's thread: given
     a sync iterator, the handler would read the whole body into memory before sending it."""
     try:
@@ -192,7 +230,7 @@ async def _in_thread(chunks: Iterator[bytes]) -> AsyncIterator[bytes]:
             await sync_to_async(close)()
 
 
-async def _abody(transfer: Transfer, parts: asgi.Parts) -> AsyncIterator[Response | bytes]:
+async def _abody(transfer: Transfer, parts: asgi.Parts) -> AsyncGenerator[Response | bytes, None]:
     """:func:`_body` read with awaits."""
     events = adrive(transfer_events(transfer), parts.next)
     try:

@@ -38,7 +38,11 @@ def request_from(request: HttpRequest) -> Request:
 
 
 def with_headers(response: HttpResponseBase, headers: list[tuple[str, str]]) -> None:
-    """Exactly these headers (repeated names joined, as HTTP allows for list fields)."""
+    """Exactly these headers (repeated names joined, as HTTP allows for list fields).
+
+    Marked as logged: the core logs failures once per episode (``failures.py``), where
+    Django's handler would log every 404 and 503 a crawler gets."""
+    response._has_been_logged = True
     for name in list(response.headers):
         del response.headers[name]
     for name, value in headers:
