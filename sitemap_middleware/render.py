@@ -510,11 +510,12 @@ class Renderer:
                         out.append(f"<url><loc>{root}{loc}</loc>{tail}")
                         continue
                     kind = type(lastmod)
+                    zone = lastmod.tzinfo if kind is datetime else None
                     if (
                         kind is datetime
-                        and naive_is_utc
-                        and lastmod.tzinfo is None
-                        and (latest is None or lastmod <= latest)
+                        # Naive ones read as UTC, or aware ones in UTC (as Django's ORM gives).
+                        and ((zone is None and naive_is_utc) or zone is UTC)
+                        and (latest is None or lastmod.replace(tzinfo=None) <= latest)
                     ):
                         text = lastmod.isoformat()
                         out.append(

@@ -11,7 +11,8 @@ ETag (R2): they are checked in the histories with a ``ChangeCounter``, and forgo
 others.
 
 Runs on SQLite with a sync ``Engine`` and an ``AsyncEngine`` (aiosqlite), and on PostgreSQL
-(psycopg, sync and async) when ``SITEMAP_TEST_POSTGRES`` names a server (required in CI).
+(psycopg, sync and async) when ``SITEMAP_TEST_POSTGRES`` names a server (required in CI);
+and through ``DjangoSource`` over the same table (a Django model of it), on both databases.
 """
 
 from __future__ import annotations
@@ -99,7 +100,25 @@ def news_of(row: Any) -> News:
 def build_source(
     options: model.SourceOptions, table: Table, engine: Any, counter: ChangeCounter | None
 ) -> Any:
+    extra = source_extras(options, counter)
+    if options.loc == "callable":
+        loc: Any = callable_loc
+    else:
+        loc = model.LANGUAGE_TEMPLATE if options.languages else model.TEMPLATE
+    if isinstance(engine, DjangoAlias):
+        from sitemap_middleware.django import DjangoSource
+
+        from .django_site.shop.models import ModelRow
+
+        rows = ModelRow.objects.using(engine.alias).all()
+        return DjangoSource(rows, name=options.name, loc=loc, key="k", lastmod="lastmod", **extra)
     kind = SQLAlchemySource if isinstance(engine, Engine) else AsyncSQLAlchemySource
+    c = table.c
+    stmt = select(c.k, c.slug, c.lastmod, c.cf, c.pr, c.img)
+    return kind(stmt, engine, name=options.name, loc=loc, key="k", lastmod="lastmod", **extra)
+
+
+def source_extras(options: model.SourceOptions, counter: ChangeCounter | None) -> dict[str, Any]:
     extra: dict[str, Any] = {}
     if options.languages:
         extra.update(languages=list(options.languages), x_default=options.x_default)
@@ -119,13 +138,7 @@ def build_source(
         extra["news"] = news_of
     if counter is not None:
         extra["version"] = counter
-    if options.loc == "callable":
-        loc: Any = callable_loc
-    else:
-        loc = model.LANGUAGE_TEMPLATE if options.languages else model.TEMPLATE
-    c = table.c
-    stmt = select(c.k, c.slug, c.lastmod, c.cf, c.pr, c.img)
-    return kind(stmt, engine, name=options.name, loc=loc, key="k", lastmod="lastmod", **extra)
+    return extra
 
 
 # --- hostile values -----------------------------------------------------------------------
@@ -352,6 +365,15 @@ class Backend:
     name: str
     postgres: bool
     asynchronous: bool
+    django: bool = False
+    """Read through ``DjangoSource`` (a Django model of the table) instead."""
+
+
+@dataclass(frozen=True)
+class DjangoAlias:
+    """The Django database a history's table is read from (tests/django_site/settings.py)."""
+
+    alias: str
 
 
 class Database:
@@ -366,6 +388,10 @@ class Database:
         self.rows: dict[int, dict[str, Any]] = {}
         self.next_id = 1
         self.table = make_table(timestamptz=backend.postgres)
+        if backend.django:
+            from .django_setup import setup
+
+            setup()
         if backend.postgres:
             server = server_url()
             self.schema = schema_name()
@@ -377,9 +403,11 @@ class Database:
             self.writer = create_engine(
                 self.url, poolclass=NullPool, connect_args=self.connect_args
             )
+            self.alias = DjangoAlias("model_pg")
         else:
             self.folder = tempfile.mkdtemp(prefix="sitemap-model-", dir=MEMORY)
             self.url = make_url(f"sqlite:///{self.folder}/site.sqlite3")
+            self.alias = DjangoAlias("model")
             self.connect_args = {}
             self.writer = create_engine(self.url, poolclass=NullPool)
         self.table.metadata.create_all(self.writer)
@@ -389,13 +417,26 @@ class Database:
 
     def reader(self, pooled: bool) -> Any:
         """A new engine for one app's sources. An async engine's pooled connections belong to
-        one event loop: ``pooled`` only where that loop outlives the app (not WSGI's)."""
+        one event loop: ``pooled`` only where that loop outlives the app (not WSGI's).
+        Django: the alias, pointed at this history's table."""
+        if self.backend.django:
+            return self._django_alias()
         if not self.backend.asynchronous:
             return create_engine(self.url, connect_args=self.connect_args)
         driver = "psycopg" if self.backend.postgres else "aiosqlite"
         url = self.url.set(drivername=f"{self.url.get_backend_name()}+{driver}")
         pool = {} if pooled else {"poolclass": NullPool}
         return create_async_engine(url, connect_args=self.connect_args, **pool)
+
+    def _django_alias(self) -> DjangoAlias:
+        from django.db import connections
+
+        entry = connections[self.alias.alias].settings_dict
+        if self.backend.postgres:
+            entry["OPTIONS"] = {"options": f"-c search_path={self.schema}"}
+        else:
+            entry["NAME"] = self.url.database
+        return self.alias
 
     def counter(self) -> ChangeCounter:
         counter = ChangeCounter(self.table, key="k")
@@ -461,6 +502,10 @@ class Database:
             return [model.Row(*values) for values in raw]
 
     def close(self) -> None:
+        if self.backend.django:
+            from sitemap_middleware.django.statements import dispose
+
+            dispose(self.alias.alias)
         if self.backend.postgres:
             with self.writer.begin() as conn:
                 conn.exec_driver_sql(f"DROP SCHEMA {self.schema} CASCADE")
@@ -629,7 +674,7 @@ class Harness:
         for driver, reader in self.readers:
             if isinstance(reader, Engine):
                 reader.dispose()
-            else:
+            elif not isinstance(reader, DjangoAlias):
                 driver.run(reader.dispose())  # on the loop its connections belong to
         self.database.close()
 
@@ -777,13 +822,22 @@ BACKENDS = [
     Backend("sqlite-async", postgres=False, asynchronous=True),
     Backend("postgres-sync", postgres=True, asynchronous=False),
     Backend("postgres-async", postgres=True, asynchronous=True),
+    Backend("django-sqlite", postgres=False, asynchronous=False, django=True),
+    Backend("django-postgres", postgres=True, asynchronous=False, django=True),
 ]
 # Histories per backend, as a share of the profile's max_examples: in the ci profile (1,000)
 # 2,000 histories on SQLite (async ones cost twice as much), 400 more on PostgreSQL.
 # Histories per backend, as shares of the profile's max_examples (ci: 1,000): 2,000 in all,
 # most on the cheapest backend (an aiosqlite history costs twice a pysqlite one).
 DJANGO_TURN = 4
-SHARE = {"sqlite-sync": 1.3, "sqlite-async": 0.4, "postgres-sync": 0.2, "postgres-async": 0.1}
+SHARE = {
+    "sqlite-sync": 1.3,
+    "sqlite-async": 0.4,
+    "postgres-sync": 0.2,
+    "postgres-async": 0.1,
+    "django-sqlite": 0.1,
+    "django-postgres": 0.05,
+}
 
 
 @pytest.fixture(scope="module")

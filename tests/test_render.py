@@ -56,6 +56,8 @@ LASTMODS: list[Any] = [
     datetime(2024, 1, 2, 3, 4, 5),
     datetime(2024, 1, 2, 3, 4, 5, 678),
     datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone(timedelta(hours=2))),
+    datetime(2024, 1, 2, 3, 4, 5, 678, tzinfo=UTC),  # aware in UTC, as Django's ORM gives
+    datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone(timedelta(0))),  # UTC, another tzinfo
     date(2024, 1, 2),
     "2024-01-02",
     "2024-01-02T03:04Z",
@@ -116,6 +118,8 @@ AROUND: list[tuple[Any, bool]] = [  # (lastmod, future)
     (datetime(2024, 1, 2, 3, 4, 5), False),
     (datetime(2024, 1, 2, 3, 4, 5, 999_999), False),  # the same whole second
     (datetime(2024, 1, 2, 3, 4, 6), True),
+    (datetime(2024, 1, 2, 3, 4, 5, 999_999, tzinfo=UTC), False),
+    (datetime(2024, 1, 2, 3, 4, 6, tzinfo=UTC), True),
     (datetime(9999, 12, 31), True),
     (date(2024, 1, 2), False),  # a date counts from midnight UTC
     (date(2024, 1, 3), True),

@@ -37,11 +37,20 @@ DATABASES: dict[str, dict[str, object]] = {
     "default": {
         "ENGINE": "django.db.backends.sqlite3",
         "NAME": os.path.join(FOLDER, "site.sqlite3"),
-    }
+    },
+    # The reference model test's table (tests/test_model.py writes it afresh per history).
+    "model": {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": os.path.join(FOLDER, "model.sqlite3"),
+    },
 }
 
 POSTGRES_SCHEMA = f"django_{uuid.uuid4().hex[:12]}"
-_postgres = os.environ.get("SITEMAP_TEST_POSTGRES")
+# As tests/postgres.py: the tests that read it skip (or fail in CI) when no server answers.
+_postgres = (
+    os.environ.get("SITEMAP_TEST_POSTGRES")
+    or "postgresql://sitemap:sitemap@127.0.0.1:54329/sitemap_test"
+)
 if _postgres:
     _url = urlsplit(_postgres)
     DATABASES["postgres"] = {
@@ -53,3 +62,5 @@ if _postgres:
         "PORT": str(_url.port or 5432),
         "OPTIONS": {"options": f"-c search_path={POSTGRES_SCHEMA}"},
     }
+    # The reference model test's schema (set per history by tests/test_model.py).
+    DATABASES["model_pg"] = {**DATABASES["postgres"], "OPTIONS": {}}

@@ -25,7 +25,7 @@ class ArticleSitemap(Sitemap):  # type: ignore[type-arg]
 
 class PageSitemap(Sitemap):  # type: ignore[type-arg]
     i18n = True
-    languages = ["en", "de"]
+    languages = ("en", "de")
     alternates = True
     x_default = True
     limit = 3

@@ -1,0 +1,245 @@
+"""Existing ``django.contrib.sitemaps`` classes, unchanged, through ``DjangoSitemapSource``:
+the same URLs, lastmods, changefreqs, priorities and alternates as Django's own ``index`` and
+``sitemap`` views list for the same classes and data (tests/django_site)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from datetime import UTC, date, datetime
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from lxml import etree
+
+from sitemap_middleware import SitemapWSGIApp
+from sitemap_middleware.settings import ConfigurationError, ConfigurationTypeError
+
+from .conftest import NS, assert_valid_index, assert_valid_urlset
+from .django_setup import database, setup
+from .driver import call_wsgi
+
+setup()
+
+from django.test import Client  # noqa: E402
+
+from sitemap_middleware.django import DjangoSitemapSource, django_sitemap_sources  # noqa: E402
+
+from .django_site.shop.models import Article, Page  # noqa: E402
+from .django_site.shop.sitemaps import SITEMAPS, ArticleSitemap  # noqa: E402
+
+BASE = "https://example.com/"
+XHTML = "{http://www.w3.org/1999/xhtml}"
+Listed = dict[str, tuple[Any, ...]]
+
+
+def urls_of(body: bytes) -> Listed:
+    """loc -> (lastmod's day, changefreq, priority, alternates) of a urlset. Django writes
+    the day of a lastmod (in TIME_ZONE, UTC here); this library the second: days compared."""
+    listed: Listed = {}
+    for url in etree.fromstring(body).iter(f"{NS}url"):
+        lastmod = url.findtext(f"{NS}lastmod")
+        priority = url.findtext(f"{NS}priority")
+        alternates = frozenset(
+            (link.get("hreflang"), link.get("href")) for link in url.iter(f"{XHTML}link")
+        )
+        loc = url.findtext(f"{NS}loc") or ""
+        assert loc not in listed, f"{loc} listed twice"
+        listed[loc] = (
+            _day(lastmod),
+            url.findtext(f"{NS}changefreq"),
+            float(priority) if priority else None,
+            alternates,
+        )
+    return listed
+
+
+def _day(text: str | None) -> date | None:
+    if text is None:
+        return None
+    if len(text) == 10:
+        return date.fromisoformat(text)
+    return datetime.fromisoformat(text).astimezone(UTC).date()
+
+
+def django_listing() -> Listed:
+    """Every URL Django's own views list: the index, then every page it names."""
+    client = Client(HTTP_HOST="example.com")
+    index = client.get("/django/sitemap.xml", secure=True)
+    assert index.status_code == 200
+    listed: Listed = {}
+    for loc, _ in assert_valid_index(index.content):
+        page = client.get(loc.removeprefix("https://example.com"), secure=True)
+        assert page.status_code == 200, loc
+        listed |= urls_of(page.content)
+    return listed
+
+
+def our_listing(app: Callable[..., Any], sitemap_schema: etree.XMLSchema) -> Listed:
+    index = call_wsgi(app, path="/sitemap.xml")
+    assert index.status == 200
+    listed: Listed = {}
+    for loc, _ in assert_valid_index(index.body):
+        page = call_wsgi(app, path=loc.removeprefix("https://example.com"))
+        assert page.status == 200, loc
+        assert_valid_urlset(page.body, sitemap_schema)
+        found = urls_of(page.body)
+        assert not set(found) & set(listed), "a URL listed on two pages"
+        listed |= found
+    return listed
+
+
+# Past lastmods: a future one is dropped here (the bad-row rule), listed by Django.
+MOMENTS = st.one_of(
+    st.none(),
+    st.datetimes(datetime(2000, 1, 1), datetime(2025, 1, 1), timezones=st.just(UTC)).map(
+        lambda moment: moment.replace(microsecond=0)
+    ),
+)
+ARTICLES = st.lists(
+    st.tuples(st.text("abcxyz-", min_size=1, max_size=6), MOMENTS, st.booleans(), st.booleans()),
+    max_size=14,
+)
+PAGES = st.lists(st.tuples(st.text("abcdef", min_size=1, max_size=5), MOMENTS), max_size=8)
+
+
+@pytest.fixture(scope="module")
+def tables() -> Iterator[None]:
+    database()
+    yield
+    Article.objects.all().delete()
+    Page.objects.all().delete()
+
+
+def fill(articles: list[tuple[str, Any, bool, bool]], pages: list[tuple[str, Any]]) -> None:
+    Article.objects.all().delete()
+    Page.objects.all().delete()
+    Article.objects.bulk_create(
+        Article(slug=f"{slug}{i}", updated_at=moment, published=published, priority=None)
+        for i, (slug, moment, published, _) in enumerate(articles)
+    )
+    Page.objects.bulk_create(
+        Page(path=path, updated_at=moment) for path, moment in dict(pages).items()
+    )
+
+
+def test_the_same_urls_as_django_views(tables: None, sitemap_schema: etree.XMLSchema) -> None:
+    @settings(max_examples=25, deadline=None)
+    @given(
+        articles=ARTICLES,
+        pages=PAGES,
+        max_urls=st.integers(2, 7),
+        freshness=st.sampled_from(["exact", "incremental"]),
+    )
+    def run(articles: Any, pages: Any, max_urls: int, freshness: str) -> None:
+        fill(articles, pages)
+        app = SitemapWSGIApp(
+            base_url=BASE,
+            sources=django_sitemap_sources(SITEMAPS, base_url=BASE),
+            max_urls=max_urls,
+            index="always",
+            freshness=freshness,
+        )
+        ours = our_listing(app, sitemap_schema)
+        django = django_listing()
+        assert ours == django
+
+    run()
+
+
+def test_a_queryset_is_paged_by_key_and_streamed(
+    tables: None, sitemap_schema: etree.XMLSchema
+) -> None:
+    """Pages are primary-key ranges: the deep page's query asks for its keys, no OFFSET."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    fill([(f"s{i}", datetime(2024, 1, 1, tzinfo=UTC), True, False) for i in range(12)], [])
+    source = DjangoSitemapSource(ArticleSitemap, name="articles", base_url=BASE)
+    app = SitemapWSGIApp(base_url=BASE, sources=[source], max_urls=5)
+    pages = [loc for loc, _ in assert_valid_index(call_wsgi(app, path="/sitemap.xml").body)]
+    keys = sorted(Article.objects.values_list("pk", flat=True))
+    assert len(pages) == len({key // 5 for key in keys})  # fixed ranges of 5 keys
+    with CaptureQueriesContext(connection) as queries:
+        page = call_wsgi(app, path=pages[-1].removeprefix("https://example.com"))
+    assert page.status == 200
+    assert len(assert_valid_urlset(page.body, sitemap_schema)) == len(
+        [key for key in keys if key // 5 == keys[-1] // 5]
+    )
+    sql = " ".join(q["sql"] for q in queries.captured_queries)
+    assert "OFFSET" not in sql.upper() and "COUNT(" not in sql.upper()
+    assert f'"shop_article"."id" > {keys[-1] // 5 * 5 - 1}' in sql
+
+
+@pytest.mark.parametrize("freshness", ["exact", "incremental"])
+def test_keys_below_zero_are_cut(
+    tables: None, sitemap_schema: etree.XMLSchema, freshness: str
+) -> None:
+    fill([], [])
+    Article.objects.bulk_create(
+        Article(id=key, slug=f"k{key}", updated_at=datetime(2024, 1, 1, tzinfo=UTC))
+        for key in (-7, -2, -1, 1, 2, 3, 8, 9)
+    )
+    source = DjangoSitemapSource(ArticleSitemap, name="articles", base_url=BASE)
+    app = SitemapWSGIApp(base_url=BASE, sources=[source], max_urls=3, freshness=freshness)
+    listed = our_listing(app, sitemap_schema)
+    assert sorted(listed) == sorted(f"{BASE}articles/k{key}" for key in (-7, -2, -1, 1, 2, 3, 8, 9))
+
+
+def test_version_spares_the_read(tables: None) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    fill([("a", datetime(2024, 1, 1, tzinfo=UTC), True, False)], [])
+    source = DjangoSitemapSource(ArticleSitemap, name="articles", version=lambda: "v1")
+    app = SitemapWSGIApp(base_url=BASE, sources=[source])
+    first = call_wsgi(app, path="/sitemap.xml")
+    with CaptureQueriesContext(connection) as queries:
+        again = call_wsgi(
+            app, path="/sitemap.xml", headers={"if-none-match": first.headers["etag"]}
+        )
+    assert again.status == 304
+    assert queries.captured_queries == []
+
+
+def test_pages_kept_current_by_recounts(tables: None) -> None:
+    """freshness="incremental": a page's 304 reads nothing; a recount sees any change."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    fill([(f"s{i}", datetime(2024, 1, 1, tzinfo=UTC), True, False) for i in range(6)], [])
+    source = DjangoSitemapSource(ArticleSitemap, name="articles", base_url=BASE)
+    assert source.live
+    app = SitemapWSGIApp(base_url=BASE, sources=[source], max_urls=5, freshness="incremental")
+    page = assert_valid_index(call_wsgi(app, path="/sitemap.xml").body)[-1][0]
+    path = page.removeprefix("https://example.com")
+    etag = call_wsgi(app, path=path).headers["etag"]
+    with CaptureQueriesContext(connection) as queries:
+        again = call_wsgi(app, path=path, headers={"if-none-match": etag})
+    assert again.status == 304 and queries.captured_queries == []
+    last = Article.objects.order_by("pk").last()
+    assert last is not None
+    last.slug = "renamed"  # a loc-only edit: the recount's digest of the URLs sees it
+    last.save()
+    app.recount()
+    moved = call_wsgi(app, path=path, headers={"if-none-match": etag})
+    assert moved.status == 200 and b"/articles/renamed" in moved.body
+    assert moved.headers["etag"] != etag
+
+
+def test_limit_bounds_the_pages() -> None:
+    class Few(ArticleSitemap):
+        limit = 3
+
+    source = DjangoSitemapSource(Few, name="few")
+    assert source.shape.rows_per_page(50_000, 52_428_800, 2048) == 3
+
+
+def test_misconfiguration_names_the_setting() -> None:
+    with pytest.raises(ConfigurationTypeError, match="sitemap: source 'x'"):
+        DjangoSitemapSource(object, name="x")  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match="base_url"):
+        DjangoSitemapSource(ArticleSitemap, name="x", base_url="/relative/")
+    with pytest.raises(ConfigurationTypeError, match="sitemaps"):
+        django_sitemap_sources([ArticleSitemap])  # type: ignore[arg-type]

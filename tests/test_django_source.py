@@ -1,0 +1,177 @@
+"""``DjangoSource``: a QuerySet read with the SQL sources' options and rules, on SQLite and
+PostgreSQL, through both adapters. (The reference model test, tests/test_model.py, runs its
+histories of hostile rows through it too.)"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import anyio
+import pytest
+from lxml import etree
+from sqlalchemy import event
+
+from sitemap_middleware.settings import ConfigurationError, ConfigurationTypeError
+
+from .conftest import assert_valid_index, assert_valid_urlset, locs
+from .django_setup import database, setup
+from .driver import call, sitemap_app
+
+setup()
+
+from sitemap_middleware.django import AsyncDjangoSource, DjangoSource  # noqa: E402
+
+from .django_site.shop.models import Article, Page, Product  # noqa: E402
+
+BASE = "https://example.com/"
+
+
+@pytest.fixture(params=["default", "postgres"])
+def alias(request: pytest.FixtureRequest) -> Iterator[str]:
+    name = database(request.param)
+    for model in (Article, Page, Product):
+        model.objects.using(name).all().delete()
+    yield name
+
+
+def fill(alias: str, count: int = 9) -> None:
+    Article.objects.using(alias).bulk_create(
+        Article(
+            id=i,
+            slug=f"a-{i}",
+            updated_at=datetime(2024, 1, i, 12, tzinfo=UTC),
+            priority=0.5 if i % 2 else None,
+            published=i != 4,
+            image=f"/img/{i}.jpg",
+        )
+        for i in range(1, count + 1)
+    )
+
+
+def serve(app: Any, path: str) -> Any:
+    async def run() -> Any:
+        return await call(app, path=path)
+
+    return anyio.run(run)
+
+
+def every_loc(app: Any, schema: etree.XMLSchema) -> list[str]:
+    found = []
+    for loc, _ in assert_valid_index(serve(app, "/sitemap.xml").body):
+        page = serve(app, loc.removeprefix("https://example.com"))
+        assert page.status == 200, loc
+        found += locs(assert_valid_urlset(page.body, schema))
+    return found
+
+
+@pytest.mark.parametrize("adapter", ["asgi", "wsgi"])
+def test_a_queryset_is_served_with_its_filters(
+    alias: str, adapter: str, sitemap_schema: etree.XMLSchema
+) -> None:
+    fill(alias)
+    source = DjangoSource(
+        Article.objects.using(alias).filter(published=True),
+        loc="/{lang}/articles/{slug}",
+        lastmod="updated_at",
+        priority_column="priority",
+        changefreq="daily",
+        languages=["en", "de"],
+        images="image",
+    )
+    assert source.name == "article"
+    app = sitemap_app(adapter, base_url=BASE, sources=[source], max_urls=4, index="always")
+    expected = [
+        f"{BASE}{lang}/articles/a-{i}" for i in range(1, 10) if i != 4 for lang in ("en", "de")
+    ]
+    assert every_loc(app, sitemap_schema) == expected
+    first = serve(app, "/sitemap-article-1.xml")
+    assert b"<priority>0.5</priority>" in first.body and b"image:loc" in first.body
+    assert b'hreflang="de"' in first.body
+
+
+def test_other_keys_are_cut(alias: str, sitemap_schema: etree.XMLSchema) -> None:
+    """A text or UUID primary key: pages are cuts of the keys in order."""
+    Page.objects.using(alias).bulk_create(Page(path=f"p{i:02d}") for i in range(7))
+    keys = sorted(uuid.uuid4() for _ in range(5))
+    Product.objects.using(alias).bulk_create(
+        Product(id=key, sku=f"s{n}") for n, key in enumerate(keys)
+    )
+    pages = DjangoSource(Page.objects.using(alias), loc="/{path}")
+    products = DjangoSource(Product.objects.using(alias), loc="/products/{sku}")
+    assert not pages.fixed_ranges and not products.fixed_ranges
+    app = sitemap_app("wsgi", base_url=BASE, sources=[pages, products], max_urls=3)
+    listed = every_loc(app, sitemap_schema)
+    assert listed[:7] == [f"{BASE}p{i:02d}" for i in range(7)]
+    assert sorted(listed[7:]) == sorted(f"{BASE}products/s{n}" for n in range(5))
+
+
+def test_pages_are_key_ranges_without_offset(sitemap_schema: etree.XMLSchema) -> None:
+    alias = database()
+    Article.objects.all().delete()
+    fill(alias, 20)
+    source = DjangoSource(Article.objects.all(), loc="/a/{slug}", lastmod="updated_at")
+    app = sitemap_app("wsgi", base_url=BASE, sources=[source], max_urls=5)
+    assert len(assert_valid_index(serve(app, "/sitemap.xml").body)) == 5  # keys 0-4, 5-9...
+    seen: list[tuple[str, Any]] = []
+    event.listen(source.engine, "before_cursor_execute", lambda *a: seen.append((a[2], a[3])))
+    page = serve(app, "/sitemap-article-3.xml")
+    assert locs(assert_valid_urlset(page.body, sitemap_schema)) == [
+        f"{BASE}a/a-{i}" for i in range(10, 15)
+    ]
+    rows = [(sql, bounds) for sql, bounds in seen if "ORDER BY" in sql]
+    assert rows == [(rows[0][0], (9, 14))]  # keys 10 to 14, read in key order
+    assert "OFFSET" not in rows[0][0] and '"shop_article"' in rows[0][0]
+
+
+def test_the_same_bytes_on_both_databases(sitemap_schema: etree.XMLSchema) -> None:
+    bodies = []
+    for alias in ("default", database("postgres")):
+        database(alias)
+        Article.objects.using(alias).all().delete()
+        fill(alias)
+        source = DjangoSource(Article.objects.using(alias), loc="/a/{slug}", lastmod="updated_at")
+        app = sitemap_app("wsgi", base_url=BASE, sources=[source])
+        bodies.append(serve(app, "/sitemap.xml").body)
+    assert bodies[0] == bodies[1]
+    assert len(assert_valid_urlset(bodies[0], sitemap_schema)) == 9
+
+
+def test_misconfiguration_names_the_setting() -> None:
+    database()
+    with pytest.raises(ConfigurationTypeError, match="queryset: needs a Django QuerySet"):
+        DjangoSource([1, 2], loc="/{slug}")  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match="lastmod: source 'article': 'modified'"):
+        DjangoSource(Article.objects.all(), loc="/{slug}", lastmod="modified")
+    with pytest.raises(ConfigurationError, match="loc"):
+        DjangoSource(Article.objects.all(), loc="/{nope}")
+    with pytest.raises(ConfigurationError, match="name"):
+        DjangoSource(Article.objects.all(), loc="/{slug}", name="Not A Name")
+
+
+def test_async_reads_give_the_same_bytes(alias: str) -> None:
+    """AsyncDjangoSource (aiosqlite, psycopg async) serves what DjangoSource serves."""
+    fill(alias)
+    queryset = Article.objects.using(alias).filter(published=True)
+    options: dict[str, Any] = {"loc": "/a/{slug}", "lastmod": "updated_at", "images": "image"}
+    paths = ["/sitemap.xml", *(f"/sitemap-article-{n}.xml" for n in range(1, 5))]
+    source = AsyncDjangoSource(queryset, **options)
+    apps = [
+        sitemap_app("asgi", base_url=BASE, sources=[each], max_urls=4)
+        for each in (DjangoSource(queryset, **options), source)
+    ]
+
+    async def run() -> list[list[tuple[int, bytes, str | None]]]:
+        served = []
+        for app in apps:
+            for path in paths:
+                reply = await call(app, path=path)
+                served.append((reply.status, reply.body, reply.headers.get("etag")))
+        await source.engine.dispose()  # on the loop its connections belong to
+        return [served[: len(paths)], served[len(paths) :]]
+
+    by_sync, by_async = anyio.run(run)
+    assert by_sync == by_async
+    assert [status for status, _, _ in by_sync] == [200, 200, 200, 200, 404]
