@@ -41,6 +41,9 @@ class CheckOptions:
     timeout: float = 30.0
     concurrency: int = 1
     conditional: bool = True
+    transport: httpx.AsyncBaseTransport | None = None
+    """Where requests go; None: the network (an in-process application, for Django's
+    ``manage.py sitemap_check``)."""
 
 
 @dataclass
@@ -96,6 +99,7 @@ def choose(children: list[str], max_children: int | None, sample: int | None) ->
 async def run_check(options: CheckOptions) -> Report:
     report = Report(options.url)
     async with httpx.AsyncClient(
+        transport=options.transport,
         timeout=options.timeout,
         follow_redirects=False,
         headers={"user-agent": USER_AGENT},

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 from urllib.parse import urlsplit
 
 from ..protocol import MAX_BYTES
@@ -141,15 +141,30 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=formatter,
     )
     check.add_argument("url", metavar="URL", help="the sitemap (or sitemap index) to check")
-    check.add_argument("--json", action="store_true", help="print one JSON object, not text")
-    check.add_argument(
+    add_check_options(check)
+
+    render = commands.add_parser(
+        "render",
+        help="write the sitemaps an application serves to static files",
+        description=RENDER_DESCRIPTION,
+        epilog=RENDER_EPILOG,
+        formatter_class=formatter,
+    )
+    add_render_options(render, app=True)
+    return parser
+
+
+def add_check_options(parser: argparse.ArgumentParser) -> None:
+    """The options of ``check`` (also those of Django's ``manage.py sitemap_check``)."""
+    parser.add_argument("--json", action="store_true", help="print one JSON object, not text")
+    parser.add_argument(
         "--schemas",
         metavar="DIR",
         default=os.environ.get("SITEMAP_SCHEMAS") or None,
         help="also validate with the official XSDs in DIR (sitemap.xsd or "
         "urlset-with-extensions.xsd, and siteindex.xsd); default: $SITEMAP_SCHEMAS",
     )
-    check.add_argument(
+    parser.add_argument(
         "--max-bytes",
         type=_positive,
         default=MAX_BYTES,
@@ -157,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"uncompressed size limit per document (default {MAX_BYTES}; the older limit was "
         "10485760)",
     )
-    bound = check.add_mutually_exclusive_group()
+    bound = parser.add_mutually_exclusive_group()
     bound.add_argument(
         "--max-children", type=_not_negative, metavar="N", help="fetch only the first N children"
     )
@@ -167,33 +182,31 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="fetch N children spread evenly over the index (first and last included)",
     )
-    check.add_argument(
+    parser.add_argument(
         "--timeout", type=float, default=30.0, metavar="SECONDS", help="per request (default 30)"
     )
-    check.add_argument(
+    parser.add_argument(
         "--concurrency",
         type=_positive,
         default=1,
         metavar="N",
         help="documents fetched at once (default 1: one request at a time, to be polite)",
     )
-    check.add_argument(
+    parser.add_argument(
         "--no-conditional",
         dest="conditional",
         action="store_false",
         help="skip the conditional-request, HEAD and Vary probes (5 requests per document)",
     )
 
-    render = commands.add_parser(
-        "render",
-        help="write the sitemaps an application serves to static files",
-        description=RENDER_DESCRIPTION,
-        epilog=RENDER_EPILOG,
-        formatter_class=formatter,
-    )
-    render.add_argument("--app", required=True, metavar="MODULE:ATTR", help="the application")
-    render.add_argument("--out", required=True, type=Path, metavar="DIR", help="output folder")
-    render.add_argument(
+
+def add_render_options(parser: argparse.ArgumentParser, app: bool) -> None:
+    """The options of ``render``; ``app``: with those naming the application (Django's
+    ``manage.py sitemap_render`` renders the project itself)."""
+    if app:
+        parser.add_argument("--app", required=True, metavar="MODULE:ATTR", help="the application")
+    parser.add_argument("--out", required=True, type=Path, metavar="DIR", help="output folder")
+    parser.add_argument(
         "--path",
         type=_app_path,
         dest="paths",
@@ -203,45 +216,45 @@ def build_parser() -> argparse.ArgumentParser:
         help="a root sitemap's path in the application (repeatable; default: every sitemap "
         "found, else /sitemap.xml)",
     )
-    render.add_argument(
-        "--factory", action="store_true", default=None, help="call ATTR to get the application"
-    )
-    interface = render.add_mutually_exclusive_group()
-    interface.add_argument(
-        "--asgi",
-        dest="interface",
-        action="store_const",
-        const="asgi",
-        help="drive the application as ASGI (default: told from the application)",
-    )
-    interface.add_argument(
-        "--wsgi",
-        dest="interface",
-        action="store_const",
-        const="wsgi",
-        help="drive the application as WSGI (default: told from the application)",
-    )
-    render.add_argument(
-        "--app-dir",
-        default=".",
-        metavar="DIR",
-        help="folder to import MODULE from (default: the current folder)",
-    )
-    render.add_argument(
+    parser.add_argument(
         "--no-gz",
         dest="gz",
         action="store_false",
         help="skip the .xml.gz files (except those an index lists as its children)",
     )
-    render.add_argument(
+    parser.add_argument(
         "--html",
         action="store_true",
         help="also write the human view's .html pages (the middleware needs html=True)",
     )
-    render.add_argument(
+    parser.add_argument(
         "--quiet", action="store_true", help="no progress indicator and no summary line"
     )
-    return parser
+    if app:
+        parser.add_argument(
+            "--factory", action="store_true", default=None, help="call ATTR to get the application"
+        )
+        interface = parser.add_mutually_exclusive_group()
+        interface.add_argument(
+            "--asgi",
+            dest="interface",
+            action="store_const",
+            const="asgi",
+            help="drive the application as ASGI (default: told from the application)",
+        )
+        interface.add_argument(
+            "--wsgi",
+            dest="interface",
+            action="store_const",
+            const="wsgi",
+            help="drive the application as WSGI (default: told from the application)",
+        )
+        parser.add_argument(
+            "--app-dir",
+            default=".",
+            metavar="DIR",
+            help="folder to import MODULE from (default: the current folder)",
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -252,11 +265,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help, --version, or a usage error (already printed)
         return exc.code if isinstance(exc.code, int) else USAGE_ERROR
     if args.command == "check":
-        return _check(args, sys.stdout, sys.stderr)
-    return _render(args, sys.stdout, sys.stderr)
+        return check_command(args, sys.stdout, sys.stderr)
+    return render_command(args, sys.stdout, sys.stderr)
 
 
-def _check(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+def check_command(
+    args: argparse.Namespace, stdout: TextIO, stderr: TextIO, transport: Any = None
+) -> int:
+    """``check`` with parsed options; the exit status. ``transport``: an httpx transport to
+    an in-process application instead of the network."""
     try:
         import anyio
 
@@ -289,13 +306,15 @@ def _check(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         timeout=args.timeout,
         concurrency=args.concurrency,
         conditional=args.conditional,
+        transport=transport,
     )
     report = anyio.run(run_check, options)
     stdout.write((as_json(report) if args.json else as_text(report)) + "\n")
     return report.exit_status
 
 
-def _render(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+def render_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    """``render`` with parsed options; the exit status."""
     import anyio
 
     from .inprocess import StartupFailed

@@ -44,8 +44,8 @@ class Configured:
     def sitemap(self) -> Sitemap:
         try:
             return Sitemap(self.sources, self.settings)
-        except ConfigurationError as exc:
-            raise named(exc) from exc
+        except ConfigurationError as exc:  # the settings are valid: the sources are not
+            raise SettingError(f"{SETTING}['sources']: {exc}") from exc
 
 
 class SettingError(ImproperlyConfigured, ConfigurationError):  # type: ignore[misc]
@@ -99,7 +99,7 @@ def resolve_sources(value: object) -> object:
         try:
             return value()
         except ConfigurationError as exc:
-            raise named(exc) from exc
+            raise SettingError(f"{SETTING}['sources']: {exc}") from exc
     return value
 
 
