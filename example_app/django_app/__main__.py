@@ -19,7 +19,7 @@ from sqlalchemy import create_engine
 
 
 def main() -> None:
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "example_app.django_app.settings")
+    os.environ["DJANGO_SETTINGS_MODULE"] = "example_app.django_app.settings"  # its own
     import django
     from django.core.checks import run_checks
     from django.core.handlers.asgi import ASGIHandler

@@ -35,6 +35,8 @@ class Configured:
 
     sources: object
     settings: Settings
+    setting: str = SETTING
+    """The name of the Django setting it was read from."""
 
     @property
     def options(self) -> dict[str, Any]:
@@ -45,7 +47,7 @@ class Configured:
         try:
             return Sitemap(self.sources, self.settings)
         except ConfigurationError as exc:  # the settings are valid: the sources are not
-            raise SettingError(f"{SETTING}['sources']: {exc}") from exc
+            raise SettingError(f"{self.setting}['sources']: {exc}") from exc
 
 
 class SettingError(ImproperlyConfigured, ConfigurationError):  # type: ignore[misc]
@@ -53,45 +55,47 @@ class SettingError(ImproperlyConfigured, ConfigurationError):  # type: ignore[mi
     ``ConfigurationError`` the other adapters raise."""
 
 
-def named(error: ConfigurationError) -> SettingError:
+def named(error: ConfigurationError, setting: str = SETTING) -> SettingError:
     """A setting's error as Django reports it: the setting's key in front."""
     key, colon, problem = str(error).partition(": ")
     if not colon or " " in key:
-        return SettingError(f"{SETTING}: {error}")
-    return SettingError(f"{SETTING}[{key!r}]: {problem}")
+        return SettingError(f"{setting}: {error}")
+    return SettingError(f"{setting}[{key!r}]: {problem}")
 
 
-def configured(options: object = None) -> Configured:
-    """The setting (or ``options`` in its place), validated; ImproperlyConfigured when wrong."""
+def configured(setting: str = SETTING) -> Configured:
+    """The Django setting ``setting``, validated; a :class:`SettingError` naming it when wrong."""
+    return _configured(getattr(django_settings, setting, None), setting)
+
+
+def _configured(options: object, setting: str) -> Configured:
     if options is None:
-        options = getattr(django_settings, SETTING, None)
-    if options is None:
-        raise SettingError(f"{SETTING}: not set; add to the settings e.g. {EXAMPLE}")
+        raise SettingError(f"{setting}: not set; add to the settings e.g. {EXAMPLE}")
     if not isinstance(options, Mapping):
         raise SettingError(
-            f"{SETTING}: must be a dict such as {EXAMPLE}, got {type(options).__name__}"
+            f"{setting}: must be a dict such as {EXAMPLE}, got {type(options).__name__}"
         )
     rest = dict(options)
     if "sources" not in rest:
         raise SettingError(
-            f"{SETTING}['sources']: required, the dotted path of the sources or of a function "
+            f"{setting}['sources']: required, the dotted path of the sources or of a function "
             "returning them, e.g. 'mysite.sitemaps.sources'"
         )
-    sources = resolve_sources(rest.pop("sources"))
+    sources = resolve_sources(rest.pop("sources"), setting)
     try:
-        return Configured(sources, make_settings(rest))
+        return Configured(sources, make_settings(rest), setting)
     except ConfigurationError as exc:
-        raise named(exc) from exc
+        raise named(exc, setting) from exc
 
 
-def resolve_sources(value: object) -> object:
+def resolve_sources(value: object, setting: str = SETTING) -> object:
     """``sources`` imported when a dotted path, and called when a function of no arguments."""
     if isinstance(value, str):
         try:
             value = import_string(value)
         except ImportError as exc:
             raise SettingError(
-                f"{SETTING}['sources']: cannot import {value!r} ({exc}); give the dotted path "
+                f"{setting}['sources']: cannot import {value!r} ({exc}); give the dotted path "
                 "of the sources or of a function returning them"
             ) from exc
     if _is_factory(value):
@@ -99,7 +103,7 @@ def resolve_sources(value: object) -> object:
         try:
             return value()
         except ConfigurationError as exc:
-            raise SettingError(f"{SETTING}['sources']: {exc}") from exc
+            raise SettingError(f"{setting}['sources']: {exc}") from exc
     return value
 
 

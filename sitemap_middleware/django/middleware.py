@@ -31,7 +31,7 @@ from ..flow import Transfer, answer, arun, run
 from ..routing import Target
 from ..sync_reads import SyncReads
 from . import robots_txt
-from .conf import configured
+from .conf import SETTING, configured
 from .responses import complete, is_asgi, request_from, route_path, streaming
 
 T = TypeVar("T")
@@ -50,13 +50,15 @@ class SitemapMiddleware:
 
     sync_capable = True
     async_capable = True
+    setting = SETTING
+    """The Django setting read; a subclass naming another serves a second sitemap."""
 
     def __init__(self, get_response: GetResponse | AsyncGetResponse) -> None:
         self.get_response = get_response
         self.is_async = iscoroutinefunction(get_response)
         if self.is_async:
             markcoroutinefunction(self)
-        self.configured = configured()
+        self.configured = configured(self.setting)
         self.sitemap = self.configured.sitemap()
         self._sync = SyncReads()
         self._async = AsyncReads()
