@@ -241,3 +241,16 @@ async def async_engine(db_path: Path, engine: Engine) -> AsyncIterator[AsyncEngi
     async_engine = create_async_engine(f"sqlite+aiosqlite:///{db_path}")
     yield async_engine
     await async_engine.dispose()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Django 4.2's ASGI handler does not listen for the client's disconnect (Django 5.0 does):
+    a document is generated to its end for a client that left (README, Django)."""
+    import django
+
+    if django.VERSION >= (5, 0):
+        return
+    reason = "Django 4.2's ASGI handler does not notice a client's disconnect"
+    for item in items:
+        if "disconnect" in item.name and "django-asgi" in item.name:
+            item.add_marker(pytest.mark.skip(reason=reason))
