@@ -107,9 +107,9 @@ def test_a_missing_or_wrong_setting_stops_the_handler() -> None:
             r"^SITEMAP_MIDDLEWARE\['colour'\]: not a",
         ),
     ):
-        with override_settings(MIDDLEWARE=[MIDDLEWARE], SITEMAP_MIDDLEWARE=setting):
-            with pytest.raises(ConfigurationError, match=message):
-                WSGIHandler()
+        overridden = override_settings(MIDDLEWARE=[MIDDLEWARE], SITEMAP_MIDDLEWARE=setting)
+        with overridden, pytest.raises(ConfigurationError, match=message):
+            WSGIHandler()
 
 
 def del_setting() -> None:
