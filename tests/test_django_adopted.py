@@ -243,3 +243,29 @@ def test_misconfiguration_names_the_setting() -> None:
         DjangoSitemapSource(ArticleSitemap, name="x", base_url="/relative/")
     with pytest.raises(ConfigurationTypeError, match="sitemaps"):
         django_sitemap_sources([ArticleSitemap])  # type: ignore[arg-type]
+
+
+def test_served_under_asgi(tables: None, sitemap_schema: etree.XMLSchema) -> None:
+    """Under ASGI the class's ORM calls run in worker threads (Django refuses them on the
+    event loop's thread): the same URLs as under WSGI."""
+    import anyio
+
+    from sitemap_middleware import SitemapApp
+
+    from .driver import call
+
+    fill([(f"s{i}", datetime(2024, 1, 1, tzinfo=UTC), True, False) for i in range(8)], [])
+    options: dict[str, Any] = {"base_url": BASE, "max_urls": 3, "index": "always"}
+    asgi = SitemapApp(sources=django_sitemap_sources(SITEMAPS, base_url=BASE), **options)
+    wsgi = SitemapWSGIApp(sources=django_sitemap_sources(SITEMAPS, base_url=BASE), **options)
+
+    async def every_document() -> list[bytes]:
+        index = (await call(asgi, path="/sitemap.xml")).body
+        paths = [loc.removeprefix("https://example.com") for loc, _ in assert_valid_index(index)]
+        return [index] + [(await call(asgi, path=path)).body for path in paths]
+
+    served = anyio.run(every_document)
+    assert served[0] == call_wsgi(wsgi, path="/sitemap.xml").body
+    for body, (loc, _) in zip(served[1:], assert_valid_index(served[0]), strict=True):
+        assert_valid_urlset(body, sitemap_schema)
+        assert body == call_wsgi(wsgi, path=loc.removeprefix("https://example.com")).body

@@ -175,3 +175,56 @@ def test_async_reads_give_the_same_bytes(alias: str) -> None:
     by_sync, by_async = anyio.run(run)
     assert by_sync == by_async
     assert [status for status, _, _ in by_sync] == [200, 200, 200, 200, 404]
+
+
+def test_connections_read_the_alias_when_opened(tmp_path: Any) -> None:
+    """A source built before a test runner swaps its database in reads that database."""
+    import sqlite3
+
+    from django.db import connections
+
+    from sitemap_middleware.django.statements import dispose
+
+    from .django_site.shop.models import ModelRow
+
+    for name, slug in (("before", "old"), ("after", "new")):
+        with sqlite3.connect(tmp_path / f"{name}.sqlite3") as db:
+            db.execute(
+                "CREATE TABLE pages (id INTEGER PRIMARY KEY, k BIGINT, slug TEXT, "
+                "lastmod DATETIME, cf TEXT, pr DECIMAL, img TEXT)"
+            )
+            db.execute("INSERT INTO pages (id, k, slug) VALUES (1, 1, ?)", (slug,))
+    entry = connections["model"].settings_dict
+    saved = entry["NAME"]
+    dispose("model")
+    entry["NAME"] = str(tmp_path / "before.sqlite3")
+    try:
+        source = DjangoSource(ModelRow.objects.using("model"), loc="/{slug}", name="rows")
+        entry["NAME"] = str(tmp_path / "after.sqlite3")
+        body = serve(sitemap_app("wsgi", base_url=BASE, sources=[source]), "/sitemap.xml").body
+        assert b"<loc>https://example.com/new</loc>" in body
+    finally:
+        entry["NAME"] = saved
+        dispose("model")
+
+
+def test_any_queryset_django_compiles(alias: str, sitemap_schema: etree.XMLSchema) -> None:
+    """Percent signs, LIKE patterns built from columns, dates and joins' parameters: the
+    QuerySet's SQL and parameters reach the database as Django wrote them."""
+    from django.db.models import F, Q
+
+    fill(alias)
+    Article.objects.using(alias).update(title="zz")
+    Article.objects.using(alias).filter(id=2).update(slug="50%:off", title="50%")
+    Article.objects.using(alias).filter(id=3).update(slug="a-3", title="a-")
+    queryset = Article.objects.using(alias).filter(
+        Q(slug__contains="%:o")
+        | Q(slug__startswith=F("title"))
+        | Q(updated_at__gte=datetime(2024, 1, 9, tzinfo=UTC))
+    )
+    source = DjangoSource(queryset, loc="/a/{id}", name="some")
+    body = serve(sitemap_app("wsgi", base_url=BASE, sources=[source]), "/sitemap.xml").body
+    assert locs(assert_valid_urlset(body, sitemap_schema)) == [
+        f"{BASE}a/{key}" for key in sorted(queryset.values_list("id", flat=True))
+    ]
+    assert sorted(queryset.values_list("id", flat=True)) == [2, 3, 9]

@@ -154,51 +154,56 @@ def dispose(alias: str) -> None:
 
 
 def _create(alias: str) -> Engine:
-    vendor, params = _params(alias)
-    if vendor == "sqlite":
-        name, uri = str(params["database"]), bool(params.get("uri"))
-        return create_engine(
-            "sqlite+pysqlite://",
-            creator=lambda: sqlite3.connect(name, uri=uri, check_same_thread=False),
-        )
+    # Each new connection reads the alias's parameters then: a test runner's database
+    # (created after the sources were built) is the one read.
+    if _vendor(alias) == "sqlite":
+
+        def sqlite() -> Any:
+            params = _params(alias)
+            name, uri = str(params["database"]), bool(params.get("uri"))
+            return sqlite3.connect(name, uri=uri, check_same_thread=False)
+
+        return create_engine("sqlite+pysqlite://", creator=sqlite)
     driver, connect = _postgres_driver()
-    return create_engine(f"postgresql+{driver}://", creator=lambda: connect(**params))
+    return create_engine(f"postgresql+{driver}://", creator=lambda: connect(**_params(alias)))
 
 
 def async_engine(alias: str) -> AsyncEngine:
     """A new async engine of a ``DATABASES`` entry (aiosqlite, or psycopg's async
     connections): pooled, its connections belonging to the event loop that opens them."""
-    vendor, params = _params(alias)
-    if vendor == "sqlite":
+    if _vendor(alias) == "sqlite":
         import aiosqlite
 
-        name, uri = str(params["database"]), bool(params.get("uri"))
-
         async def sqlite() -> Any:
+            params = _params(alias)
+            name, uri = str(params["database"]), bool(params.get("uri"))
             return await aiosqlite.connect(name, uri=uri)
 
         return create_async_engine("sqlite+aiosqlite://", async_creator=sqlite)
     import psycopg
 
     async def postgres() -> Any:
-        return await psycopg.AsyncConnection.connect(**params)
+        return await psycopg.AsyncConnection.connect(**_params(alias))
 
     return create_async_engine("postgresql+psycopg://", async_creator=postgres)
 
 
-def _params(alias: str) -> tuple[str, dict[str, Any]]:
-    """The database's vendor and the driver's connection parameters, as Django gives them
-    (less what only Django's own connections use)."""
-    connection = connections[alias]
-    vendor = connection.vendor
+def _vendor(alias: str) -> str:
+    vendor: str = connections[alias].vendor
     if vendor not in ("sqlite", "postgresql"):
         raise ConfigurationError(
             f"queryset: database {alias!r} is {vendor}; DjangoSource reads SQLite and PostgreSQL"
         )
-    params = dict(connection.get_connection_params())
+    return vendor
+
+
+def _params(alias: str) -> dict[str, Any]:
+    """The driver's connection parameters, as Django gives them now (less what only
+    Django's own connections use)."""
+    params = dict(connections[alias].get_connection_params())
     for unused in _UNUSED & set(params):
         del params[unused]
-    return vendor, params
+    return params
 
 
 def _postgres_driver() -> tuple[str, Callable[..., Any]]:
