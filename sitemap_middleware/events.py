@@ -11,7 +11,7 @@ and translates each event into its protocol's messages; it decides nothing.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Iterator
 from dataclasses import dataclass
 
 from .flow import SitemapAborted, Transfer
@@ -94,7 +94,7 @@ def transfer_events(transfer: Transfer) -> Events:
     yield End()
 
 
-def drive(events: Events, read: Callable[[int], bytes | None]) -> Iterator[Event]:
+def drive(events: Events, read: Callable[[int], bytes | None]) -> Generator[Event, None, None]:
     """The events, each :class:`NextChunk` answered by ``read(index)`` (or its error)."""
     step = _step(events, None, None)
     while step is not None:
@@ -112,7 +112,7 @@ def drive(events: Events, read: Callable[[int], bytes | None]) -> Iterator[Event
 
 async def adrive(
     events: Events, read: Callable[[int], Awaitable[bytes | None]]
-) -> AsyncIterator[Event]:
+) -> AsyncGenerator[Event, None]:
     """:func:`drive` for adapters that await their chunks."""
     step = _step(events, None, None)
     while step is not None:

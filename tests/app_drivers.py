@@ -219,5 +219,23 @@ def _wsgi_exchange(app: Callable[..., Iterable[bytes]], environ: dict[str, Any])
     return Reply(int(status.split()[0]), raw_headers, b"".join(body), complete, error, problems)
 
 
-DRIVERS: dict[str, Callable[[], AppDriver]] = {"asgi": AsgiDriver, "wsgi": WsgiDriver}
-"""Every adapter the hostile properties run through."""
+def _django_wsgi() -> AppDriver:
+    from .django_drivers import DjangoWsgiDriver  # it imports this module
+
+    return DjangoWsgiDriver()
+
+
+def _django_asgi() -> AppDriver:
+    from .django_drivers import DjangoAsgiDriver
+
+    return DjangoAsgiDriver()
+
+
+DRIVERS: dict[str, Callable[[], AppDriver]] = {
+    "asgi": AsgiDriver,
+    "wsgi": WsgiDriver,
+    "django-wsgi": _django_wsgi,
+    "django-asgi": _django_asgi,
+}
+"""Every adapter the hostile properties run through (Django's: its handlers around the
+Django middleware, :mod:`tests.django_drivers`)."""

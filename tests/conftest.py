@@ -29,7 +29,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from sitemap_middleware import SitemapWSGIMiddleware, SQLAlchemySource
+from sitemap_middleware import SQLAlchemySource
 from sitemap_middleware import asgi as asgi_module
 from sitemap_middleware import wsgi as wsgi_module
 
@@ -141,7 +141,9 @@ def exact_freshness(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPa
     are kept current between recounts (test_live_pages.py)."""
     if request.node.get_closest_marker("incremental"):
         return
-    for module in (asgi_module, wsgi_module):
+    from sitemap_middleware.django import conf as django_conf  # Django's middleware
+
+    for module in (asgi_module, wsgi_module, django_conf):
         original = module.make_settings
 
         def exact(options: dict[str, Any], original: Any = original) -> Any:
@@ -192,7 +194,7 @@ def engine(db_path: Path) -> Iterator[Engine]:
     engine.dispose()
 
 
-ADAPTERS = ("asgi", "wsgi")
+ADAPTERS = ("asgi", "wsgi", "django-wsgi", "django-asgi")
 
 
 @pytest.fixture(params=ADAPTERS)
@@ -208,7 +210,7 @@ def make_app(request: pytest.FixtureRequest) -> Iterator[Callable[..., Any]]:
 
     yield make
     for app in made:
-        if isinstance(app, SitemapWSGIMiddleware):
+        if hasattr(app, "close"):
             app.close()
 
 
@@ -239,3 +241,16 @@ async def async_engine(db_path: Path, engine: Engine) -> AsyncIterator[AsyncEngi
     async_engine = create_async_engine(f"sqlite+aiosqlite:///{db_path}")
     yield async_engine
     await async_engine.dispose()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Django 4.2's ASGI handler does not listen for the client's disconnect (Django 5.0 does):
+    a document is generated to its end for a client that left (README, Django)."""
+    import django
+
+    if django.VERSION >= (5, 0):
+        return
+    reason = "Django 4.2's ASGI handler does not notice a client's disconnect"
+    for item in items:
+        if "disconnect" in item.name and "django-asgi" in item.name:
+            item.add_marker(pytest.mark.skip(reason=reason))

@@ -55,7 +55,11 @@ class Exchange:
 
 
 def sitemap_app(adapter: str, **settings: Any) -> Any:
-    """The standalone sitemap app of one adapter."""
+    """The standalone sitemap app of one adapter (Django's: :mod:`tests.django_drivers`)."""
+    if adapter.startswith("django"):
+        from .django_drivers import APPS
+
+        return APPS[adapter](**settings)
     return SitemapApp(**settings) if adapter == "asgi" else SitemapWSGIApp(**settings)
 
 
@@ -74,7 +78,7 @@ async def call(
     A :class:`SitemapWSGIMiddleware` (or any app with ``wsgi=True``) is called as a
     WSGI app in a worker thread, as a threaded WSGI server would.
     """
-    if wsgi or isinstance(app, SitemapWSGIMiddleware):
+    if wsgi or isinstance(app, SitemapWSGIMiddleware) or getattr(app, "wsgi", False):
         exchange = await anyio.to_thread.run_sync(
             lambda: call_wsgi(app, method, path, headers, root_path, disconnect_after, http_version)
         )

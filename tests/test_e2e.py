@@ -38,6 +38,31 @@ SERVERS = {
     ],
     "flask": ["-m", "tests.e2e_server", "flask"],
     "django": ["-m", "tests.e2e_server", "django"],
+    # Django's middleware (settings.MIDDLEWARE): its ASGI handler under uvicorn, its WSGI
+    # handler under gunicorn's threads.
+    "django-asgi": [
+        "-m",
+        "uvicorn",
+        "tests.django_e2e:asgi",
+        "--host",
+        "127.0.0.1",
+        "--log-level",
+        "warning",
+        "--lifespan",
+        "off",
+        "--port",
+    ],
+    "django-wsgi": [
+        "-m",
+        "gunicorn",
+        "tests.django_e2e:wsgi",
+        "--threads",
+        "4",
+        "--log-level",
+        "warning",
+        "--bind",
+        "127.0.0.1:{port}",
+    ],
 }
 
 
@@ -50,7 +75,11 @@ def server(
     seed(engine, 1200)
     engine.dispose()
     port = free_port()
-    command = [sys.executable, *SERVERS[request.param], str(port)]
+    arguments = SERVERS[request.param]
+    if any("{port}" in argument for argument in arguments):
+        command = [sys.executable, *(a.format(port=port) for a in arguments)]
+    else:
+        command = [sys.executable, *arguments, str(port)]
     env = {"E2E_DB": str(db), "E2E_FAIL_AT": "900"}
     with serving(command, port, db.parent / "server.log", env, "/_state") as url:
         yield url

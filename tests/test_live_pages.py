@@ -77,7 +77,7 @@ async def _sleep(seconds: float) -> None:
 
 
 async def recount(app: Any) -> None:
-    if isinstance(app, SitemapWSGIApp):
+    if isinstance(app, SitemapWSGIApp) or getattr(app, "wsgi", False):  # Django's: see driver
         import anyio.to_thread
 
         await anyio.to_thread.run_sync(app.recount)

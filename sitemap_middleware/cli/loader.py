@@ -152,8 +152,9 @@ def find_sitemaps(app: object) -> list[Mounted]:
     """Every sitemap middleware configured in ``app``, in the order found, one per path."""
     found: dict[str, Mounted] = {}
     for node, prefix in _walk(app):
-        if isinstance(node, SitemapMiddleware | SitemapWSGIMiddleware):
-            mounted = Mounted(prefix, node.sitemap.settings)
+        sitemap = getattr(node, "sitemap", None)  # the adapters, Django's middleware too
+        if isinstance(sitemap, Sitemap):
+            mounted = Mounted(prefix, sitemap.settings)
             found.setdefault(mounted.path, mounted)
         for entry in getattr(node, "user_middleware", None) or ():
             settings = _declared(entry)
@@ -200,6 +201,10 @@ def _walk(app: object) -> Iterator[tuple[object, str]]:
             (getattr(node, "middleware_stack", None), prefix),
             (getattr(node, "app", None), prefix),
             (getattr(node, "wsgi_app", None), prefix),  # Flask
+            # Django's handlers: the middleware chain, each link wrapped by Django.
+            (getattr(node, "_middleware_chain", None), prefix),
+            (getattr(node, "__wrapped__", None), prefix),
+            (getattr(node, "get_response", None), prefix),
         ]
         for route in _list(getattr(node, "routes", None)):
             path = getattr(route, "path", None)

@@ -14,7 +14,8 @@ from typing import Any, TextIO
 from urllib.parse import urlsplit
 
 from ..protocol import MAX_BYTES
-from .check_options import add_check_options, audit_options
+from .check_options import add_check_options as add_audit_options
+from .check_options import audit_options
 
 USAGE_ERROR = 2
 
@@ -189,15 +190,21 @@ def _check_parser(commands: Any, formatter: Any) -> None:
         formatter_class=formatter,
     )
     check.add_argument("url", metavar="URL", help="the sitemap (or sitemap index) to check")
-    check.add_argument("--json", action="store_true", help="print one JSON object, not text")
-    check.add_argument(
+    add_check_options(check)
+
+
+def add_check_options(parser: argparse.ArgumentParser) -> None:
+    """The options of ``check`` after its URL (also those of Django's ``manage.py
+    sitemap_check``)."""
+    parser.add_argument("--json", action="store_true", help="print one JSON object, not text")
+    parser.add_argument(
         "--schemas",
         metavar="DIR",
         default=os.environ.get("SITEMAP_SCHEMAS") or None,
         help="also validate with the official XSDs in DIR (sitemap.xsd or "
         "urlset-with-extensions.xsd, and siteindex.xsd); default: $SITEMAP_SCHEMAS",
     )
-    check.add_argument(
+    parser.add_argument(
         "--max-bytes",
         type=_positive,
         default=MAX_BYTES,
@@ -205,7 +212,7 @@ def _check_parser(commands: Any, formatter: Any) -> None:
         help=f"uncompressed size limit per document (default {MAX_BYTES}; the older limit was "
         "10485760)",
     )
-    bound = check.add_mutually_exclusive_group()
+    bound = parser.add_mutually_exclusive_group()
     bound.add_argument(
         "--max-children", type=_not_negative, metavar="N", help="fetch only the first N children"
     )
@@ -215,23 +222,23 @@ def _check_parser(commands: Any, formatter: Any) -> None:
         metavar="N",
         help="fetch N children spread evenly over the index (first and last included)",
     )
-    check.add_argument(
+    parser.add_argument(
         "--timeout", type=float, default=30.0, metavar="SECONDS", help="per request (default 30)"
     )
-    check.add_argument(
+    parser.add_argument(
         "--concurrency",
         type=_positive,
         default=1,
         metavar="N",
         help="documents fetched at once (default 1: one request at a time, to be polite)",
     )
-    check.add_argument(
+    parser.add_argument(
         "--no-conditional",
         dest="conditional",
         action="store_false",
         help="skip the conditional-request, HEAD and Vary probes (5 requests per document)",
     )
-    add_check_options(check)
+    add_audit_options(parser)
 
 
 def _render_parser(commands: Any, formatter: Any) -> None:
@@ -242,9 +249,16 @@ def _render_parser(commands: Any, formatter: Any) -> None:
         epilog=RENDER_EPILOG,
         formatter_class=formatter,
     )
-    render.add_argument("--app", required=True, metavar="MODULE:ATTR", help="the application")
-    render.add_argument("--out", required=True, type=Path, metavar="DIR", help="output folder")
-    render.add_argument(
+    add_render_options(render, app=True)
+
+
+def add_render_options(parser: argparse.ArgumentParser, app: bool) -> None:
+    """The options of ``render``; ``app``: with those naming the application (Django's
+    ``manage.py sitemap_render`` renders the project itself)."""
+    if app:
+        parser.add_argument("--app", required=True, metavar="MODULE:ATTR", help="the application")
+    parser.add_argument("--out", required=True, type=Path, metavar="DIR", help="output folder")
+    parser.add_argument(
         "--path",
         type=_app_path,
         dest="paths",
@@ -254,10 +268,29 @@ def _render_parser(commands: Any, formatter: Any) -> None:
         help="a root sitemap's path in the application (repeatable; default: every sitemap "
         "found, else /sitemap.xml)",
     )
-    render.add_argument(
+    parser.add_argument(
+        "--no-gz",
+        dest="gz",
+        action="store_false",
+        help="skip the .xml.gz files (except those an index lists as its children)",
+    )
+    parser.add_argument(
+        "--html",
+        action="store_true",
+        help="also write the human view's .html pages (the middleware needs html=True)",
+    )
+    parser.add_argument(
+        "--quiet", action="store_true", help="no progress indicator and no summary line"
+    )
+    if app:
+        _application_options(parser)
+
+
+def _application_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
         "--factory", action="store_true", default=None, help="call ATTR to get the application"
     )
-    interface = render.add_mutually_exclusive_group()
+    interface = parser.add_mutually_exclusive_group()
     interface.add_argument(
         "--asgi",
         dest="interface",
@@ -272,25 +305,11 @@ def _render_parser(commands: Any, formatter: Any) -> None:
         const="wsgi",
         help="drive the application as WSGI (default: told from the application)",
     )
-    render.add_argument(
+    parser.add_argument(
         "--app-dir",
         default=".",
         metavar="DIR",
         help="folder to import MODULE from (default: the current folder)",
-    )
-    render.add_argument(
-        "--no-gz",
-        dest="gz",
-        action="store_false",
-        help="skip the .xml.gz files (except those an index lists as its children)",
-    )
-    render.add_argument(
-        "--html",
-        action="store_true",
-        help="also write the human view's .html pages (the middleware needs html=True)",
-    )
-    render.add_argument(
-        "--quiet", action="store_true", help="no progress indicator and no summary line"
     )
 
 
@@ -343,13 +362,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help, --version, or a usage error (already printed)
         return exc.code if isinstance(exc.code, int) else USAGE_ERROR
     if args.command == "check":
-        return _check(args, sys.stdout, sys.stderr)
+        return check_command(args, sys.stdout, sys.stderr)
     if args.command == "indexnow":
         return _indexnow(args, sys.stdout, sys.stderr)
-    return _render(args, sys.stdout, sys.stderr)
+    return render_command(args, sys.stdout, sys.stderr)
 
 
-def _check(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+def check_command(
+    args: argparse.Namespace, stdout: TextIO, stderr: TextIO, transport: Any = None
+) -> int:
+    """``check`` with parsed options; the exit status. ``transport``: an httpx transport to
+    an in-process application instead of the network (Django's ``manage.py
+    sitemap_check``)."""
     try:
         import anyio
 
@@ -389,11 +413,10 @@ def _check(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         audit=audit_options(args),
     )
     try:
-        report = (
-            anyio.run(run_app_check, options, args.app, args.app_dir)
-            if args.app
-            else anyio.run(run_check, options)
-        )
+        if getattr(args, "app", None):
+            report = anyio.run(run_app_check, options, args.app, args.app_dir)
+        else:
+            report = anyio.run(run_check, options, transport)
     except (LoadError, StartupFailed) as exc:
         stderr.write(f"sitemap-middleware check: {exc}\n")
         return USAGE_ERROR
@@ -401,7 +424,8 @@ def _check(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     return report.exit_status
 
 
-def _render(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+def render_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    """``render`` with parsed options; the exit status."""
     import anyio
 
     from .inprocess import StartupFailed

@@ -1,0 +1,1 @@
+"""``manage.py sitemap_render`` and ``manage.py sitemap_check``."""

@@ -1,0 +1,47 @@
+"""A Django project for the subprocess tests of the middleware's settings, system checks and
+management commands: the tests' project (:mod:`tests.django_site`) with the middleware in
+``MIDDLEWARE`` and ``SITEMAP_MIDDLEWARE`` naming :func:`sources`. The environment can
+change the setting: ``SITEMAP_TEST_SETTING`` (a Python literal merged into it) and
+``SITEMAP_TEST_MIDDLEWARE`` (the ``MIDDLEWARE`` list, comma-separated)."""
+
+from __future__ import annotations
+
+import ast
+import os
+from datetime import UTC, datetime, timedelta
+
+from sitemap_middleware import Entry, IterableSource
+from tests.django_site.settings import *  # noqa: F403
+
+ROWS = 120
+
+
+def sources() -> list[IterableSource]:
+    """Pages with lastmods (max_urls 50: an index of three pages), built when apps are ready."""
+    start = datetime(2024, 5, 1, tzinfo=UTC)
+    entries = [Entry(f"/pages/{i}", start + timedelta(hours=i)) for i in range(ROWS)]
+    return [IterableSource(entries, name="pages")]
+
+
+MIDDLEWARE = os.environ.get(
+    "SITEMAP_TEST_MIDDLEWARE", "sitemap_middleware.django.SitemapMiddleware"
+).split(",")
+MIDDLEWARE = [path for path in MIDDLEWARE if path]
+SITEMAP_MIDDLEWARE = {
+    "sources": "tests.django_commands.sources",
+    "base_url": "https://example.com/",
+    "max_urls": 50,
+    **ast.literal_eval(os.environ.get("SITEMAP_TEST_SETTING", "{}")),
+}
+
+
+def broken() -> object:
+    """A source whose rows fail after the first page's worth: no document of it completes."""
+
+    def pages() -> object:
+        for i in range(ROWS):
+            if i == 60:
+                raise RuntimeError("disk I/O error")
+            yield f"/pages/{i}"
+
+    return pages
