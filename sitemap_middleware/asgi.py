@@ -12,13 +12,10 @@ application's own messages; ``/robots.txt`` is :mod:`.asgi_robots`'s.
 from __future__ import annotations
 
 import asyncio
-import logging
 from datetime import UTC, datetime
 from typing import Unpack
 
 import anyio
-import anyio.lowlevel
-import anyio.to_thread
 
 from .asgi_robots import robots_txt
 from .async_reads import AsyncReads, TransferChunks
@@ -29,8 +26,6 @@ from .flow import SitemapAborted, Transfer, answer, arun
 from .interfaces import ASGIApp, Message, Receive, Scope, Send
 from .routing import Target
 from .settings import Options, make_settings
-
-logger = logging.getLogger("sitemap_middleware")
 
 
 def route_path(scope: Scope) -> str:
@@ -94,7 +89,9 @@ class SitemapMiddleware:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             if scope["type"] == "lifespan" and self.sitemap.settings.indexnow_every is not None:
-                return await self._lifespan(scope, receive, send)
+                from .indexnow.background import with_indexnow
+
+                return await with_indexnow(self.sitemap, self.app, scope, receive, send)
             return await self.app(scope, receive, send)
         path = route_path(scope)
         target = self.sitemap.route(path)
@@ -112,26 +109,6 @@ class SitemapMiddleware:
         if self.sitemap.settings.mode == "fallback":
             return await self._fallback(target, scope, receive, send)
         await self.serve(target, scope, receive, send)
-
-    async def _lifespan(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """The application's lifespan, with the IndexNow task (``indexnow_every``) running
-        from its startup to its shutdown."""
-        from .indexnow.background import Background
-
-        task = Background(self.sitemap)
-
-        async def receive_and_watch() -> Message:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                task.start()
-            elif message["type"] == "lifespan.shutdown":
-                await task.stop()
-            return message
-
-        try:
-            await self.app(scope, receive_and_watch, send)
-        finally:
-            await task.stop()
 
     async def _fallback(self, target: Target, scope: Scope, receive: Receive, send: Send) -> None:
         swallowed = False

@@ -8,6 +8,28 @@ import asyncio
 import contextlib
 
 from ..core import Sitemap
+from ..interfaces import ASGIApp, Message, Receive, Scope, Send
+
+
+async def with_indexnow(
+    sitemap: Sitemap, app: ASGIApp, scope: Scope, receive: Receive, send: Send
+) -> None:
+    """The application's lifespan, with the IndexNow task running from its startup to its
+    shutdown."""
+    task = Background(sitemap)
+
+    async def receive_and_watch() -> Message:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            task.start()
+        elif message["type"] == "lifespan.shutdown":
+            await task.stop()
+        return message
+
+    try:
+        await app(scope, receive_and_watch, send)
+    finally:
+        await task.stop()
 
 
 class Background:
