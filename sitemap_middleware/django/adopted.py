@@ -33,7 +33,7 @@ from ..entry import Batch, Repeated
 from ..extensions import Extensions, Shape
 from ..settings import ConfigurationError, ConfigurationTypeError
 from ..sources.base import ALL, CutPages, KeyRange, Page, SyncSource, check_name
-from ..sources.iterable import Item, _batch, _Digest
+from ..sources.iterable import Digest, Item, batch_of
 from ..validators import Summary, default_horizon
 
 
@@ -181,7 +181,7 @@ class DjangoSitemapSource(SyncSource):
             raise CutPages(self.name)  # a fixed range, but the keys need cuts now
         if self._version is not None:
             return Summary(None, None, str(self._version()), horizon)
-        digest = _Digest(naive_timezone, horizon)
+        digest = Digest(naive_timezone, horizon)
         for _, entries in self._rows(keys):
             for entry in entries:
                 digest.add(entry)
@@ -198,11 +198,11 @@ class DjangoSitemapSource(SyncSource):
         horizon = horizon or default_horizon()
         if not self.fixed_ranges:
             return self._cuts(width, naive_timezone, horizon)
-        found: dict[int, tuple[_Digest, int]] = {}
+        found: dict[int, tuple[Digest, int]] = {}
         for key, entries in self._rows(ALL):
             if key < 0:  # the fixed ranges start at 0: cut like any other key
                 return self._cuts(width, naive_timezone, horizon)
-            digest, count = found.get(key // width) or (_Digest(naive_timezone, horizon), 0)
+            digest, count = found.get(key // width) or (Digest(naive_timezone, horizon), 0)
             for entry in entries:
                 digest.add(entry)
             found[key // width] = (digest, count + 1)
@@ -211,14 +211,14 @@ class DjangoSitemapSource(SyncSource):
     def _cuts(self, width: int, naive_timezone: tzinfo, horizon: datetime) -> list[Page]:
         """Runs of ``width`` items in key order, each ending at its last key."""
         found: list[Page] = []
-        digest, count, last = _Digest(naive_timezone, horizon), 0, None
+        digest, count, last = Digest(naive_timezone, horizon), 0, None
         for key, entries in self._rows(ALL):
             for entry in entries:
                 digest.add(entry)
             count, last = count + 1, key
             if count == width:
                 found.append(_page(len(found), count, digest, last))
-                digest, count = _Digest(naive_timezone, horizon), 0
+                digest, count = Digest(naive_timezone, horizon), 0
         if count:
             found.append(_page(len(found), count, digest, last))
         return found
@@ -231,7 +231,7 @@ class DjangoSitemapSource(SyncSource):
             return
         rows = self._rows(keys)
         while chunk := list(islice(rows, max(1, size // self.shape.urls_per_row))):
-            yield _batch([entry for _, entries in chunk for entry in entries])
+            yield batch_of([entry for _, entries in chunk for entry in entries])
 
     def _columns(self, chunk: list[tuple[Any, Any]]) -> Batch:
         """The entries of items without languages: what :meth:`_entries` gives, a column
@@ -255,7 +255,7 @@ class DjangoSitemapSource(SyncSource):
         return Repeated(attribute, len(items))
 
 
-def _page(index: int, count: int, digest: _Digest, last: Any) -> Page:
+def _page(index: int, count: int, digest: Digest, last: Any) -> Page:
     summary = digest.summary()
     return Page(
         index,

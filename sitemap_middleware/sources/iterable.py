@@ -41,7 +41,8 @@ def _item(key: int, value: Any) -> Item:
     return coerce_item(key, value), coerce_extras(value)
 
 
-def _batch(items: list[Item]) -> Batch:
+def batch_of(items: list[Item]) -> Batch:
+    """The batch of a run of items (their extension data beside, when any has some)."""
     batch = Batch.of([raw for raw, _ in items])
     extras = [extras for _, extras in items]
     if extras.count(None) == len(extras):
@@ -111,7 +112,7 @@ class _Lastmods:
             self.newest = moment
 
 
-class _Digest:
+class Digest:
     """Accumulates the summary of raw entries: newest lastmod, count, content hash."""
 
     def __init__(self, naive_timezone: tzinfo, horizon: datetime) -> None:
@@ -139,7 +140,7 @@ class _Buckets:
 
     def __init__(self, width: int, naive_timezone: tzinfo, horizon: datetime) -> None:
         self.width, self.naive_timezone, self.horizon = width, naive_timezone, horizon
-        self.found: dict[int, _Digest] = {}
+        self.found: dict[int, Digest] = {}
         self.position = 0
 
     def add(self, item: Item) -> None:
@@ -147,7 +148,7 @@ class _Buckets:
         self.position += 1
         digest = self.found.get(index)
         if digest is None:
-            digest = self.found[index] = _Digest(self.naive_timezone, self.horizon)
+            digest = self.found[index] = Digest(self.naive_timezone, self.horizon)
         digest.add(item)
 
     def result(self) -> list[Page]:
@@ -233,7 +234,7 @@ class IterableSource(SyncSource):
         known = self._summaries.get(cache_key)
         if self._items is not None and known is not None and known.fresh(horizon):
             return known
-        digest = _Digest(naive_timezone, horizon)
+        digest = Digest(naive_timezone, horizon)
         for raw in self._raw(keys):
             digest.add(raw)
         summary = digest.summary()
@@ -252,7 +253,7 @@ class IterableSource(SyncSource):
     def batches(self, keys: KeyRange = ALL, size: int = 500) -> Iterator[Batch]:
         items = self._raw(keys)
         while rows := list(islice(items, size)):
-            yield _batch(rows)
+            yield batch_of(rows)
 
 
 class AsyncIterableSource(AsyncSource):
@@ -309,7 +310,7 @@ class AsyncIterableSource(AsyncSource):
         horizon = horizon or default_horizon()
         if self._version is not None:
             return Summary(None, None, str(await self._version()), horizon)
-        digest = _Digest(naive_timezone, horizon)
+        digest = Digest(naive_timezone, horizon)
         raw = self._raw(keys)
         try:
             async for item in raw:
@@ -337,10 +338,10 @@ class AsyncIterableSource(AsyncSource):
             async for item in raw:
                 rows.append(item)
                 if len(rows) >= size:
-                    yield _batch(rows)
+                    yield batch_of(rows)
                     rows = []
             if rows:
-                yield _batch(rows)
+                yield batch_of(rows)
         finally:
             await _aclose(raw)
 

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 __all__ = ["LocSpec", "LocTemplate", "ReadPlan", "SQLAlchemySource"]
 
 
-class _Options:
+class SQLSourceBase:
     """What the sync and async sources share: their options, checked once; the read plan
     chosen from them; the row mapping, statements, pages and summaries built on both."""
 
@@ -147,7 +147,7 @@ def _aggregates(options: SQLOptions) -> Aggregates:
     )
 
 
-class SQLAlchemySource(_Options, SyncSource):
+class SQLAlchemySource(SQLSourceBase, SyncSource):
     """A ``select()`` on a sync :class:`~sqlalchemy.engine.Engine`.
 
     ``loc`` is a template over the selected columns (``"/articles/{slug}"``) or

@@ -18,12 +18,12 @@ from ..entry import Batch
 from ..validators import Summary, default_horizon
 from .base import ALL, AsyncSource, Changes, CutPages, KeyRange, Mark, Page
 from .sql_summaries import UNKNOWN
-from .sqlalchemy import _Options
+from .sqlalchemy import SQLSourceBase
 
 T = TypeVar("T")
 
 
-class AsyncSQLAlchemySource(_Options, AsyncSource):
+class AsyncSQLAlchemySource(SQLSourceBase, AsyncSource):
     """A ``select()`` on an :class:`~sqlalchemy.ext.asyncio.AsyncEngine` (same options)."""
 
     engine_type = AsyncEngine
