@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from .argtypes import positive
 from .audit import AuditOptions
 
 USER_AGENT = "sitemap-middleware-check/1"
@@ -28,14 +29,14 @@ def add_check_options(check: argparse.ArgumentParser) -> None:
     audit = check.add_argument_group("lastmod audit")
     audit.add_argument(
         "--audit-lastmod",
-        type=_positive,
+        type=positive,
         metavar="N",
         help="request N pages spread over every sitemap checked (HEAD, GET where HEAD is "
         "refused; never more than N requests) and report whether the lastmods are true",
     )
     audit.add_argument(
         "--audit-concurrency",
-        type=_positive,
+        type=positive,
         default=2,
         metavar="N",
         help="page requests in flight at once (default 2)",
@@ -63,13 +64,6 @@ def audit_options(args: argparse.Namespace) -> AuditOptions | None:
     return AuditOptions(
         args.audit_lastmod, args.audit_concurrency, args.audit_delay, args.audit_seed
     )
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
 
 
 def _seconds(text: str) -> float:

@@ -14,6 +14,7 @@ from typing import Any, TextIO
 from urllib.parse import urlsplit
 
 from ..protocol import MAX_BYTES
+from .argtypes import app_path, not_negative, positive
 from .check_options import add_check_options as add_audit_options
 from .check_options import audit_options
 
@@ -206,7 +207,7 @@ def add_check_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--max-bytes",
-        type=_positive,
+        type=positive,
         default=MAX_BYTES,
         metavar="N",
         help=f"uncompressed size limit per document (default {MAX_BYTES}; the older limit was "
@@ -214,11 +215,11 @@ def add_check_options(parser: argparse.ArgumentParser) -> None:
     )
     bound = parser.add_mutually_exclusive_group()
     bound.add_argument(
-        "--max-children", type=_not_negative, metavar="N", help="fetch only the first N children"
+        "--max-children", type=not_negative, metavar="N", help="fetch only the first N children"
     )
     bound.add_argument(
         "--sample",
-        type=_not_negative,
+        type=not_negative,
         metavar="N",
         help="fetch N children spread evenly over the index (first and last included)",
     )
@@ -227,7 +228,7 @@ def add_check_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--concurrency",
-        type=_positive,
+        type=positive,
         default=1,
         metavar="N",
         help="documents fetched at once (default 1: one request at a time, to be polite)",
@@ -260,7 +261,7 @@ def add_render_options(parser: argparse.ArgumentParser, app: bool) -> None:
     parser.add_argument("--out", required=True, type=Path, metavar="DIR", help="output folder")
     parser.add_argument(
         "--path",
-        type=_app_path,
+        type=app_path,
         dest="paths",
         action="append",
         default=[],
@@ -334,7 +335,7 @@ def _indexnow_parser(commands: Any, formatter: Any) -> None:
     )
     indexnow.add_argument(
         "--max-urls",
-        type=_positive,
+        type=positive,
         default=10_000,
         metavar="N",
         help="URLs per post (default and most: 10,000)",
@@ -499,28 +500,6 @@ def _seconds(text: str) -> float:
     value = float(text)
     if not 1 <= value <= 86_400:
         raise argparse.ArgumentTypeError(f"must be from 1 to 86400 seconds, got {text}")
-    return value
-
-
-def _app_path(text: str) -> str:
-    if not text.startswith("/") or "?" in text or not text.isascii():
-        raise argparse.ArgumentTypeError(
-            f"must be an ASCII path such as /sitemap.xml, got {text!r}"
-        )
-    return text
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def _not_negative(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
     return value
 
 
