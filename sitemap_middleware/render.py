@@ -63,6 +63,7 @@ class _Lastmods:
 
 
 _NO_LASTMODS = _Lastmods(None, False, "")
+_NONE_TYPE = {type(None)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,9 +221,9 @@ class Renderer:
         stored text copied when its layout is proven), or dates; None for another shape or
         a lastmod past the horizon (row by row then)."""
         lastmods, count = batch.lastmods, len(batch)
-        if lastmods.count(None) == count:
+        kinds = set(map(type, lastmods))  # (cheaper than comparing each with None)
+        if kinds == _NONE_TYPE:
             return _NO_LASTMODS
-        kinds = set(map(type, lastmods))
         if kinds == {datetime} and self.naive_is_utc:
             # Stored texts of these layouts hold no zone: their values are naive.
             layout = stored_layout(batch.lastmod_texts, count)
