@@ -22,12 +22,14 @@ from .driver import call_wsgi
 
 setup()
 
+from django.db.models import Max  # noqa: E402
 from django.test import Client  # noqa: E402
+from django.utils.http import http_date  # noqa: E402
 
 from sitemap_middleware.django import DjangoSitemapSource, django_sitemap_sources  # noqa: E402
 
 from .django_site.shop.models import Article, Page  # noqa: E402
-from .django_site.shop.sitemaps import SITEMAPS, ArticleSitemap  # noqa: E402
+from .django_site.shop.sitemaps import LATEST_SITEMAPS, SITEMAPS, ArticleSitemap  # noqa: E402
 
 BASE = "https://example.com/"
 XHTML = "{http://www.w3.org/1999/xhtml}"
@@ -146,6 +148,43 @@ def test_the_same_urls_as_django_views(tables: None, sitemap_schema: etree.XMLSc
         assert ours == django
 
     run()
+
+
+def test_an_overriding_get_latest_lastmod_is_each_index_entry_s_lastmod(
+    tables: None,
+) -> None:
+    """As in Django's index: the class's own ``get_latest_lastmod()`` for every page."""
+
+    @settings(max_examples=15, deadline=None)
+    @given(articles=ARTICLES, freshness=st.sampled_from(["exact", "incremental"]))
+    def run(articles: Any, freshness: str) -> None:
+        fill(articles, [])
+        app = SitemapWSGIApp(
+            base_url=BASE,
+            sources=django_sitemap_sources(LATEST_SITEMAPS, base_url=BASE),
+            max_urls=5,
+            index="always",
+            freshness=freshness,
+        )
+        index = call_wsgi(app, path="/sitemap.xml")
+        published = any(published for _, _, published, _ in articles)
+        if not published:  # Django names page 1 of an empty section; no page here
+            assert index.status == 404
+            return
+        ours = {_moment(lastmod) for _, lastmod in assert_valid_index(index.body)}
+        client = Client(HTTP_HOST="example.com")
+        theirs = client.get("/django/latest.xml", secure=True)
+        listed = {_moment(lastmod) for _, lastmod in assert_valid_index(theirs.content)}
+        assert ours == listed
+        latest = Article.objects.aggregate(latest=Max("updated_at"))["latest"]
+        if ours and latest is not None:
+            assert index.headers["last-modified"] == http_date(latest.timestamp())
+
+    run()
+
+
+def _moment(text: str | None) -> datetime | None:
+    return None if text is None else datetime.fromisoformat(text).astimezone(UTC)
 
 
 def test_a_queryset_is_paged_by_key_and_streamed(

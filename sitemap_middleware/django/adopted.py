@@ -33,7 +33,7 @@ from ..entry import Batch, Repeated
 from ..extensions import Extensions, Shape
 from ..settings import ConfigurationError, ConfigurationTypeError
 from ..sources.base import ALL, CutPages, KeyRange, Page, SyncSource, check_name
-from ..sources.iterable import Digest, Item, batch_of
+from ..sources.iterable import Digest, Item, Lastmods, batch_of
 from ..validators import Summary, default_horizon
 
 
@@ -81,6 +81,9 @@ class DjangoSitemapSource(SyncSource):
                 f"with the data, got {type(version).__name__}"
             )
         self.sitemap = sitemap
+        # Django's index lists an overriding get_latest_lastmod() for every page of the
+        # section; the default one (the newest of every item) is each page's own newest here.
+        self.latest_overridden = type(sitemap).get_latest_lastmod is not Sitemap.get_latest_lastmod
         self._kind: str | None = None
         self._version = version
         self.versioned = version is not None
@@ -186,7 +189,23 @@ class DjangoSitemapSource(SyncSource):
             for entry in entries:
                 digest.add(entry)
         summary = digest.summary()
+        if self.latest_overridden:  # the index shows it: the page's validators follow it
+            summary = replace(summary, newest=self._latest(naive_timezone, horizon))
         return replace(summary, checksum=summary.token)  # a page's checksum is its token
+
+    def _latest(self, naive_timezone: tzinfo, horizon: datetime) -> datetime | None:
+        """The class's own ``get_latest_lastmod()``, under the rules of any lastmod (one in
+        the future is not listed)."""
+        lastmods = Lastmods(naive_timezone, horizon)
+        lastmods.add(self.sitemap.get_latest_lastmod())
+        return lastmods.newest
+
+    def _section(self, pages: list[Page], naive_timezone: tzinfo, horizon: datetime) -> list[Page]:
+        """The pages, with the overriding ``get_latest_lastmod()`` as each one's newest."""
+        if not self.latest_overridden or not pages:
+            return pages
+        latest = self._latest(naive_timezone, horizon)
+        return [replace(page, newest=latest) for page in pages]
 
     def _lowest(self) -> Any:
         """The lowest primary key of the QuerySet (0 without rows): one aggregate."""
@@ -196,6 +215,9 @@ class DjangoSitemapSource(SyncSource):
         self, width: int, naive_timezone: tzinfo, horizon: datetime | None = None
     ) -> list[Page]:
         horizon = horizon or default_horizon()
+        return self._section(self._pages(width, naive_timezone, horizon), naive_timezone, horizon)
+
+    def _pages(self, width: int, naive_timezone: tzinfo, horizon: datetime) -> list[Page]:
         if not self.fixed_ranges:
             return self._cuts(width, naive_timezone, horizon)
         found: dict[int, tuple[Digest, int]] = {}

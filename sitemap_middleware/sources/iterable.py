@@ -93,7 +93,7 @@ def _bounds(keys: KeyRange) -> tuple[int, int | None]:
     return start, stop
 
 
-class _Lastmods:
+class Lastmods:
     """The newest lastmod served under a horizon, and the earliest one beyond it."""
 
     def __init__(self, naive_timezone: tzinfo, horizon: datetime) -> None:
@@ -116,7 +116,7 @@ class Digest:
     """Accumulates the summary of raw entries: newest lastmod, count, content hash."""
 
     def __init__(self, naive_timezone: tzinfo, horizon: datetime) -> None:
-        self.lastmods = _Lastmods(naive_timezone, horizon)
+        self.lastmods = Lastmods(naive_timezone, horizon)
         self.hash = hashlib.sha256()
         self.count = 0
 

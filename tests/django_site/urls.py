@@ -6,7 +6,7 @@ from django.contrib.sitemaps import views
 from django.http import HttpRequest, HttpResponse
 from django.urls import path
 
-from .shop.sitemaps import SITEMAPS
+from .shop.sitemaps import LATEST_SITEMAPS, SITEMAPS
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -25,5 +25,16 @@ urlpatterns = [
         views.sitemap,
         {"sitemaps": SITEMAPS},
         name="django-sitemap",
+    ),
+    path(
+        "django/latest.xml",
+        views.index,
+        {"sitemaps": LATEST_SITEMAPS, "sitemap_url_name": "django-latest"},
+    ),
+    path(
+        "django/latest-<section>.xml",
+        views.sitemap,
+        {"sitemaps": LATEST_SITEMAPS},
+        name="django-latest",
     ),
 ]

@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from django.contrib.sitemaps import Sitemap
+from django.db.models import Max
 from django.utils import translation
 
 from .models import Article, Page
@@ -21,6 +22,14 @@ class ArticleSitemap(Sitemap):  # type: ignore[type-arg]
 
     def lastmod(self, item: Article) -> datetime | None:
         return item.updated_at
+
+
+class LatestArticleSitemap(ArticleSitemap):
+    """Its index lastmod is every article's newest, published or not (not its items')."""
+
+    def get_latest_lastmod(self) -> datetime | None:
+        latest: datetime | None = Article.objects.aggregate(latest=Max("updated_at"))["latest"]
+        return latest
 
 
 class PageSitemap(Sitemap):  # type: ignore[type-arg]
@@ -59,3 +68,4 @@ SITEMAPS: dict[str, Any] = {
     "pages": PageSitemap,
     "static": StaticSitemap,
 }
+LATEST_SITEMAPS: dict[str, Any] = {"latest": LatestArticleSitemap}
