@@ -44,6 +44,7 @@ class _FromQuerySet:
         priority_column: str | None = None,
         key: str | Sequence[str] | None = None,
         version: VersionSpec = None,
+        query_id: str | None = None,
         **extensions: Any,
     ) -> None:
         queryset = check_queryset(queryset)
@@ -61,6 +62,7 @@ class _FromQuerySet:
             priority_column=priority_column,
             key=key if key is not None else primary_key,
             version=version,
+            query_id=query_id,
             **extensions,
         )
 

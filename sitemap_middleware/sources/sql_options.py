@@ -80,6 +80,7 @@ def sql_options(
     key: str | Sequence[str] | None,
     version: VersionSpec,
     dialect: Dialect,
+    query_id: str | None = None,
 ) -> SQLOptions:
     """The options checked, in the order their errors are reported."""
     name = check_name(name)
@@ -100,7 +101,7 @@ def sql_options(
     fingerprint = "|".join(
         [
             "sqlalchemy",
-            str(ordered.compile(compile_kwargs={"literal_binds": False})),
+            _query_named(name, query_id, ordered),
             loc_fingerprint,
             repr((lastmod, changefreq, changefreq_column, priority, priority_column)),
             repr(key_names),
@@ -132,6 +133,20 @@ def sql_options(
         fixed_ranges=len(key_columns) == 1 and isinstance(key_columns[0].type, Integer),
         fingerprint=fingerprint,
     )
+
+
+def _query_named(name: str, query_id: str | None, ordered: AnySelect) -> str:
+    """What names the query in validators: its SQL text, or the name the application gives
+    it (the same for one query written for SQLAlchemy and as a Django QuerySet, and across
+    versions that compile it to other text)."""
+    if query_id is None:
+        return str(ordered.compile(compile_kwargs={"literal_binds": False}))
+    if not isinstance(query_id, str) or not query_id:
+        raise ConfigurationTypeError(
+            f"query_id: source {name!r}: must be a non-empty string naming the query, "
+            f"got {query_id!r}"
+        )
+    return f"query_id={query_id}"
 
 
 def _column_index(name: str, columns: list[str], setting: str, column: str | None) -> int | None:

@@ -73,6 +73,7 @@ class SQLSourceBase:
         priority_column: str | None = None,
         key: str | Sequence[str] | None = None,
         version: VersionSpec = None,
+        query_id: str | None = None,
         **extensions: Any,
     ) -> None:
         if not isinstance(engine, self.engine_type):
@@ -91,6 +92,7 @@ class SQLSourceBase:
             priority_column=priority_column,
             key=key,
             version=version,
+            query_id=query_id,
             dialect=engine.dialect,
         )
         options = self.options
