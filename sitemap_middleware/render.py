@@ -1,6 +1,6 @@
 """The hot path: a batch of raw entries to ``<url>`` elements.
 
-The common row (a plain ASCII path, a naive UTC ``datetime`` or a ``date``,
+The common row (a plain ASCII path, a UTC ``datetime``, naive or aware, or a ``date``,
 a changefreq/priority seen before) is written directly; anything else goes
 through the full rules in :mod:`sitemap_middleware.entry` and
 :func:`~sitemap_middleware.xml.url_element`. Both paths give the same bytes
@@ -41,6 +41,8 @@ from .urls import XML_FORBIDDEN, quote_rest
 from .xml import escape, url_element
 
 _tzinfo = attrgetter("tzinfo")
+_NAIVE: set[Any] = {None}
+_IN_UTC: set[Any] = {UTC}
 _TAIL_CACHE_SIZE = 256
 
 
@@ -224,22 +226,8 @@ class Renderer:
         kinds = set(map(type, lastmods))  # (cheaper than comparing each with None)
         if kinds == _NONE_TYPE:
             return _NO_LASTMODS
-        if kinds == {datetime} and self.naive_is_utc:
-            # Stored texts of these layouts hold no zone: their values are naive.
-            layout = stored_layout(batch.lastmod_texts, count)
-            if layout not in (19, 26):
-                layout = 0
-                if list(map(_tzinfo, lastmods)).count(None) != count:
-                    return None
-            if limits is not None and max(lastmods) > limits.naive:
-                return None
-            if layout:
-                assert batch.lastmod_texts is not None
-                return _Lastmods(batch.lastmod_texts, True, "+00:00")
-            texts = list(map(datetime.isoformat, lastmods))
-            if max(map(len, texts)) > 19:  # fractions of a second are dropped
-                texts = [text[:19] for text in texts]
-            return _Lastmods(texts, False, "+00:00")
+        if kinds == {datetime}:
+            return self._datetime_column(batch, limits)
         if kinds == {date}:
             if limits is not None and max(lastmods) > limits.day:
                 return None
@@ -248,6 +236,31 @@ class Renderer:
                 return _Lastmods(batch.lastmod_texts, False, "")  # a date's own text
             return _Lastmods(list(map(date.isoformat, lastmods)), False, "")
         return None
+
+    def _datetime_column(self, batch: Batch, limits: _Limits | None) -> _Lastmods | None:
+        """Datetimes as one column: naive ones read as UTC (their stored text copied when its
+        layout is proven), or aware ones in UTC (as Django's ORM gives them); None for
+        another mix or a lastmod past the horizon."""
+        lastmods, count = batch.lastmods, len(batch)
+        layout = stored_layout(batch.lastmod_texts, count) if self.naive_is_utc else 0
+        if layout in (19, 26):  # stored texts of these layouts hold no zone: naive values
+            if limits is not None and max(lastmods) > limits.naive:
+                return None
+            assert batch.lastmod_texts is not None
+            return _Lastmods(batch.lastmod_texts, True, "+00:00")
+        zones = set(map(_tzinfo, lastmods))
+        if zones == _NAIVE and self.naive_is_utc:
+            newest = max(lastmods)
+        elif zones == _IN_UTC:  # an offset of zero: comparable as naive UTC values
+            newest = max(lastmods).replace(tzinfo=None)
+        else:
+            return None
+        if limits is not None and newest > limits.naive:
+            return None
+        texts = list(map(datetime.isoformat, lastmods))
+        if max(map(len, texts)) > 19:  # fractions of a second and offsets are dropped
+            texts = [text[:19] for text in texts]
+        return _Lastmods(texts, False, "+00:00")
 
     def _loc_column(self, locs: Sequence[Any]) -> _Locs | None:
         """The locs as written in parts: template locs (a plain prefix in the scope, a plain

@@ -17,6 +17,8 @@ from sitemap_middleware.render import Renderer
 from sitemap_middleware.urls import Site, comparison_form, iri_to_uri
 from sitemap_middleware.xml import url_element
 
+NEW_YORK = ZoneInfo("America/New_York")
+
 LOCS: list[Any] = [
     "/a",
     "/",
@@ -99,6 +101,16 @@ def test_fast_paths_match_the_rules(scope_path: str, naive: Any) -> None:
         [(i, f"/p/{i}", None, "weekly", 0.5) for i in range(50)],
         [(i, f"/p/{i}", datetime(2024, 1, 1, i % 24), None, None) for i in range(50)],
         [(i, f"/p/{i}", date(2024, 1, 1 + i % 28), "daily", None) for i in range(50)],
+        # Aware in UTC (Django's ORM): column-wise; with another zone: row by row.
+        [(i, f"/p/{i}", datetime(2024, 1, 1, i % 24, tzinfo=UTC), "daily", 0.5) for i in range(50)],
+        [
+            (i, f"/p/{i}", datetime(2024, 1, 1, 3, i, i, i, tzinfo=timezone(timedelta(0))), None, 1)
+            for i in range(50)
+        ],
+        [
+            (i, f"/p/{i}", datetime(2024, 1, 1, i % 24, tzinfo=UTC if i else NEW_YORK), None, 1)
+            for i in range(50)
+        ],
         [(i, f"/p/{i}", None, None, True if i == 7 else 1.0) for i in range(50)],
         [(i, f"/p/{i}", None, "weekly" if i != 9 else "Weekly", None) for i in range(50)],
         [(i, f"/p/{i}" if i != 3 else "/p/a b", None, None, None) for i in range(50)],
@@ -421,6 +433,22 @@ def test_changefreq_and_priority_columns_give_the_bytes_of_the_rules(
     ]
     assert out == expected
     assert rules.stats.get("s", BadRowStats()) == reference.stats.get("s", BadRowStats())
+
+
+@pytest.mark.parametrize("naive", [UTC, NEW_YORK])
+def test_aware_utc_lastmods_take_the_column_wise_path(naive: Any) -> None:
+    """Django's ORM gives aware datetimes in UTC: written as one column, whatever zone naive
+    ones are read in."""
+    site = Site.build("https://example.com/", "/sitemap.xml")
+    raws: list[RawEntry] = [
+        (i, f"/p/{i}", datetime(2024, 1, 1, 3, 4, i % 60, i, tzinfo=UTC), "daily", 0.5)
+        for i in range(60)
+    ]
+    fast = Renderer(EntryRules(site, naive)).column_wise("s", Batch.of(raws), HORIZON)
+    assert fast is not None  # not the row-by-row path
+    assert fast == slow(EntryRules(site, naive), raws)
+    later = [*raws, (60, "/p/60", HORIZON + timedelta(seconds=1), "daily", 0.5)]
+    assert Renderer(EntryRules(site, naive)).column_wise("s", Batch.of(later), HORIZON) is None
 
 
 @pytest.mark.parametrize("affixed", [True, False])
