@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, tzinfo
 from itertools import islice
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 from django.conf import settings as django_settings
@@ -141,8 +141,23 @@ class DjangoSitemapSource(SyncSource):
 
     def _rows(self, keys: KeyRange) -> Iterator[tuple[Any, list[Item]]]:
         """``(key, entries)`` of each item in ``keys``."""
+        if self.sitemap.i18n:
+            for key, item in self._items(keys):
+                yield key, list(self._entries(key, item))
+            return
+        # One URL an item: the four fields' getters looked up once, not per item.
+        location, lastmod, changefreq, priority = map(self._getter, _FIELDS)
+        prefix = self.prefix
         for key, item in self._items(keys):
-            yield key, list(self._entries(key, item))
+            loc = prefix + str(location(item))
+            yield key, [((key, loc, lastmod(item), changefreq(item), priority(item)), None)]
+
+    def _getter(self, name: str) -> Callable[[Any], Any]:
+        """The class's method ``name``, or a function giving its attribute's value."""
+        attribute = getattr(self.sitemap, name, None)
+        if callable(attribute):
+            return cast(Callable[[Any], Any], attribute)
+        return lambda item: attribute
 
     # -- one item's URLs, as Django's Sitemap._urls makes them -----------------------------
 
@@ -275,6 +290,9 @@ class DjangoSitemapSource(SyncSource):
         if callable(attribute):
             return list(map(attribute, items))
         return Repeated(attribute, len(items))
+
+
+_FIELDS = ("location", "lastmod", "changefreq", "priority")
 
 
 def _page(index: int, count: int, digest: Digest, last: Any) -> Page:
