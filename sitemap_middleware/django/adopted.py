@@ -35,6 +35,7 @@ from ..settings import ConfigurationError, ConfigurationTypeError
 from ..sources.base import ALL, CutPages, KeyRange, Page, SyncSource, check_name
 from ..sources.iterable import Digest, Item, Lastmods, batch_of
 from ..validators import Summary, default_horizon
+from .instances import instances, plain_instances
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +135,8 @@ class DjangoSitemapSource(SyncSource):
                 rows = rows.filter(pk__gt=keys.after[0])
             if keys.until is not None:
                 rows = rows.filter(pk__lte=keys.until[0])
+            if plain_instances(rows):
+                return instances(rows, self.chunk_size)
             return ((item.pk, item) for item in rows.iterator(chunk_size=self.chunk_size))
         start = 0 if keys.after is None else int(keys.after[0]) + 1
         stop = None if keys.until is None else int(keys.until[0]) + 1
