@@ -198,10 +198,11 @@ class DjangoSitemapSource(SyncSource):
         self, keys: KeyRange, naive_timezone: tzinfo, horizon: datetime | None = None
     ) -> Summary:
         horizon = horizon or default_horizon()
+        if self._version is not None:
+            # A new key below 0 changes the version: the pages are read again, and cut.
+            return Summary(None, None, str(self._version()), horizon)
         if self._items_kind() == "integer" and keys != ALL and self._lowest() < 0:
             raise CutPages(self.name)  # a fixed range, but the keys need cuts now
-        if self._version is not None:
-            return Summary(None, None, str(self._version()), horizon)
         digest = Digest(naive_timezone, horizon)
         for _, entries in self._rows(keys):
             for entry in entries:
