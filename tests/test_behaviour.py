@@ -24,6 +24,7 @@ from sitemap_middleware import (
     Entry,
     SitemapAborted,
 )
+from sitemap_middleware.sources import sqlalchemy_async
 
 from .conftest import (
     BASE_TIME,
@@ -354,8 +355,10 @@ async def test_client_disconnect_stops_the_query(make_app: MakeApp, engine: Engi
 
 
 async def test_async_disconnect_and_failure_return_connections(
-    make_app: MakeApp, db_path: Path, async_engine: AsyncEngine
+    make_app: MakeApp, db_path: Path, async_engine: AsyncEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Trips of 100 rows: the failure at row 700 comes after the first bytes (a late one).
+    monkeypatch.setattr(sqlalchemy_async, "ROWS_PER_TRIP", 100)
     stmt = select(articles.c.id, articles.c.slug, articles.c.updated_at)
     source = AsyncSQLAlchemySource(
         stmt, async_engine, name="articles", loc="/articles/{slug}", lastmod="updated_at"

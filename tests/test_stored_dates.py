@@ -43,6 +43,7 @@ from sitemap_middleware.columns import PLAIN_PATH, not_plain, stored_layout
 from sitemap_middleware.dates import Unreadable
 from sitemap_middleware.entry import Batch, EntryRules, RawEntry
 from sitemap_middleware.render import Renderer
+from sitemap_middleware.sources import sqlalchemy_async
 from sitemap_middleware.sources.sqlalchemy import LocTemplate
 from sitemap_middleware.sources.stored_dates import parse_column, text_parser
 from sitemap_middleware.urls import Site
@@ -478,13 +479,14 @@ async def test_driver_rows_stop_and_return_the_connection_on_disconnect(tmp_path
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("rows", [0, 1, 49, 50, 51, 1200])
+@pytest.mark.parametrize("rows", [0, 1, 49, 50, 51, 149, 150, 151, 299, 300, 301, 1200])
 async def test_async_driver_rows_read_every_row_and_return_the_connection(
-    tmp_path: Path, rows: int
+    tmp_path: Path, rows: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """aiosqlite's own tuples: no row lost around SQLAlchemy's first buffered row, whatever
-    the count against the fetch size; a disconnect stops the reading and returns the
-    connection."""
+    the count against the batch size and the rows fetched per trip (150 here); every batch
+    holds the asked-for size; a disconnect stops the reading and returns the connection."""
+    monkeypatch.setattr(sqlalchemy_async, "ROWS_PER_TRIP", 150)
     path = tmp_path / "posts.sqlite3"
     seed_posts(path, ["2024-05-01 12:00:00.000000"] * rows)
     engine = create_async_engine(f"sqlite+aiosqlite:///{path}")
@@ -500,8 +502,10 @@ async def test_async_driver_rows_read_every_row_and_return_the_connection(
     )
     assert source.read_plan.driver_rows
     try:
-        read = [key for batch in [b async for b in source.batches(size=50)] for key in batch.keys]
+        batches = [b async for b in source.batches(size=50)]
+        read = [key for batch in batches for key in batch.keys]
         assert read == list(range(1, rows + 1))
+        assert all(len(batch) == 50 for batch in batches[:-1]) and len(batches) == -(-rows // 50)
         if rows == 1200:
             stepped.clear()
             app = SitemapApp(sources=[source], base_url=BASE, batch_size=50, chunk_bytes=4096)

@@ -131,7 +131,7 @@ class AsyncSQLAlchemySource(SQLSourceBase, AsyncSource):
                 async for rows in _driver_rows(conn, stmt, bounds, size):
                     yield self.rows.map_rows(rows)
             return
-        options = {"yield_per": size}
+        options = {"yield_per": max(size, ROWS_PER_TRIP)}
         async with (
             self.engine.connect() as conn,
             conn.stream(stmt, bounds, execution_options=options) as result,
@@ -139,6 +139,11 @@ class AsyncSQLAlchemySource(SQLSourceBase, AsyncSource):
             async for rows in result.partitions(size):
                 batch = self.rows.map_rows(rows)
                 yield self.extras.apply(batch, rows) if self.extras.active else batch
+
+
+# Rows fetched per trip to the driver (a hand-off to aiosqlite's thread, or a network
+# round trip), served as batches of the requested size: fewer trips, the same batches.
+ROWS_PER_TRIP = 2_000
 
 
 async def _driver_rows(
@@ -151,16 +156,18 @@ async def _driver_rows(
     that buffer); the rest straight from the cursor, whose ``fetchmany`` runs in
     SQLAlchemy's greenlet bridge as its own results' do.
     """
+    trip = max(size, ROWS_PER_TRIP)
     result = await conn.run_sync(_stream, stmt, bounds)
     try:
-        rows: Sequence[Any] = await conn.run_sync(_call, result.fetchmany, size)
-        if rows:
-            yield rows
-        if len(rows) < size:
+        rows: Sequence[Any] = await conn.run_sync(_call, result.fetchmany, trip)
+        for start in range(0, len(rows), size):
+            yield rows[start : start + size]
+        if len(rows) < trip:
             return  # the last rows (the result is closed already when there were none)
         fetch = result.cursor.fetchmany
-        while rows := await conn.run_sync(_call, fetch, size):
-            yield rows
+        while rows := await conn.run_sync(_call, fetch, trip):
+            for start in range(0, len(rows), size):
+                yield rows[start : start + size]
     finally:
         await conn.run_sync(_call, result.close)
 
