@@ -164,22 +164,14 @@ class DjangoSitemapSource(SyncSource):
 
     # -- one item's URLs, as Django's Sitemap._urls makes them -----------------------------
 
-    def _get(self, name: str, item: Any) -> Any:
-        attribute = getattr(self.sitemap, name, None)
-        return attribute(item) if callable(attribute) else attribute
-
-    def _location(self, item: Any, language: str | None) -> str:
-        if language is None:
-            return self.prefix + str(self._get("location", item))
+    def _location(self, item: Any, language: str) -> str:
         with translation.override(language):
-            return self.prefix + str(self._get("location", item))
+            return self.prefix + str(self._getter("location")(item))
 
     def _entries(self, key: Any, item: Any) -> Iterator[Item]:
-        fields = (self._get("lastmod", item), self._get("changefreq", item))
-        priority = self._get("priority", item)
-        if not self.sitemap.i18n:
-            yield (key, self._location(item, None), *fields, priority), None
-            return
+        """The URLs of one item of an ``i18n`` class: one per language (without ``i18n``,
+        :meth:`_rows` makes an item's one URL)."""
+        fields = tuple(self._getter(name)(item) for name in _FIELDS[1:])
         languages = list(self.sitemap.get_languages_for_item(item))
         locs = {language: self._location(item, language) for language in languages}
         extras = None
@@ -190,7 +182,7 @@ class DjangoSitemapSource(SyncSource):
                 links["x-default"] = locs[default].replace(f"/{default}/", "/", 1)
             extras = Extensions(alternates=links)
         for language in languages:
-            yield (key, locs[language], *fields, priority), extras
+            yield (key, locs[language], *fields), extras
 
     # -- the source protocol ----------------------------------------------------------------
 
