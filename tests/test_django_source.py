@@ -152,7 +152,8 @@ def test_misconfiguration_names_the_setting() -> None:
 
 
 def test_async_reads_give_the_same_bytes(alias: str) -> None:
-    """AsyncDjangoSource (aiosqlite, psycopg async) serves what DjangoSource serves."""
+    """AsyncDjangoSource (reads in Django's thread for sync work) serves what DjangoSource
+    serves."""
     fill(alias)
     queryset = Article.objects.using(alias).filter(published=True)
     options: dict[str, Any] = {"loc": "/a/{slug}", "lastmod": "updated_at", "images": "image"}
@@ -169,7 +170,6 @@ def test_async_reads_give_the_same_bytes(alias: str) -> None:
             for path in paths:
                 reply = await call(app, path=path)
                 served.append((reply.status, reply.body, reply.headers.get("etag")))
-        await source.engine.dispose()  # on the loop its connections belong to
         return [served[: len(paths)], served[len(paths) :]]
 
     by_sync, by_async = anyio.run(run)
@@ -228,3 +228,138 @@ def test_any_queryset_django_compiles(alias: str, sitemap_schema: etree.XMLSchem
         f"{BASE}a/{key}" for key in sorted(queryset.values_list("id", flat=True))
     ]
     assert sorted(queryset.values_list("id", flat=True)) == [2, 3, 9]
+
+
+# --- Django's own connection ---------------------------------------------------------------
+
+
+def _listed(app: Any, schema: etree.XMLSchema) -> tuple[int, list[str]]:
+    """Status of /sitemap.xml and every loc of its pages, served in this thread (as a
+    threaded WSGI server would)."""
+    from .driver import call_wsgi
+
+    index = call_wsgi(app, path="/sitemap.xml")
+    if index.status != 200:
+        return index.status, []
+    if b"<urlset" in index.body:
+        return index.status, locs(assert_valid_urlset(index.body, schema))
+    found = []
+    for loc, _ in assert_valid_index(index.body):
+        page = call_wsgi(app, path=loc.removeprefix("https://example.com"))
+        found += locs(assert_valid_urlset(page.body, schema))
+    return index.status, found
+
+
+def test_reads_run_in_the_callers_transaction(alias: str, sitemap_schema: etree.XMLSchema) -> None:
+    """Rows written in a transaction not yet committed are listed by a read in it (Django's
+    ``TestCase`` works), and are gone once it rolls back; nothing of the read commits."""
+    from django.db import transaction
+
+    source = DjangoSource(Article.objects.using(alias), loc="/a/{slug}", lastmod="updated_at")
+    app = sitemap_app("wsgi", base_url=BASE, sources=[source])
+    with transaction.atomic(using=alias):
+        fill(alias, 3)
+        status, listed = _listed(app, sitemap_schema)
+        transaction.set_rollback(True, using=alias)
+    assert (status, listed) == (200, [f"{BASE}a/a-{i}" for i in (1, 2, 3)])
+    assert _listed(app, sitemap_schema) == (404, [])  # rolled back: the urlset is empty
+    assert not Article.objects.using(alias).exists()
+
+
+def test_a_connection_a_read_opened_is_closed_after_it(alias: str) -> None:
+    """A read borrows Django's connection of its thread; one it had to open is closed after
+    it when ``CONN_MAX_AGE`` is 0 (reads also run in threads no request ends), and kept
+    otherwise; one that was open stays open."""
+    import threading
+
+    from django.db import connections
+
+    fill(alias, 3)
+    source = DjangoSource(Article.objects.using(alias), loc="/a/{slug}", lastmod="updated_at")
+    entry = connections[alias].settings_dict
+    seen: dict[str, Any] = {}
+
+    def read(label: str, open_first: bool = False) -> None:
+        wrapper = connections[alias]
+        if open_first:
+            wrapper.ensure_connection()
+        rows = sum(len(batch) for batch in source.batches())
+        seen[label] = (rows, wrapper.connection is not None)
+        wrapper.close()
+
+    def in_thread(label: str, open_first: bool = False) -> None:
+        thread = threading.Thread(target=read, args=(label, open_first))
+        thread.start()
+        thread.join()
+
+    saved = entry.get("CONN_MAX_AGE", 0)
+    try:
+        entry["CONN_MAX_AGE"] = 0
+        in_thread("opened")
+        in_thread("open before", open_first=True)
+        entry["CONN_MAX_AGE"] = 60
+        in_thread("persistent")
+    finally:
+        entry["CONN_MAX_AGE"] = saved
+    assert seen == {"opened": (3, False), "open before": (3, True), "persistent": (3, True)}
+
+
+def test_a_stored_value_django_s_converters_refuse_is_a_bad_field(
+    sitemap_schema: etree.XMLSchema,
+) -> None:
+    """On SQLite Django converts values by declared type, and its converter raises on a
+    ``datetime`` column's text that is no date. The read takes the stored text instead:
+    the lastmod is a bad field (left out, counted), and the page is served."""
+    from django.db import connections
+
+    database("default")
+    Article.objects.using("default").all().delete()
+    fill("default", 3)
+    with connections["default"].cursor() as cursor:
+        cursor.execute(
+            "UPDATE shop_article SET updated_at = %s WHERE id = 2", ["2024-02-30 10:00:00"]
+        )
+    with pytest.raises(ValueError):  # Django's own read of the row fails
+        list(Article.objects.using("default").values_list("updated_at", flat=True))
+    source = DjangoSource(Article.objects.all(), loc="/a/{slug}", lastmod="updated_at")
+    source_app = sitemap_app("wsgi", base_url=BASE, sources=[source])
+    exchange = serve(source_app, "/sitemap.xml")
+    assert exchange.status == 200
+    urls = assert_valid_urlset(exchange.body, sitemap_schema)
+    lastmods = [
+        url.findtext("{http://www.sitemaps.org/schemas/sitemap/0.9}lastmod") for url in urls
+    ]
+    assert locs(urls) == [f"{BASE}a/a-{i}" for i in (1, 2, 3)]
+    assert lastmods == ["2024-01-01T12:00:00+00:00", None, "2024-01-03T12:00:00+00:00"]
+    assert source.bad_rows.rows_with_fields_dropped >= 1
+
+
+def test_async_reads_run_in_django_s_thread_for_sync_work(alias: str) -> None:
+    """AsyncDjangoSource reads where Django's async ORM runs its queries: the thread
+    ``sync_to_async(thread_sensitive=True)`` gives, on that thread's connection."""
+    import threading
+
+    from asgiref.sync import sync_to_async
+    from django.db import connections
+
+    fill(alias, 3)
+    source = AsyncDjangoSource(Article.objects.using(alias), loc="/a/{slug}")
+    threads: set[int] = set()
+    engine = source.sync.engine
+
+    @event.listens_for(engine, "before_cursor_execute")
+    def record(*args: Any) -> None:
+        threads.add(threading.get_ident())
+        assert connections[alias].connection is not None  # Django's connection is the one used
+
+    async def run() -> tuple[int, int]:
+        reply = await call(sitemap_app("asgi", base_url=BASE, sources=[source]))
+        django_thread = await sync_to_async(threading.get_ident, thread_sensitive=True)()
+        return reply.status, django_thread
+
+    try:
+        status, django_thread = anyio.run(run)
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+    assert status == 200
+    assert threads == {django_thread}

@@ -9,27 +9,40 @@ never ``OFFSET``; a summary is one aggregate query that reads no rows.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncGenerator, Callable, Generator, Sequence
+from datetime import datetime, tzinfo
+from itertools import islice
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from asgiref.sync import sync_to_async
 from django.db.models.query import QuerySet
 
+from ..entry import Batch
+from ..sources.base import ALL, AsyncSource, Changes, KeyRange, Mark, Page
 from ..sources.sql_options import LocSpec
 from ..sources.sqlalchemy import SQLAlchemySource
-from ..sources.sqlalchemy_async import AsyncSQLAlchemySource
-from .statements import async_engine, check_queryset, engine, statement
+from ..validators import Summary
+from .statements import check_queryset, engine, statement
 
 if TYPE_CHECKING:
     from ..sources.sql_options import VersionSpec
 
+T = TypeVar("T")
 
-class _FromQuerySet:
-    """What the sync and async sources share: the QuerySet made a select, its options."""
+# Rows read per hop to Django's thread, served as batches of the requested size.
+ROWS_PER_TRIP = 2_000
 
-    queryset: QuerySet[Any]
 
-    def _engine_for(self, alias: str) -> Any:
-        raise NotImplementedError
+class DjangoSource(SQLAlchemySource):
+    """The rows of a ``QuerySet`` (its filters kept), read from its database (``using``).
+
+    ``loc``, ``lastmod``, ``changefreq_column``, ``priority_column`` and ``images`` name
+    fields by their ``attname`` (``author_id`` for a foreign key); a loc callable gets
+    the row, with every concrete field as an attribute (``row.slug``), never a model
+    instance. ``key`` defaults to the primary key; ``name`` to the model's name. Each
+    read runs on Django's own connection of the thread it runs in, inside whatever
+    transaction that connection is in.
+    """
 
     def __init__(
         self,
@@ -50,9 +63,9 @@ class _FromQuerySet:
         queryset = check_queryset(queryset)
         stmt, primary_key = statement(queryset)
         self.queryset = queryset
-        super().__init__(  # type: ignore[call-arg]
+        super().__init__(
             stmt,
-            self._engine_for(queryset.db),
+            engine(queryset.db),
             name=name if name is not None else queryset.model._meta.model_name or "",
             loc=loc,
             lastmod=lastmod,
@@ -67,26 +80,76 @@ class _FromQuerySet:
         )
 
 
-class DjangoSource(_FromQuerySet, SQLAlchemySource):
-    """The rows of a ``QuerySet`` (its filters kept), read from its database (``using``).
+# What a source declares about itself, the same for both kinds.
+_TRAITS = (
+    "name",
+    "shape",
+    "pageable",
+    "fixed_ranges",
+    "versioned",
+    "live",
+    "tracks_changes",
+    "pushable",
+)
 
-    ``loc``, ``lastmod``, ``changefreq_column``, ``priority_column`` and ``images`` name
-    fields by their ``attname`` (``author_id`` for a foreign key); a loc callable gets
-    the row, with every concrete field as an attribute (``row.slug``), never a model
-    instance. ``key`` defaults to the primary key; ``name`` to the model's name. Reads
-    run on pooled connections of the QuerySet's ``DATABASES`` entry (one engine per
-    alias and process).
+
+class AsyncDjangoSource(AsyncSource):
+    """:class:`DjangoSource` (same arguments) for ASGI: its reads run the way Django's
+    async ORM runs queries (``aiterator()``, ``aaggregate()``): in Django's thread for
+    sync work (``sync_to_async(thread_sensitive=True)``), on that thread's connection,
+    so under Django's ASGI handler a request's reads use the request's connection.
+
+    Rows cross to the event loop a trip at a time (``ROWS_PER_TRIP`` rows, in batches
+    of the asked-for size). ``source.sync`` is the :class:`DjangoSource` it reads with.
     """
 
-    def _engine_for(self, alias: str) -> Any:
-        return engine(alias)
+    def __init__(self, queryset: QuerySet[Any], **options: Any) -> None:
+        self.sync = DjangoSource(queryset, **options)
+        self.queryset = self.sync.queryset
+        for trait in _TRAITS:
+            setattr(self, trait, getattr(self.sync, trait))
+
+    def fingerprint(self) -> str:
+        return self.sync.fingerprint()
+
+    async def summarize(
+        self, keys: KeyRange, naive_timezone: tzinfo, horizon: datetime | None = None
+    ) -> Summary:
+        return await _in_django(self.sync.summarize, keys, naive_timezone, horizon)
+
+    async def pages(
+        self, width: int, naive_timezone: tzinfo, horizon: datetime | None = None
+    ) -> list[Page]:
+        return await _in_django(self.sync.pages, width, naive_timezone, horizon)
+
+    async def changed(
+        self, since: datetime, horizon: datetime, naive_timezone: tzinfo, limit: int
+    ) -> list[tuple[Any, Any]]:
+        return await _in_django(self.sync.changed, since, horizon, naive_timezone, limit)
+
+    async def changes(
+        self, after: Mark | None, horizon: datetime, naive_timezone: tzinfo, limit: int
+    ) -> Changes:
+        return await _in_django(self.sync.changes, after, horizon, naive_timezone, limit)
+
+    async def push_start(self, horizon: datetime, naive_timezone: tzinfo) -> Mark:
+        return await _in_django(self.sync.push_start, horizon, naive_timezone)
+
+    async def batches(self, keys: KeyRange = ALL, size: int = 500) -> AsyncGenerator[Batch, None]:
+        rows = cast(Generator[Batch, None, None], self.sync.batches(keys, size))
+        per_trip = max(1, ROWS_PER_TRIP // size)
+        try:
+            while trip := await _in_django(_trip, rows, per_trip):
+                for batch in trip:
+                    yield batch
+        finally:
+            await _in_django(rows.close)
 
 
-class AsyncDjangoSource(_FromQuerySet, AsyncSQLAlchemySource):
-    """:class:`DjangoSource` read with async drivers (aiosqlite, psycopg's async
-    connections) on an engine of its own, ``source.engine``: for ASGI servers that should
-    not hold a worker thread per read. Its pooled connections belong to the event loop
-    that opened them (``await source.engine.dispose()`` on that loop)."""
+async def _in_django(function: Callable[..., T], *args: Any) -> T:
+    return await sync_to_async(function, thread_sensitive=True)(*args)
 
-    def _engine_for(self, alias: str) -> Any:
-        return async_engine(alias)
+
+def _trip(rows: Generator[Batch, None, None], count: int) -> list[Batch]:
+    """The next ``count`` batches (fewer at the end)."""
+    return list(islice(rows, count))

@@ -3,16 +3,17 @@
 Django compiles the QuerySet (its filters, joins and database routing stay Django's); the
 SQL is the ``FROM`` of a select whose columns are the model's concrete fields, typed from
 the fields. Every rule of the SQL sources (keyset pages, aggregate summaries, bad rows,
-stored dates) then applies to it unchanged. The rows are read on connections opened from
-the QuerySet's ``DATABASES`` entry, outside Django's per-thread connection, so that no
-conversion Django registers on its own connections can fail on a stored value.
+stored dates) then applies to it unchanged. The statements run on Django's own
+connection of the thread that reads, lent for the read (:class:`_Lent`); on SQLite the
+select list hides the columns' declared types, so that no converter Django registers
+can fail on a stored value.
 """
 
 from __future__ import annotations
 
 import re
-import sqlite3
 import threading
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -32,11 +33,16 @@ from sqlalchemy import (
     bindparam,
     column,
     create_engine,
+    event,
     select,
     text,
 )
+from sqlalchemy.dialects import registry
+from sqlalchemy.dialects.postgresql.psycopg import PGDialect_psycopg
+from sqlalchemy.dialects.postgresql.psycopg2 import PGDialect_psycopg2
+from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
 from sqlalchemy.engine import Engine
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.pool import NullPool
 from sqlalchemy.types import NullType, TypeEngine
 
 from ..settings import ConfigurationError, ConfigurationTypeError
@@ -125,19 +131,13 @@ def statement(queryset: QuerySet[Any]) -> tuple[AnySelect, str]:
 
 _engines: dict[str, Engine] = {}
 _lock = threading.Lock()
-_UNUSED = {
-    "context",
-    "cursor_factory",
-    "prepare_threshold",
-    "pool",
-    "server_side_binding",
-    "detect_types",  # SQLite: Django's converters stay on Django's connections
-    "check_same_thread",
-}
+# Django's connection objects lent to reads, by alias: what dispose() closes.
+_lent: dict[str, weakref.WeakSet[Any]] = {}
 
 
 def engine(alias: str) -> Engine:
-    """The engine of a ``DATABASES`` entry: one per alias and process, pooled."""
+    """The engine of a ``DATABASES`` entry, one per alias and process: each read borrows
+    Django's own connection of the thread it runs in (:class:`_Lent`)."""
     with _lock:
         found = _engines.get(alias)
         if found is None:
@@ -146,46 +146,107 @@ def engine(alias: str) -> Engine:
 
 
 def dispose(alias: str) -> None:
-    """Close the pooled connections of an alias's engine (the next read opens new ones)."""
+    """Close the Django connections of an alias that reads borrowed, in every thread (the
+    next read opens a new one from the alias's settings as they are then)."""
     with _lock:
-        found = _engines.pop(alias, None)
-    if found is not None:
-        found.dispose()
+        lent = list(_lent.pop(alias, ()))
+    for wrapper in lent:
+        wrapper.inc_thread_sharing()
+        try:
+            wrapper.close()
+        finally:
+            wrapper.dec_thread_sharing()
+
+
+class _Lent:
+    """Django's DB-API connection, lent to SQLAlchemy for one read.
+
+    The connection and its transaction stay Django's: the read runs in the caller's
+    transaction (it sees rows written there and not yet committed), and neither
+    commits nor rolls back. A server-side cursor outside a transaction is declared
+    ``WITH HOLD``, as Django declares its own. A connection the read had to open is
+    closed after it when ``CONN_MAX_AGE`` is 0, as Django closes a request's: reads
+    also run in threads whose connections no request ends.
+    """
+
+    __slots__ = ("_opened", "_raw", "_wrapper")
+
+    def __init__(self, wrapper: Any) -> None:
+        self._wrapper = wrapper
+        self._opened = wrapper.connection is None
+        wrapper.ensure_connection()  # opened by Django: its settings, its session setup
+        self._raw = wrapper.connection
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._raw, name)
+
+    def cursor(self, *args: Any, **kwargs: Any) -> Any:
+        if args or "name" in kwargs:  # psycopg's named (server-side) cursor
+            kwargs.setdefault("withhold", bool(self._raw.autocommit))
+        return self._raw.cursor(*args, **kwargs)
+
+    def commit(self) -> None:
+        """Reads only: nothing to commit, and the transaction is the caller's."""
+
+    def rollback(self) -> None:
+        """Django ends its transactions."""
+
+    def close(self) -> None:
+        wrapper = self._wrapper
+        if (
+            self._opened
+            and wrapper.settings_dict.get("CONN_MAX_AGE", 0) == 0
+            and not wrapper.in_atomic_block
+        ):
+            wrapper.close()
+
+
+def _lend(alias: str) -> _Lent:
+    wrapper = connections[alias]
+    lent = _Lent(wrapper)
+    with _lock:
+        _lent.setdefault(alias, weakref.WeakSet()).add(wrapper)
+    return lent
 
 
 def _create(alias: str) -> Engine:
-    # Each new connection reads the alias's parameters then: a test runner's database
-    # (created after the sources were built) is the one read.
-    if _vendor(alias) == "sqlite":
+    url, options = "sqlite+sitemap_django_sqlite://", {}
+    if _vendor(alias) == "postgresql":
+        url = f"postgresql+sitemap_django_{_postgres_driver()}://"
+        options["use_native_hstore"] = False  # no adapters registered on Django's connection
+    made = create_engine(
+        url,
+        creator=lambda: _lend(alias),
+        poolclass=NullPool,
+        pool_reset_on_return=None,
+        **options,
+    )
 
-        def sqlite() -> Any:
-            params = _params(alias)
-            name, uri = str(params["database"]), bool(params.get("uri"))
-            return sqlite3.connect(name, uri=uri, check_same_thread=False)
+    @event.listens_for(made, "handle_error")
+    def errored(context: Any) -> None:
+        # As Django's own cursors do: the connection is checked before it is reused.
+        connections[alias].errors_occurred = True
 
-        return create_engine("sqlite+pysqlite://", creator=sqlite)
-    driver, connect = _postgres_driver()
-    return create_engine(f"postgresql+{driver}://", creator=lambda: connect(**_params(alias)))
+    return made
 
 
-def async_engine(alias: str) -> AsyncEngine:
-    """A new async engine of a ``DATABASES`` entry (aiosqlite, or psycopg's async
-    connections): pooled, its connections belonging to the event loop that opens them."""
-    if _vendor(alias) == "sqlite":
-        import aiosqlite
+def _lent_dialect(base: type[Any]) -> type[Any]:
+    """A dialect that leaves the lent connection as Django set it up: no hooks of its own
+    run on connect (a notice handler, SQL functions), which would pile up at every read."""
+    members: dict[str, Any] = {"on_connect": lambda self: None, "supports_statement_cache": True}
+    if base is SQLiteDialect_pysqlite:
+        # Django's SQLite connections convert values by their columns' declared types
+        # (``detect_types``), and its converters raise on text that is no date.
+        members["converts_declared_types"] = True
+    return type(f"Lent{base.__name__}", (base,), members)
 
-        async def sqlite() -> Any:
-            params = _params(alias)
-            name, uri = str(params["database"]), bool(params.get("uri"))
-            return await aiosqlite.connect(name, uri=uri)
 
-        return create_async_engine("sqlite+aiosqlite://", async_creator=sqlite)
-    import psycopg
-
-    async def postgres() -> Any:
-        return await psycopg.AsyncConnection.connect(**_params(alias))
-
-    return create_async_engine("postgresql+psycopg://", async_creator=postgres)
+LentSQLite = _lent_dialect(SQLiteDialect_pysqlite)
+LentPsycopg = _lent_dialect(PGDialect_psycopg)
+LentPsycopg2 = _lent_dialect(PGDialect_psycopg2)
+registry.register("sqlite.sitemap_django_sqlite", __name__, "LentSQLite")
+registry.register("postgresql.sitemap_django_psycopg", __name__, "LentPsycopg")
+registry.register("postgresql.sitemap_django_psycopg2", __name__, "LentPsycopg2")
 
 
 def _vendor(alias: str) -> str:
@@ -197,20 +258,10 @@ def _vendor(alias: str) -> str:
     return vendor
 
 
-def _params(alias: str) -> dict[str, Any]:
-    """The driver's connection parameters, as Django gives them now (less what only
-    Django's own connections use)."""
-    params = dict(connections[alias].get_connection_params())
-    for unused in _UNUSED & set(params):
-        del params[unused]
-    return params
-
-
-def _postgres_driver() -> tuple[str, Callable[..., Any]]:
+def _postgres_driver() -> str:
+    """The driver Django's PostgreSQL backend uses (psycopg 3, else psycopg2)."""
     try:
-        import psycopg
+        import psycopg  # noqa: F401
     except ImportError:
-        import psycopg2
-
-        return "psycopg2", psycopg2.connect
-    return "psycopg", psycopg.connect
+        return "psycopg2"
+    return "psycopg"

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .sql_locs import LocTemplate
-from .stored_dates import as_text, converts_nothing, tolerant, unread
+from .stored_dates import as_text, converts_nothing, tolerant, undeclared, unread
 
 if TYPE_CHECKING:
     from .sql_options import AnySelect, SQLOptions
@@ -68,6 +68,8 @@ def _read_stmt(options: SQLOptions, *, every_column: bool, text_lastmods: bool) 
             read[index] = tolerant(column, name, dialect)
         elif not converts_nothing(column, dialect):
             read[index] = unread(name)
+        if getattr(dialect, "converts_declared_types", False):
+            read[index] = undeclared(read[index], name)
     changed = any(a is not b for a, b in zip(read, options.stmt.selected_columns, strict=True))
     if not changed:
         return options.stmt

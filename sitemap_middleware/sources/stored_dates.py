@@ -36,7 +36,8 @@ from typing import Any, NoReturn
 
 from sqlalchemy import Date, DateTime, String, Text, Time, cast, null, type_coerce
 from sqlalchemy.engine import Dialect, processors
-from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.sql.elements import ColumnElement, Label, UnaryExpression
+from sqlalchemy.sql.operators import custom_op
 from sqlalchemy.types import NullType, TypeDecorator, TypeEngine
 
 from ..dates import Unreadable
@@ -221,6 +222,15 @@ def tolerant(column: ColumnElement[Any], name: str, dialect: Dialect) -> ColumnE
     if converts_nothing(column, dialect):
         return column
     return type_coerce(column, Tolerant(column.type, name)).label(name)
+
+
+def undeclared(column: ColumnElement[Any], name: str) -> ColumnElement[Any]:
+    """The column's values without its declared type (SQLite's ``+column``, which changes
+    no value): for connections that convert values by declared type, whose conversions
+    could fail on a stored value. Only in the select list: a ``WHERE`` on it would not
+    use the column's index."""
+    inner = column.element if isinstance(column, Label) else column
+    return UnaryExpression(inner, operator=custom_op("+"), type_=inner.type).label(name)
 
 
 def unread(name: str) -> ColumnElement[Any]:
