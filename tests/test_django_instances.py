@@ -43,7 +43,8 @@ def rows() -> Iterator[None]:
 
 
 def state(item: Any) -> tuple[Any, ...]:
-    fields = {f.attname: getattr(item, f.attname) for f in type(item)._meta.concrete_fields}
+    # repr: the same type and zone too, not only an equal value
+    fields = {f.attname: repr(getattr(item, f.attname)) for f in type(item)._meta.concrete_fields}
     return type(item), item.pk, fields, item._state.adding, item._state.db
 
 

@@ -9,12 +9,17 @@ is the same instance at a fraction of the cost. Anything else takes Django's way
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime
+from operator import attrgetter, methodcaller
 from typing import Any
 
+from django.conf import settings
+from django.db import connections
 from django.db.models import Model, signals
 from django.db.models.base import ModelState
 from django.db.models.query import ModelIterable, QuerySet
+from django.db.models.sql.constants import MULTI
 
 
 def plain_instances(rows: QuerySet[Any]) -> bool:
@@ -43,9 +48,71 @@ def instances(rows: QuerySet[Any], chunk_size: int) -> Iterator[tuple[Any, Any]]
     names = [field.attname for field in model._meta.concrete_fields]
     at = names.index(model._meta.pk.attname)
     db, new = rows.db, model.__new__
-    for values in rows.values_list(*names).iterator(chunk_size=chunk_size):
+    for values in _values(rows.values_list(*names), chunk_size):
         item = new(model)
         state = ModelState()
         state.adding, state.db = False, db
         item.__dict__.update(zip(names, values, strict=True), _state=state)
         yield values[at], item
+
+
+def _values(rows: QuerySet[Any], chunk_size: int) -> Iterator[tuple[Any, ...]]:
+    """``rows.iterator(chunk_size)`` of a ``values_list()``, its columns converted a chunk
+    at a time: Django's converters per value, except SQLite's datetime one, whose work
+    (making naive values aware in the connection's zone) is done for the whole column."""
+    compiler = rows.query.get_compiler(using=rows.db)
+    chunks = compiler.execute_sql(MULTI, chunked_fetch=True, chunk_size=chunk_size)
+    # (The select list is known once the statement is compiled, as results_iter() reads it.)
+    fields = [selected[0] for selected in compiler.select[: compiler.col_count]]
+    converters = compiler.get_converters(fields)
+    if not converters:
+        for chunk in chunks:
+            yield from map(tuple, chunk)
+        return
+    connection = connections[rows.db]
+    for chunk in chunks:
+        columns: list[Sequence[Any]] = list(zip(*chunk, strict=True))
+        for position, (functions, expression) in converters.items():
+            column = columns[position]
+            for function in functions:
+                column = _converted(column, function, expression, connection)
+            columns[position] = column
+        yield from zip(*columns, strict=True)
+
+
+def _converted(
+    column: Sequence[Any], function: Callable[..., Any], expression: Any, connection: Any
+) -> Sequence[Any]:
+    if (
+        connection.vendor == "sqlite"
+        and getattr(function, "__func__", None) is _sqlite_datetime_converter()
+        and set(map(type, column)) <= _NAIVE_OR_NONE
+        and _all_naive(column)
+    ):
+        # What the converter does to each naive value: make_aware(value, zone) with
+        # USE_TZ, where a zone that is not pytz's is set with replace(); else nothing.
+        zone = connection.timezone if settings.USE_TZ else None
+        if zone is None:
+            return column
+        if not hasattr(zone, "localize"):
+            if None in column:
+                return [None if value is None else value.replace(tzinfo=zone) for value in column]
+            return list(map(methodcaller("replace", tzinfo=zone), column))
+    return [function(value, expression, connection) for value in column]
+
+
+def _sqlite_datetime_converter() -> Any:
+    # Imported when first needed: the backend's module imports the app registry.
+    from django.db.backends.sqlite3.operations import DatabaseOperations
+
+    return DatabaseOperations.convert_datetimefield_value
+
+
+_NAIVE_OR_NONE = {datetime, type(None)}
+_TZINFO = attrgetter("tzinfo")
+
+
+def _all_naive(column: Sequence[Any]) -> bool:
+    if None in column:
+        return all(value is None or value.tzinfo is None for value in column)
+    return set(map(_TZINFO, column)) == {None}
