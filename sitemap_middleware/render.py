@@ -14,7 +14,6 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
-from itertools import repeat
 from operator import attrgetter
 from typing import Any
 
@@ -56,11 +55,12 @@ def _priority_tail(value: object) -> str:
 
 @dataclass(frozen=True, slots=True)
 class _Lastmods:
-    """A batch's lastmods as written: their texts (None: no lastmods), whether each is a
-    stored ``YYYY-MM-DD hh:mm:ss[.ffffff]`` to copy the digits of, and the zone after."""
+    """A batch's lastmods as written: their texts (None: no lastmods), whether only the
+    first 19 characters of each are written (``YYYY-MM-DDThh:mm:ss`` of a stored text
+    with a fraction), and the zone after."""
 
     texts: Sequence[str] | None
-    stored: bool
+    seconds: bool
     zone: str
 
 
@@ -95,29 +95,27 @@ Tails = str | tuple[Iterable[str], Iterable[str]]
 def _write(root: str, column: _Locs, odd: _Odd, lastmods: _Lastmods, tails: Tails) -> list[str]:
     """The ``<url>`` elements, every loc written as a plain path (the odd ones are settled
     after)."""
-    # One tail for every row is written with the lastmod's end; else each row's
-    # changefreq element and priority tail.
-    tail, changefreqs, priorities = (
-        (tails, repeat(""), repeat("")) if type(tails) is str else ("", *tails)
-    )
     head, after, texts = f"<url><loc>{root}{column.before}", column.after, lastmods.texts
+    middles = odd.written
+    if isinstance(tails, str):  # one tail for every row: written with the lastmod's end
+        if texts is None:
+            end = f"{after}</loc>{tails}"
+            return [f"{head}{middle}{end}" for middle in middles]
+        mid, end = f"{after}</loc><lastmod>", f"{lastmods.zone}</lastmod>{tails}"
+        if lastmods.seconds:
+            return [f"{head}{m}{mid}{t[:19]}{end}" for m, t in zip(middles, texts, strict=True)]
+        return [f"{head}{m}{mid}{t}{end}" for m, t in zip(middles, texts, strict=True)]
+    # Each row's changefreq element and priority tail.
+    changefreqs, priorities = tails
     if texts is None:
-        end = f"{after}</loc>{tail}"
-        return [
-            f"{head}{middle}{end}{c}{p}"
-            for middle, c, p in zip(odd.written, changefreqs, priorities, strict=False)
-        ]
-    mid, end = f"{after}</loc><lastmod>", f"{lastmods.zone}</lastmod>{tail}"
-    if not lastmods.stored:
-        return [
-            f"{head}{middle}{mid}{text}{end}{c}{p}"
-            for middle, text, c, p in zip(odd.written, texts, changefreqs, priorities, strict=False)
-        ]
-    # "YYYY-MM-DD hh:mm:ss.ffffff" as stored: copy the digits
-    return [
-        f"{head}{middle}{mid}{text[:10]}T{text[11:19]}{end}{c}{p}"
-        for middle, text, c, p in zip(odd.written, texts, changefreqs, priorities, strict=False)
-    ]
+        end = f"{after}</loc>"
+        rows = zip(middles, changefreqs, priorities, strict=False)
+        return [f"{head}{m}{end}{c}{p}" for m, c, p in rows]
+    mid, end = f"{after}</loc><lastmod>", f"{lastmods.zone}</lastmod>"
+    rows4 = zip(middles, texts, changefreqs, priorities, strict=False)
+    if lastmods.seconds:
+        return [f"{head}{m}{mid}{t[:19]}{end}{c}{p}" for m, t, c, p in rows4]
+    return [f"{head}{m}{mid}{t}{end}{c}{p}" for m, t, c, p in rows4]
 
 
 class _Limits:
@@ -247,7 +245,9 @@ class Renderer:
             if limits is not None and max(lastmods) > limits.naive:
                 return None
             assert batch.lastmod_texts is not None
-            return _Lastmods(batch.lastmod_texts, True, "+00:00")
+            # Their one space (or "T") stands between date and time: W3C texts in C passes.
+            w3c = "\n".join(batch.lastmod_texts).replace(" ", "T").split("\n")
+            return _Lastmods(w3c, layout == 26, "+00:00")
         zones = set(map(_tzinfo, lastmods))
         if zones == _NAIVE and self.naive_is_utc:
             newest = max(lastmods)
