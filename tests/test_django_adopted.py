@@ -22,6 +22,7 @@ from .driver import call_wsgi
 
 setup()
 
+from django.contrib.sitemaps import Sitemap  # noqa: E402
 from django.db.models import Max  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.utils.http import http_date  # noqa: E402
@@ -308,3 +309,58 @@ def test_served_under_asgi(tables: None, sitemap_schema: etree.XMLSchema) -> Non
     for body, (loc, _) in zip(served[1:], assert_valid_index(served[0]), strict=True):
         assert_valid_urlset(body, sitemap_schema)
         assert body == call_wsgi(wsgi, path=loc.removeprefix("https://example.com")).body
+
+
+class _PlainPages(Sitemap):  # type: ignore[type-arg]
+    """Pages (a text key: cut) without languages: read a chunk of items at a time."""
+
+    def items(self) -> Any:
+        return Page.objects.order_by("path")
+
+    def location(self, item: Page) -> str:
+        return f"/p/{item.path}"
+
+    def lastmod(self, item: Page) -> datetime | None:
+        return item.updated_at
+
+
+@pytest.mark.parametrize("sitemap", [ArticleSitemap, SITEMAPS["pages"], _PlainPages])
+def test_each_page_listed_carries_its_own_summary(
+    tables: None, monkeypatch: pytest.MonkeyPatch, sitemap: Any
+) -> None:
+    """What ``pages()`` gives each page (read a chunk of items at a time: fixed ranges of
+    the key, cuts of any other, an ``i18n`` class's items with their languages) is what the
+    page's own summary gives: its newest lastmod and checksum (and count)."""
+    from sitemap_middleware.django import adopted
+    from sitemap_middleware.sources.base import KeyRange
+
+    monkeypatch.setattr(adopted, "_CHUNK", 2)  # pages and cuts cross chunks
+
+    @settings(max_examples=25, deadline=None)
+    @given(
+        ARTICLES,
+        PAGES,
+        st.integers(min_value=1, max_value=5),
+    )
+    def check(articles: Any, pages: Any, width: int) -> None:
+        fill(articles, pages)
+        source = DjangoSitemapSource(sitemap, name="s", base_url=BASE)
+        horizon = datetime(2030, 1, 1, tzinfo=UTC)
+        listed = source.pages(width, UTC, horizon)
+        assert sum(page.count for page in listed) == len(list(sitemap().items()))
+        lower = None
+        for page in listed:
+            if page.last is None:  # fixed ranges of the key
+                low, high = page.index * width, (page.index + 1) * width - 1
+                keys = KeyRange((low - 1,), (high,))
+            else:  # a cut: after the previous page's last key, up to its own
+                keys = KeyRange(lower, page.last)
+                lower = page.last
+                # runs of width items (the last one up to width)
+                assert page.count == width or (page is listed[-1] and page.count < width)
+            summary = source.summarize(keys, UTC, horizon)
+            assert (page.newest, page.checksum) == (summary.newest, summary.checksum)
+            if not source.sitemap.i18n:  # (a summary counts URLs; a page, its items)
+                assert page.count == summary.count
+
+    check()

@@ -7,6 +7,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sitemap_middleware import (
     AsyncIterableSource,
@@ -137,3 +139,49 @@ def test_as_source_keeps_sources_and_wraps_the_rest() -> None:
     assert isinstance(wrapped, IterableSource) and wrapped.name == "news"
     with pytest.raises(ConfigurationError, match="read only once"):
         as_source(items())
+
+
+_LASTMODS = st.one_of(
+    st.none(),
+    st.datetimes(
+        min_value=datetime(2000, 1, 1), max_value=datetime(2040, 1, 1), timezones=st.just(UTC)
+    ),
+    st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2040, 1, 1)),
+    st.dates(),
+    st.text(max_size=30),
+)
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.text(max_size=20),
+            _LASTMODS,
+            st.sampled_from([None, "daily"]),
+            st.sampled_from([None, 0.5]),
+            st.booleans(),
+        ),
+        max_size=40,
+    ),
+    st.integers(min_value=0, max_value=40),
+)
+def test_digesting_items_together_gives_the_digest_of_each(rows: list[Any], cut: int) -> None:
+    """``Digest.add_all`` (the C-level passes an adopted Django class's pages use) gives the
+    summary of ``add`` item by item: newest, expiry, count and token."""
+    from sitemap_middleware.extensions import Extensions
+    from sitemap_middleware.sources.iterable import Digest
+
+    items = [
+        (
+            (key, loc, lastmod, changefreq, priority),
+            Extensions(alternates={"en": loc}) if e else None,
+        )
+        for key, (loc, lastmod, changefreq, priority, e) in enumerate(rows)
+    ]
+    horizon = datetime(2030, 1, 1, tzinfo=UTC)
+    one_by_one, together = Digest(UTC, horizon), Digest(UTC, horizon)
+    for item in items:
+        one_by_one.add(item)
+    together.add_all(items[:cut])
+    together.add_all(items[cut:])
+    assert together.summary() == one_by_one.summary()

@@ -16,6 +16,7 @@ data) spares that read.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, tzinfo
@@ -196,9 +197,8 @@ class DjangoSitemapSource(SyncSource):
         if self._items_kind() == "integer" and keys != ALL and self._lowest() < 0:
             raise CutPages(self.name)  # a fixed range, but the keys need cuts now
         digest = Digest(naive_timezone, horizon)
-        for _, entries in self._rows(keys):
-            for entry in entries:
-                digest.add(entry)
+        for _, entries in self._chunks(keys):
+            digest.add_all(entries)
         summary = digest.summary()
         if self.latest_overridden:  # the index shows it: the page's validators follow it
             summary = replace(summary, newest=self._latest(naive_timezone, horizon))
@@ -232,29 +232,62 @@ class DjangoSitemapSource(SyncSource):
         if not self.fixed_ranges:
             return self._cuts(width, naive_timezone, horizon)
         found: dict[int, tuple[Digest, int]] = {}
-        for key, entries in self._rows(ALL):
-            if key < 0:  # the fixed ranges start at 0: cut like any other key
+
+        def add(page: int, run: list[Item], items: int) -> None:
+            digest, count = found.get(page) or (Digest(naive_timezone, horizon), 0)
+            digest.add_all(run)
+            found[page] = (digest, count + items)
+
+        for keys, entries in self._chunks(ALL):
+            if keys[0] < 0:  # the fixed ranges start at 0: cut like any other key
                 return self._cuts(width, naive_timezone, horizon)
-            digest, count = found.get(key // width) or (Digest(naive_timezone, horizon), 0)
-            for entry in entries:
-                digest.add(entry)
-            found[key // width] = (digest, count + 1)
+            if len(keys) != len(entries):  # one item, with its entries
+                add(keys[0] // width, entries, 1)
+                continue
+            start = 0
+            while start < len(keys):  # the keys ascend: a page's run ends at its bound
+                page = keys[start] // width
+                end = bisect_left(keys, (page + 1) * width, start)
+                add(page, entries[start:end], end - start)
+                start = end
         return [_page(index, count, digest, None) for index, (digest, count) in found.items()]
 
     def _cuts(self, width: int, naive_timezone: tzinfo, horizon: datetime) -> list[Page]:
         """Runs of ``width`` items in key order, each ending at its last key."""
         found: list[Page] = []
         digest, count, last = Digest(naive_timezone, horizon), 0, None
-        for key, entries in self._rows(ALL):
-            for entry in entries:
-                digest.add(entry)
-            count, last = count + 1, key
-            if count == width:
-                found.append(_page(len(found), count, digest, last))
-                digest, count = Digest(naive_timezone, horizon), 0
+        for keys, entries in self._chunks(ALL):
+            parallel, start = len(keys) == len(entries), 0
+            while start < len(keys):
+                end = min(len(keys), start + width - count)
+                digest.add_all(entries[start:end] if parallel else entries)
+                count, last, start = count + end - start, keys[end - 1], end
+                if count == width:
+                    found.append(_page(len(found), count, digest, last))
+                    digest, count = Digest(naive_timezone, horizon), 0
         if count:
             found.append(_page(len(found), count, digest, last))
         return found
+
+    def _chunks(self, keys: KeyRange) -> Iterator[tuple[list[Any], list[Item]]]:
+        """Chunks of items: their keys and entries, one entry a key at the same positions
+        (made a column at a time), or, for an ``i18n`` class, one key and its entries."""
+        if self.sitemap.i18n:
+            for key, entries in self._rows(keys):
+                yield [key], entries
+            return
+        items = self._items(keys)
+        while chunk := list(islice(items, _CHUNK)):
+            batch = self._columns(chunk)
+            fields = zip(
+                batch.keys,
+                batch.locs,
+                batch.lastmods,
+                batch.changefreqs,
+                batch.priorities,
+                strict=True,
+            )
+            yield list(batch.keys), [(raw, None) for raw in fields]
 
     def batches(self, keys: KeyRange = ALL, size: int = 500) -> Iterator[Batch]:
         if not self.sitemap.i18n:  # one URL an item: built column by column
@@ -289,6 +322,7 @@ class DjangoSitemapSource(SyncSource):
 
 
 _FIELDS = ("location", "lastmod", "changefreq", "priority")
+_CHUNK = 128  # items digested a column at a time (few enough to stay in the CPU's caches)
 
 
 def _page(index: int, count: int, digest: Digest, last: Any) -> Page:
