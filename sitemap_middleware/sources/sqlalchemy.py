@@ -113,13 +113,17 @@ class SQLSourceBase:
         self.tracks_changes = options.lastmod_name is not None
         self.pushable = options.lastmod_name is not None and len(options.key_names) == 1
         self._push: PushStatements | None = None
+        self._fingerprint: str | None = None
         self.shape = self.extras.shape
         self.extras.language_templates = [
             LocTemplate(template, columns).locs for template in self.extras.templates
         ]
 
     def fingerprint(self) -> str:
-        return self.options.fingerprint + self.extras.fingerprint()
+        # Settings only, fixed once built (asked for by every request's validators).
+        if self._fingerprint is None:
+            self._fingerprint = self.options.fingerprint + self.extras.fingerprint()
+        return self._fingerprint
 
     @property
     def push(self) -> PushStatements:
