@@ -57,19 +57,22 @@ class Known:
     pages: dict[int, Page]
     ordered: list[Page]
     whole: Summary
+    tokens: dict[int, str]
+    """Each page's :func:`page_token` (asked for by every request for the page)."""
 
     @classmethod
     def of(cls, pages: dict[int, Page], horizon: datetime) -> Known:
         ordered = [pages[index] for index in sorted(pages)]
+        tokens = {index: page_token(pages[index]) for index in sorted(pages)}
         digest = hashlib.sha256()
-        for page in ordered:
-            digest.update(page_token(page).encode("utf-8", "surrogatepass"))
+        for token in tokens.values():
+            digest.update(token.encode("utf-8", "surrogatepass"))
             digest.update(b"\x1f")
         newest = max((b.newest for b in ordered if b.newest is not None), default=None)
         expires = min((b.expires for b in ordered if b.expires is not None), default=None)
         count = sum(b.count for b in ordered)
         whole = Summary(newest, count, "live:" + digest.hexdigest()[:32], horizon, expires)
-        return cls(pages, ordered, whole)
+        return cls(pages, ordered, whole, tokens)
 
 
 def page_token(page: Page) -> str:
@@ -155,7 +158,8 @@ class LivePages:
         known = self.known.pages.get(page - 1)
         if known is None:
             return Summary(None, 0, "p:0", horizon)
-        return Summary(known.newest, known.count, page_token(known), horizon, known.expires)
+        token = self.known.tokens[page - 1]
+        return Summary(known.newest, known.count, token, horizon, known.expires)
 
     def seed(
         self,
