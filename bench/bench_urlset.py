@@ -12,8 +12,8 @@ Prints a table and asserts nothing. In one run it measures
 * the time of a 304 (``If-None-Match``, ``If-Modified-Since``) against a full
   200, and the SQL statements a 304 and a 200 run.
 
-Usage: ``python bench/bench_urlset.py [--rows 50000] [--repeat 5] [--quick] [--profile
-[--shape slim|full]]``
+Usage: ``python bench/bench_urlset.py [--rows 50000] [--repeat 5] [--quick] [--profile |
+--stages] [--shape slim|full]``
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import quote
@@ -702,6 +702,77 @@ async def profile(path: Path, rows: int, shape: str) -> None:
     engine.dispose()
 
 
+# --- stages -------------------------------------------------------------------------------
+
+
+async def stages(path: Path, rows: int, shape: str, repeat: int) -> None:
+    """Where one document's time goes, stage by stage, sync engine (each run in this thread,
+    unprofiled): the baseline; the library's statement fetched with plain sqlite3; the
+    source's batches; rendering batches read beforehand; reading and rendering together;
+    the whole request through the ASGI app (read and rendered in a worker thread)."""
+    from sitemap_middleware.documents import Body, Urlset
+    from sitemap_middleware.sources.base import ALL
+
+    engine = create_engine(f"sqlite:///{path}")
+    app = make_app(engine, shape)
+    sitemap = app.sitemap
+    source = sitemap.sources[0]
+    compiled = source.statements.rows_stmt(ALL).compile(
+        engine, compile_kwargs={"literal_binds": True}
+    )
+    connection = sqlite3.connect(path)
+
+    def fetch() -> None:
+        cursor = connection.execute(str(compiled))
+        while cursor.fetchmany(500):
+            pass
+
+    def read() -> None:
+        for _ in source.batches(ALL, 500):
+            pass
+
+    def render(batches: Any) -> None:
+        horizons = {source.name: datetime.now(UTC) + timedelta(minutes=1)}
+        shapes = {source.name: source.shape}
+        body = Body(
+            Urlset(sitemap.view.renderer, sitemap.settings, shapes, None, horizons),
+            sitemap.settings,
+        )
+        for batch in batches:
+            body.feed(source.name, batch)
+        body.close()
+
+    kept = list(source.batches(ALL, 500))
+
+    def median_ms(run: Callable[[], Any]) -> float:
+        times = []
+        for _ in range(repeat):
+            gc.collect()
+            start = time.perf_counter()
+            run()
+            times.append(time.perf_counter() - start)
+        return statistics.median(times) * 1000
+
+    await get(app)  # warm-up
+    requests = [await timed(lambda: get(app)) for _ in range(repeat)]
+    base = median_ms(lambda: baseline(path, shape))
+    print(f"{rows:,} rows, {shape} source, sync engine, medians of {repeat} (ms)")
+    for label, ms in (
+        ("baseline: sqlite3 + f-strings", base),
+        ("the library's statement, fetched with sqlite3", median_ms(fetch)),
+        ("the source's batches (fetch and row mapping)", median_ms(read)),
+        ("rendering batches read beforehand", median_ms(lambda: render(kept))),
+        (
+            "reading and rendering, in one thread",
+            median_ms(lambda: render(source.batches(ALL, 500))),
+        ),
+        ("the whole request through the ASGI app", statistics.median(requests) * 1000),
+    ):
+        print(f"  {label:<50s} {ms:8.1f}  ({base / ms:4.0%} of the baseline's rate)")
+    connection.close()
+    engine.dispose()
+
+
 # --- main ---------------------------------------------------------------------------------
 
 
@@ -711,7 +782,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, help="timed runs after one warm-up (default 5)")
     parser.add_argument("--quick", action="store_true", help="5,000 rows, 3 repeats")
     parser.add_argument("--profile", action="store_true", help="cProfile a 200 and a 304 instead")
-    parser.add_argument("--shape", choices=SHAPES, default="full", help="the source --profile uses")
+    parser.add_argument("--stages", action="store_true", help="time each stage instead")
+    parser.add_argument(
+        "--shape", choices=SHAPES, default="full", help="the source --profile or --stages uses"
+    )
     parser.add_argument("--child-rss", choices=["library", "baseline"], help=argparse.SUPPRESS)
     parser.add_argument("--db", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -726,9 +800,11 @@ def main() -> None:
 
     began = time.perf_counter()
     with tempfile.TemporaryDirectory() as folder:
-        if args.profile:
+        if args.profile or args.stages:
             path = Path(folder) / "articles.sqlite3"
             seed(path, rows)
+            if args.stages:
+                return asyncio.run(stages(path, rows, args.shape, max(repeat, 9)))
             return asyncio.run(profile(path, rows, args.shape))
         usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else "?"
         print(
