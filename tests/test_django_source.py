@@ -363,3 +363,42 @@ def test_async_reads_run_in_django_s_thread_for_sync_work(alias: str) -> None:
         event.remove(engine, "before_cursor_execute", record)
     assert status == 200
     assert threads == {django_thread}
+
+
+def test_a_broken_kept_connection_is_replaced() -> None:
+    """A connection kept between reads (``CONN_MAX_AGE``) in a thread no request ends
+    breaks: the read on it fails (a 503, never a short document), and the next read
+    checks it, as Django checks a request's, and opens a new one. (PostgreSQL: Django
+    deems a SQLite connection always usable.)"""
+    import threading
+
+    from django.db import connections
+
+    alias = database("postgres")
+    Article.objects.using(alias).all().delete()
+    fill(alias, 3)
+    source = DjangoSource(Article.objects.using(alias), loc="/a/{slug}", lastmod="updated_at")
+    app = sitemap_app("wsgi", base_url=BASE, sources=[source])
+    entry = connections[alias].settings_dict
+    statuses: list[int] = []
+
+    def reads() -> None:
+        from .driver import call_wsgi
+
+        try:
+            statuses.append(call_wsgi(app, path="/sitemap.xml").status)
+            connections[alias].connection.close()  # broken under Django's feet
+            statuses.append(call_wsgi(app, path="/sitemap.xml").status)
+            statuses.append(call_wsgi(app, path="/sitemap.xml").status)
+        finally:
+            connections[alias].close()
+
+    saved = entry.get("CONN_MAX_AGE", 0)
+    entry["CONN_MAX_AGE"] = 60
+    try:
+        thread = threading.Thread(target=reads)
+        thread.start()
+        thread.join()
+    finally:
+        entry["CONN_MAX_AGE"] = saved
+    assert statuses == [200, 503, 200]

@@ -173,6 +173,10 @@ class _Lent:
 
     def __init__(self, wrapper: Any) -> None:
         self._wrapper = wrapper
+        if wrapper.errors_occurred and not wrapper.in_atomic_block:
+            # A read failed on it since: checked (and replaced if broken) as Django checks
+            # a request's connection, which no request does for a worker thread's.
+            wrapper.close_if_unusable_or_obsolete()
         self._opened = wrapper.connection is None
         wrapper.ensure_connection()  # opened by Django: its settings, its session setup
         self._raw = wrapper.connection
