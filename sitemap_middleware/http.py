@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
@@ -27,7 +28,11 @@ _ENTITY_TAG = re.compile(rf"[ \t]*({ENTITY_TAG.pattern})[ \t]*(?:,|$)")
 
 def format_http_date(moment: datetime) -> str:
     """IMF-fixdate, the only form a sender may generate."""
-    moment = moment.astimezone(UTC)
+    return _imf_fixdate(moment.astimezone(UTC).replace(microsecond=0))
+
+
+@functools.lru_cache(maxsize=64)  # a request formats the clock's second and a Last-Modified
+def _imf_fixdate(moment: datetime) -> str:
     return (
         f"{('Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun')[moment.weekday()]}, "
         f"{moment.day:02d} {_MONTHS[moment.month - 1]} {moment.year:04d} "

@@ -35,6 +35,9 @@ class Planner:
         self._settings = settings
         self._sources = sources
         self._widths = widths
+        # Tags already made, by what they are made of: a revalidation of an unchanged
+        # document (the common request) then hashes nothing.
+        self._tags: dict[tuple[object, ...], str] = {}
 
     def is_index(self, target: Target, summaries: Sequence[Summary]) -> bool:
         """The root is an index unless it is one source that fits on one page (index="auto")."""
@@ -114,14 +117,26 @@ class Planner:
         tick: datetime | None,
         coding: str,
     ) -> str:
-        tag_parts = [view.fingerprint, repr(target), "index" if index else "urlset"]
-        for (source, keys), summary in zip(parts, summaries, strict=True):
-            tag_parts += (source.name, source.fingerprint(), repr(keys), summary.token)
-        if tick is not None:
-            tag_parts.append(f"news:{tick.isoformat()}")
         # Each representation has its own tag (RFC 9110 §8.8.3.3).
         representation = coding + "+html" if target.html else coding
-        return make_etag([*tag_parts, representation])
+        key = (
+            view.fingerprint,
+            target,
+            index,
+            tick,
+            representation,
+            *[
+                (source.name, source.fingerprint(), keys, summary.token)
+                for (source, keys), summary in zip(parts, summaries, strict=True)
+            ],
+        )
+        tag = self._tags.get(key)
+        if tag is None:
+            tag = _make_tag(view, target, index, parts, summaries, tick, representation)
+            if len(self._tags) >= _TAGS_KEPT:
+                self._tags.clear()  # tokens moved on: the old tags are of no more use
+            self._tags[key] = tag
+        return tag
 
     def _headers(
         self, now: datetime, etag: str, modified: datetime | None, coding: str
@@ -152,3 +167,24 @@ class Planner:
                 content.append(("content-encoding", "gzip"))
         tail = [("content-security-policy", html.CONTENT_SECURITY_POLICY)] if target.html else []
         return [*content, *headers, *tail]
+
+
+_TAGS_KEPT = 4096
+"""Entity tags a planner remembers (each some 200 bytes), at most."""
+
+
+def _make_tag(
+    view: View,
+    target: Target,
+    index: bool,
+    parts: Sequence[Part],
+    summaries: Sequence[Summary],
+    tick: datetime | None,
+    representation: str,
+) -> str:
+    tag_parts = [view.fingerprint, repr(target), "index" if index else "urlset"]
+    for (source, keys), summary in zip(parts, summaries, strict=True):
+        tag_parts += (source.name, source.fingerprint(), repr(keys), summary.token)
+    if tick is not None:
+        tag_parts.append(f"news:{tick.isoformat()}")
+    return make_etag([*tag_parts, representation])

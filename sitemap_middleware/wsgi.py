@@ -12,6 +12,7 @@ in a background thread (:class:`.sync_reads.SyncReads`), stopped by :meth:`close
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Generator, Iterable, Iterator
 from datetime import UTC, datetime
@@ -33,15 +34,17 @@ T = TypeVar("T")
 
 def request_from(environ: Environ) -> Request:
     """The core's request: the method and the header lines (a server joins repeated lines)."""
-    headers: dict[str, list[str]] = {}
-    for key, value in environ.items():
-        if key.startswith("HTTP_") and isinstance(value, str):
-            headers[key[5:].replace("_", "-").lower()] = [value]
+    headers = {
+        key[5:].replace("_", "-").lower(): [value]
+        for key, value in environ.items()
+        if key[:5] == "HTTP_" and isinstance(value, str)
+    }
     protocol = str(environ.get("SERVER_PROTOCOL", "HTTP/1.1"))
     version = "1.0" if protocol.upper() == "HTTP/1.0" else "1.1"
     return Request(str(environ.get("REQUEST_METHOD", "GET")), headers, version)
 
 
+@functools.cache
 def status_line(status: int) -> str:
     return f"{status} {HTTPStatus(status).phrase}"
 

@@ -23,6 +23,7 @@ from sitemap_middleware import (
     ConfigurationError,
     Entry,
     SitemapAborted,
+    planning,
 )
 from sitemap_middleware.sources import sqlalchemy_async
 
@@ -162,6 +163,54 @@ async def test_etag_is_stable_across_instances_and_changes_with_rows(
             update(articles).where(articles.c.id == 3).values(updated_at=datetime(2030, 1, 1))
         )
     assert await etag() != after_swap
+
+
+@pytest.mark.parametrize("kept", [3, 4096])
+async def test_a_long_running_app_tags_every_document_as_a_restarted_one_does(
+    make_app: MakeApp, engine: Engine, monkeypatch: pytest.MonkeyPatch, kept: int
+) -> None:
+    """Tags a planner remembers (at most ``planning._TAGS_KEPT``: all of them, or so few
+    that it forgets too) are the tags a fresh replica makes, for every document and coding."""
+    monkeypatch.setattr(planning, "_TAGS_KEPT", kept)
+    options: dict[str, Any] = {
+        "base_url": BASE,
+        "max_urls": 400,
+        "html": True,
+        "index_gz": True,
+        "freshness": "exact",  # every change is seen at once: each step changes some tag
+    }
+    running = make_app(sources=[article_source(engine)], **options)
+    paths = ["/sitemap.xml", "/sitemap.xml.gz", "/sitemap.html"] + [
+        f"/sitemap-articles-{page}.xml" for page in (1, 2, 3)
+    ]
+    codings = [{}, {"accept-encoding": "gzip"}]
+
+    async def tags(app: Any) -> list[str | None]:
+        return [
+            (await call(app, "HEAD", path, headers)).headers.get("etag")
+            for path in paths
+            for headers in codings
+            if not (path.endswith(".gz") and headers)  # a .gz file has one representation
+        ]
+
+    changes = [
+        delete(articles).where(articles.c.id == 500),
+        insert(articles).values(id=5000, slug="late", updated_at=BASE_TIME),
+        update(articles).where(articles.c.id == 3).values(updated_at=datetime(2025, 1, 1)),
+        update(articles).where(articles.c.id == 7).values(updated_at=BASE_TIME),
+    ]
+    seen: set[tuple[str | None, ...]] = set()
+    for change in [None, *changes]:
+        if change is not None:
+            with engine.begin() as conn:
+                conn.execute(change)
+        served = await tags(running)
+        assert served == await tags(running)  # remembered
+        fresh = make_app(sources=[article_source(engine)], **options)
+        assert served == await tags(fresh)
+        assert None not in served and len(set(served)) == len(served)  # one per representation
+        assert tuple(served) not in seen, change
+        seen.add(tuple(served))
 
 
 async def test_304_reads_no_rows(make_app: MakeApp, engine: Engine) -> None:
