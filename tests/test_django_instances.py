@@ -9,6 +9,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from .django_setup import database, setup
 
@@ -45,7 +47,7 @@ def rows() -> Iterator[None]:
 def state(item: Any) -> tuple[Any, ...]:
     # repr: the same type and zone too, not only an equal value
     fields = {f.attname: repr(getattr(item, f.attname)) for f in type(item)._meta.concrete_fields}
-    return type(item), item.pk, fields, item._state.adding, item._state.db
+    return type(item), item.pk, fields, list(vars(item)), item._state.adding, item._state.db
 
 
 @pytest.mark.parametrize(
@@ -63,6 +65,43 @@ def test_the_same_instances_as_django_s_iterator(rows: None, queryset: Any) -> N
     assert [state(item) for _, item in made] == [state(item) for _, item in django]
     assert all(item == other for (_, item), (_, other) in zip(made, django, strict=True))
     assert made and made[0][1].get_absolute_url() == django[0][1].get_absolute_url()
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(
+        st.none()
+        | st.datetimes(
+            min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30), timezones=st.just(UTC)
+        ),
+        min_size=1,
+        max_size=12,
+    ),
+    st.integers(1, 5),
+)
+def test_any_stored_datetimes_give_django_s_values(
+    rows: None, moments: list[datetime | None], chunk_size: int
+) -> None:
+    """Whole chunks of aware values are made from their texts: the same values, zone object
+    and all, as Django's converters give (microseconds, any year, NULLs between)."""
+    Article.objects.filter(slug__startswith="moment-").delete()
+    Article.objects.bulk_create(
+        Article(slug=f"moment-{i}", updated_at=moment) for i, moment in enumerate(moments)
+    )
+    try:
+        queryset = Article.objects.filter(slug__startswith="moment-").order_by("pk")
+        made = list(instances(queryset, chunk_size))
+        django = [(item.pk, item) for item in queryset.iterator(chunk_size=chunk_size)]
+        assert [state(item) for _, item in made] == [state(item) for _, item in django]
+        assert [item.updated_at for _, item in made] == moments
+        assert all(
+            item.updated_at is None or item.updated_at.tzinfo is other.updated_at.tzinfo
+            for (_, item), (_, other) in zip(made, django, strict=True)
+        )
+    finally:
+        Article.objects.filter(slug__startswith="moment-").delete()
 
 
 def test_customised_querysets_and_models_take_django_s_way(rows: None) -> None:
