@@ -408,6 +408,9 @@ async def measure(path: Path, rows: int, repeat: int) -> Figures:
         event.listen(engine, "before_cursor_execute", count)
         before_body: dict[str, list[tuple[str, Any]]] = {}
         for shape, (sync_app, _) in apps.items():
+            # Pages kept current first: a recount due now would run beside the request, in
+            # the background, and its statements would land here as if the request ran them.
+            await sync_app.recount()
             statements.clear()
             await get(sync_app)
             before_body[shape] = statements[:-1]  # the rows statement comes last
