@@ -62,8 +62,9 @@ class Known:
 
     @classmethod
     def of(cls, pages: dict[int, Page], horizon: datetime) -> Known:
-        ordered = [pages[index] for index in sorted(pages)]
-        tokens = {index: page_token(pages[index]) for index in sorted(pages)}
+        indexes = sorted(pages)
+        ordered = [pages[index] for index in indexes]
+        tokens = {index: page_token(pages[index]) for index in indexes}
         digest = hashlib.sha256()
         for token in tokens.values():
             digest.update(token.encode("utf-8", "surrogatepass"))

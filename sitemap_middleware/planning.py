@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 from . import html
 from .extensions import NEWS_WINDOW
@@ -37,7 +38,7 @@ class Planner:
         self._widths = widths
         # Tags already made, by what they are made of: a revalidation of an unchanged
         # document (the common request) then hashes nothing.
-        self._tags: dict[tuple[object, ...], str] = {}
+        self._tags: dict[tuple[Any, ...], str] = {}
 
     def is_index(self, target: Target, summaries: Sequence[Summary]) -> bool:
         """The root is an index unless it is one source that fits on one page (index="auto")."""
@@ -132,7 +133,7 @@ class Planner:
         )
         tag = self._tags.get(key)
         if tag is None:
-            tag = _make_tag(view, target, index, parts, summaries, tick, representation)
+            tag = _make_tag(key)
             if len(self._tags) >= _TAGS_KEPT:
                 self._tags.clear()  # tokens moved on: the old tags are of no more use
             self._tags[key] = tag
@@ -173,18 +174,12 @@ _TAGS_KEPT = 4096
 """Entity tags a planner remembers (each some 200 bytes), at most."""
 
 
-def _make_tag(
-    view: View,
-    target: Target,
-    index: bool,
-    parts: Sequence[Part],
-    summaries: Sequence[Summary],
-    tick: datetime | None,
-    representation: str,
-) -> str:
-    tag_parts = [view.fingerprint, repr(target), "index" if index else "urlset"]
-    for (source, keys), summary in zip(parts, summaries, strict=True):
-        tag_parts += (source.name, source.fingerprint(), repr(keys), summary.token)
+def _make_tag(key: tuple[Any, ...]) -> str:
+    """The entity tag of what :meth:`Planner._etag` keys it by."""
+    fingerprint, target, index, tick, representation, *parts = key
+    tag_parts = [fingerprint, repr(target), "index" if index else "urlset"]
+    for name, source_fingerprint, keys, token in parts:
+        tag_parts += (name, source_fingerprint, repr(keys), token)
     if tick is not None:
         tag_parts.append(f"news:{tick.isoformat()}")
     return make_etag([*tag_parts, representation])

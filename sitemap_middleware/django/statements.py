@@ -263,9 +263,8 @@ def _vendor(alias: str) -> str:
 
 
 def _postgres_driver() -> str:
-    """The driver Django's PostgreSQL backend uses (psycopg 3, else psycopg2)."""
-    try:
-        import psycopg  # noqa: F401
-    except ImportError:
-        return "psycopg2"
-    return "psycopg"
+    """The driver Django's PostgreSQL backend uses (psycopg 3 if installed, else psycopg2),
+    as Django itself decides."""
+    from django.db.backends.postgresql.psycopg_any import is_psycopg3
+
+    return "psycopg" if is_psycopg3 else "psycopg2"
