@@ -7,7 +7,8 @@ Prints a table and asserts nothing. In one run it measures
   against plain ``sqlite3`` + f-strings writing the same bytes (compared once,
   byte for byte), for two sources: "slim" (slug and lastmod columns, a constant
   changefreq) and "full" (changefreq and priority columns too, a third of each
-  NULL); and the same rates without the summary statement that precedes a 200;
+  NULL), plain and gzip-coded (the baseline gzipping its chunks with the same zlib
+  settings); and the same rates without the summary statement that precedes a 200;
 * peak RSS of fresh processes serving 5,000 and 50,000 rows, library and baseline;
 * the time of a 304 (``If-None-Match``, ``If-Modified-Since``) against a full
   200, and the SQL statements a 304 and a 200 run.
@@ -35,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zlib
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -285,6 +287,19 @@ def baseline(path: Path, shape: str = "full") -> list[bytes]:
     return list(baseline_chunks(path, shape=shape))
 
 
+def baseline_gzip(path: Path, shape: str = "full") -> list[bytes]:
+    """The whole document gzip-coded as it is written (zlib's gzip wrapper, level 6, as
+    the library's): the coded chunks."""
+    compressor = zlib.compressobj(6, zlib.DEFLATED, 31, 9)
+    coded = [compressor.compress(chunk) for chunk in baseline_chunks(path, shape=shape)]
+    coded.append(compressor.flush())
+    return coded
+
+
+GZIP = {"accept-encoding": "gzip"}
+CODINGS = ("", "+gzip")  # the suffix of a run's name: plain, gzip-coded
+
+
 # --- measuring ----------------------------------------------------------------------------
 #
 # Every request of a run is awaited inside ONE root task, as under a server. anyio keeps its
@@ -333,7 +348,8 @@ def first_difference(expected: bytes, got: bytes) -> str:
 
 @dataclass
 class Figures:
-    times: dict[str, dict[str, list[float]]]  # by shape: baseline, sync, async: s per document
+    times: dict[str, dict[str, list[float]]]  # by shape, then baseline, sync, async (each
+    # also +gzip): seconds per document
     per_200: int  # SQL statements
     per_304: float
     t_304: dict[str, float]  # median seconds, by conditional header
@@ -367,6 +383,13 @@ async def same_bytes(
         f"{shape}: baseline:      {len(expected):,} bytes; against the library: "
         + ("identical" if identical else first_difference(expected, reply.body))
     )
+    coded = [await get(app, GZIP, keep=True), await get(async_app, GZIP, keep=True)]
+    inflate = [zlib.decompress(c.body, 31) == reply.body for c in coded]
+    print(
+        f"{shape}: gzip-coded:    {coded[0].size:,} bytes (baseline "
+        f"{len(b''.join(baseline_gzip(path, shape))):,}); sync and async inflate to the plain "
+        f"body: {'yes' if all(inflate) else 'NO'}"
+    )
     return reply.headers.get("etag", ""), reply.headers.get("last-modified", "")
 
 
@@ -385,9 +408,15 @@ async def measure(path: Path, rows: int, repeat: int) -> Figures:
             async def run_baseline(shape: str = shape) -> None:
                 baseline(path, shape)  # sync: blocks the loop, which has nothing else to do
 
+            async def run_baseline_gzip(shape: str = shape) -> None:
+                baseline_gzip(path, shape)
+
             runs_by_shape[f"{shape} baseline"] = run_baseline
             runs_by_shape[f"{shape} sync"] = lambda a=sync_app: get(a)
             runs_by_shape[f"{shape} async"] = lambda a=async_app: get(a)
+            runs_by_shape[f"{shape} baseline+gzip"] = run_baseline_gzip
+            runs_by_shape[f"{shape} sync+gzip"] = lambda a=sync_app: get(a, GZIP)
+            runs_by_shape[f"{shape} async+gzip"] = lambda a=async_app: get(a, GZIP)
         flat = await interleaved(runs_by_shape, repeat)
         times: dict[str, dict[str, list[float]]] = {shape: {} for shape in SHAPES}
         for label, samples in flat.items():
@@ -529,36 +558,41 @@ def report(rows: int, figures: Figures, rss: dict[tuple[str, int], dict[str, flo
         before = figures.t_before_body[shape]
         summary = 0.0 if math.isnan(before) else before
         median = {name: statistics.median(t) for name, t in figures.times[shape].items()}
-        base_rate = rows / median["baseline"]
         what = "slug, lastmod" if shape == "slim" else "slug, lastmod, changefreq, priority"
-        table.append(
-            (
-                f"{shape} ({what}): baseline, URLs/s",
-                f"{base_rate:,.0f} ({median['baseline'] * 1000:.1f} ms)",
-                "",
-                "",
-            )
-        )
-        for name in ("sync", "async"):
-            rate = rows / median[name]
-            share = rate / base_rate
+        for coding in CODINGS:
+            base = median[f"baseline{coding}"]
+            base_rate = rows / base
             table.append(
                 (
-                    f"  library, {name} engine, URLs/s",
-                    f"{rate:,.0f} ({median[name] * 1000:.1f} ms)",
-                    ">= 80% of baseline",
-                    f"{share:.0%} {verdict(share >= 0.8)}",
-                )
-            )
-            body = rows / (median[name] - summary)
-            table.append(
-                (
-                    f"    without the statements before the rows ({summary * 1000:.1f} ms)",
-                    f"{body:,.0f}",
+                    f"{shape} ({what}), {'gzip' if coding else 'plain'}: baseline, URLs/s",
+                    f"{base_rate:,.0f} ({base * 1000:.1f} ms)",
                     "",
-                    f"{body / base_rate:.0%}",
+                    "",
                 )
             )
+            for engine in ("sync", "async"):
+                seconds = median[f"{engine}{coding}"]
+                rate = rows / seconds
+                share = rate / base_rate
+                table.append(
+                    (
+                        f"  library, {engine} engine, URLs/s",
+                        f"{rate:,.0f} ({seconds * 1000:.1f} ms)",
+                        ">= 80% of baseline",
+                        f"{share:.0%} {verdict(share >= 0.8)}",
+                    )
+                )
+                if coding or not summary:
+                    continue
+                body = rows / (seconds - summary)
+                table.append(
+                    (
+                        f"    without the statements before the rows ({summary * 1000:.1f} ms)",
+                        f"{body:,.0f}",
+                        "",
+                        f"{body / base_rate:.0%}",
+                    )
+                )
     for kind in ("library", "baseline"):
         small, large = (rss[(kind, n)]["vmhwm_mb"] for n in RSS_ROWS)
         bad = [n for n in RSS_ROWS if rss[(kind, n)]["status"] != 200]

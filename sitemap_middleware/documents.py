@@ -3,7 +3,7 @@ chunks, gzip-coded on the way out when asked."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Protocol
 
@@ -82,15 +82,31 @@ class Body:
     Rendered bytes are gathered until ``chunk_bytes`` are ready, so a chunk is
     at most ``chunk_bytes`` plus one batch; the document's opening travels in
     the first chunk, its end in the last. With ``gzip`` every chunk is
-    compressed (and sync-flushed) on its way out.
+    compressed (and sync-flushed) on its way out, here or, once
+    :meth:`defer_gzip` is called, by the caller.
     """
 
     def __init__(self, document: Document, settings: Settings, gzip: bool = False) -> None:
         self.document = document
         self.chunk_bytes = settings.chunk_bytes
         self._gzip = GzipStream(settings.gzip_level) if gzip else None
+        self._deferred = False
         self._pending = [document.open()]
         self._size = 0
+
+    def defer_gzip(self) -> Callable[[bytes], bytes] | None:
+        """Leave the compression of the chunks :meth:`feed` returns to the caller: they
+        come uncompressed from now on, and the caller passes every one through the
+        function returned, in order, before :meth:`close` (which compresses the rest
+        itself). None for a body that is not gzip-coded.
+
+        zlib lets other threads run while it compresses, so the caller can compress a
+        chunk in a thread of its own while the next one is rendered.
+        """
+        if self._gzip is None:
+            return None
+        self._deferred = True
+        return self._gzip.chunk
 
     def feed(self, source: str, batch: Batch) -> bytes:
         """A chunk once enough is gathered, else ``b""``; bad rows follow the bad-row rule."""
@@ -102,7 +118,7 @@ class Body:
             return b""
         chunk = b"".join(self._pending)
         self._pending, self._size = [], 0
-        return chunk if self._gzip is None else self._gzip.chunk(chunk)
+        return chunk if self._gzip is None or self._deferred else self._gzip.chunk(chunk)
 
     def close(self) -> bytes:
         """The last chunk: whatever is gathered and the document's end."""

@@ -342,6 +342,12 @@ class Transfer:
             return b""
         return chunk
 
+    def defer_gzip(self) -> Callable[[bytes], bytes] | None:
+        """:meth:`.documents.Body.defer_gzip`: the chunks :meth:`feed` returns come
+        uncompressed, for the caller to compress with the function returned, in order. None
+        when the body is not gzip-coded, or is spooled (the spool takes its coded bytes)."""
+        return None if self._spool is not None else self.body.defer_gzip()
+
     def start(self) -> Response | None:
         """The status line and headers, the first time a chunk is about to go."""
         if self.started:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import zlib
 from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import date, datetime
 from pathlib import Path
@@ -25,6 +26,7 @@ from sitemap_middleware import (
     SitemapAborted,
     planning,
 )
+from sitemap_middleware.encoding import GzipStream
 from sitemap_middleware.sources import sqlalchemy_async
 
 from .conftest import (
@@ -372,22 +374,66 @@ async def test_failure_in_the_first_batch_is_503(
     assert broken.pool.checkedout() == 0  # type: ignore[attr-defined]
 
 
+CODINGS = [{}, {"accept-encoding": "gzip"}]
+
+
+def inflated(response: Any) -> bytes:
+    """A body as sent, inflated as far as it goes when it is gzip-coded (a body cut short
+    is a truncated gzip stream)."""
+    if response.headers.get("content-encoding") != "gzip":
+        return bytes(response.body)
+    return zlib.decompressobj(31).decompress(response.body)
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+async def test_a_gzip_coded_urlset_is_its_plain_chunks_through_one_stream(
+    make_app: MakeApp, engine: Engine, async_engine: AsyncEngine, kind: str
+) -> None:
+    """However an adapter compresses (the ASGI ones in a worker thread, beside the rendering
+    of the next chunk), the coded body is the plain body's chunks through one gzip stream, in
+    order and one message each: every adapter and replica serves the same bytes under one
+    tag."""
+    stmt = select(articles.c.id, articles.c.slug, articles.c.updated_at)
+    source = (
+        article_source(engine)
+        if kind == "sync"
+        else AsyncSQLAlchemySource(
+            stmt, async_engine, name="articles", loc="/articles/{slug}", lastmod="updated_at"
+        )
+    )
+    app = make_app(sources=[source], base_url=BASE, batch_size=50, chunk_bytes=4096)
+    plain = await call(app)
+    coded = await call(app, headers={"accept-encoding": "gzip"})
+    chunks = [chunk for chunk in plain.bodies if chunk]
+    assert len(chunks) > 10 and coded.complete
+    stream = GzipStream()
+    expected = [*map(stream.chunk, chunks[:-1]), stream.finish(chunks[-1])]
+    assert [chunk for chunk in coded.bodies if chunk] == expected
+    assert coded.headers["etag"] != plain.headers["etag"]
+
+
+@pytest.mark.parametrize("headers", CODINGS)
 async def test_failure_mid_stream_aborts_the_transfer(
-    make_app: MakeApp, engine: Engine, db_path: Path
+    make_app: MakeApp, engine: Engine, db_path: Path, headers: dict[str, str]
 ) -> None:
     broken = failing_engine(db_path, fail_at_id=900)
     source = article_source(broken, stmt=boom_stmt())
     response = await call(
-        make_app(sources=[source], base_url=BASE, batch_size=100, chunk_bytes=4096)
+        make_app(sources=[source], base_url=BASE, batch_size=100, chunk_bytes=4096),
+        headers=headers,
     )
     assert response.status == 200
     assert isinstance(response.error, SitemapAborted)
     assert not response.complete  # no final empty message: the server cuts the connection
-    assert b"</urlset>" not in response.body
+    sent = inflated(response)
+    assert b"<url>" in sent and b"</urlset>" not in sent
     assert broken.pool.checkedout() == 0  # type: ignore[attr-defined]
 
 
-async def test_client_disconnect_stops_the_query(make_app: MakeApp, engine: Engine) -> None:
+@pytest.mark.parametrize("headers", CODINGS)
+async def test_client_disconnect_stops_the_query(
+    make_app: MakeApp, engine: Engine, headers: dict[str, str]
+) -> None:
     fetched: list[int] = []
 
     def loc(row: Any) -> str:
@@ -397,14 +443,19 @@ async def test_client_disconnect_stops_the_query(make_app: MakeApp, engine: Engi
     app = make_app(
         sources=[article_source(engine, loc=loc)], base_url=BASE, batch_size=50, chunk_bytes=4096
     )
-    response = await call(app, disconnect_after=2)
+    response = await call(app, headers=headers, disconnect_after=2)
     assert response.error is None and not response.complete
     assert len(fetched) < 400  # far from the 1,200 rows
     assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
 
 
+@pytest.mark.parametrize("headers", CODINGS)
 async def test_async_disconnect_and_failure_return_connections(
-    make_app: MakeApp, db_path: Path, async_engine: AsyncEngine, monkeypatch: pytest.MonkeyPatch
+    make_app: MakeApp,
+    db_path: Path,
+    async_engine: AsyncEngine,
+    monkeypatch: pytest.MonkeyPatch,
+    headers: dict[str, str],
 ) -> None:
     # Trips of 100 rows: the failure at row 700 comes after the first bytes (a late one).
     monkeypatch.setattr(sqlalchemy_async, "ROWS_PER_TRIP", 100)
@@ -413,7 +464,7 @@ async def test_async_disconnect_and_failure_return_connections(
         stmt, async_engine, name="articles", loc="/articles/{slug}", lastmod="updated_at"
     )
     app = make_app(sources=[source], base_url=BASE, batch_size=50, chunk_bytes=4096)
-    response = await call(app, disconnect_after=2)
+    response = await call(app, headers=headers, disconnect_after=2)
     assert not response.complete
     assert async_engine.pool.checkedout() == 0  # type: ignore[attr-defined]
 
@@ -430,9 +481,11 @@ async def test_async_disconnect_and_failure_return_connections(
 
     failing = AsyncSQLAlchemySource(boom_stmt(), broken, name="articles", loc="/articles/{slug}")
     aborted = await call(
-        make_app(sources=[failing], base_url=BASE, batch_size=50, chunk_bytes=4096)
+        make_app(sources=[failing], base_url=BASE, batch_size=50, chunk_bytes=4096),
+        headers=headers,
     )
     assert isinstance(aborted.error, SitemapAborted) and not aborted.complete
+    assert b"</urlset>" not in inflated(aborted)
     assert broken.pool.checkedout() == 0  # type: ignore[attr-defined]
     await broken.dispose()
 
