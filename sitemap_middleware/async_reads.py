@@ -155,13 +155,16 @@ class TransferChunks:
                 return None
             self._encoding = self._compress(plain)
         plain = await anext(self._chunks, None)  # rendered while the one before is compressed
-        coded = await self._encoding  # on cancellation it stays, for aclose to wait for
+        # Shielded: on cancellation it runs on, and aclose waits for it.
+        coded = await asyncio.shield(self._encoding)
         self._encoding = self._compress(plain) if plain is not None else None
         return coded
 
     def _compress(self, plain: bytes) -> asyncio.Future[bytes]:
+        """Compress in a thread that starts at once (a task would start only once the loop
+        next waits, and an async source's next chunk may be rendered before that)."""
         assert self._encode is not None
-        return asyncio.ensure_future(anyio.to_thread.run_sync(self._encode, plain))
+        return asyncio.get_running_loop().run_in_executor(None, self._encode, plain)
 
     async def _close_part(self) -> None:
         current, self._chunks = self._chunks, None
