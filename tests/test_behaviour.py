@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import zlib
 from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import date, datetime
@@ -410,6 +411,67 @@ async def test_a_gzip_coded_urlset_is_its_plain_chunks_through_one_stream(
     expected = [*map(stream.chunk, chunks[:-1]), stream.finish(chunks[-1])]
     assert [chunk for chunk in coded.bodies if chunk] == expected
     assert coded.headers["etag"] != plain.headers["etag"]
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+async def test_asgi_compresses_a_chunk_while_the_next_is_rendered(
+    make_app: MakeApp,
+    engine: Engine,
+    async_engine: AsyncEngine,
+    kind: str,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Under ASGI, a chunk's compression runs beside the rendering of the next chunk, not
+    after it: each compression here waits until the source has yielded the batch after
+    the one that completed its chunk, which a compression run in turn would wait for in
+    vain. (WSGI compresses inline, in the request's thread.)"""
+    if "asgi" not in request.node.callspec.params["make_app"]:
+        pytest.skip("WSGI compresses each chunk in the request's thread")
+    yielded: list[threading.Event] = [threading.Event() for _ in range(100)]
+    late: list[int] = []
+    compressed = 0
+    chunk = GzipStream.chunk
+
+    def waiting_chunk(self: GzipStream, data: bytes) -> bytes:
+        nonlocal compressed
+        compressed += 1
+        # Batches of 50 URLs make a 4,096-byte chunk each: chunk n ends with batch n, and
+        # the 1,200 rows make 24 batches.
+        if compressed < 24 and not late and not yielded[compressed + 1].wait(5):
+            late.append(compressed)
+        return chunk(self, data)
+
+    monkeypatch.setattr(GzipStream, "chunk", waiting_chunk)
+    stmt = select(articles.c.id, articles.c.slug, articles.c.updated_at)
+    if kind == "sync":
+        source: Any = article_source(engine)
+        batches = source.batches
+
+        def counted(keys: Any, size: int) -> Iterator[Any]:
+            for number, batch in enumerate(batches(keys, size), 1):
+                yielded[min(number, 99)].set()
+                yield batch
+
+        monkeypatch.setattr(source, "batches", counted)
+    else:
+        source = AsyncSQLAlchemySource(
+            stmt, async_engine, name="articles", loc="/articles/{slug}", lastmod="updated_at"
+        )
+        abatches = source.batches
+
+        async def acounted(keys: Any, size: int) -> AsyncIterator[Any]:
+            number = 0
+            async for batch in abatches(keys, size):
+                number += 1
+                yielded[min(number, 99)].set()
+                yield batch
+
+        monkeypatch.setattr(source, "batches", acounted)
+    app = make_app(sources=[source], base_url=BASE, batch_size=50, chunk_bytes=4096)
+    coded = await call(app, headers={"accept-encoding": "gzip"})
+    assert coded.complete and compressed == 24
+    assert late == []
 
 
 @pytest.mark.parametrize("headers", CODINGS)
