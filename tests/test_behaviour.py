@@ -633,6 +633,11 @@ async def test_http_1_0_gets_the_whole_document_or_a_503(
     assert whole.headers["content-length"] == str(len(whole.body))
     assert len(assert_valid_urlset(whole.body, sitemap_schema)) == 1200
     assert whole.body == (await call(app)).body
+    # Spooled, a gzip-coded body is compressed as it is rendered; streamed, it may be
+    # compressed beside the rendering (ASGI): the same bytes either way.
+    coded = await call(app, headers={"accept-encoding": "gzip"}, http_version="1.0")
+    assert coded.complete and coded.headers["content-length"] == str(len(coded.body))
+    assert coded.body == (await call(app, headers={"accept-encoding": "gzip"})).body
     broken = failing_engine(db_path, fail_at_id=900)
     failing = make_app(
         sources=[article_source(broken, stmt=boom_stmt())],
