@@ -127,10 +127,11 @@ class TransferChunks:
     """The chunks of a transfer's parts (:func:`chunks`), one part at a time, each closed
     once done: what :func:`~sitemap_middleware.events.adrive` asks for.
 
-    A gzip-coded transfer's chunks are compressed in a worker thread, one at a time
-    and in order, while the next one is rendered: zlib lets other threads run while
-    it works, so on two cores the compression costs a request little more than its
-    last chunk's.
+    A gzip-coded transfer's chunks are compressed in a thread of the loop's executor,
+    one at a time and in order, while the next one is rendered: zlib lets other
+    threads run while it works, so on two cores the compression adds little more than
+    its last chunk's to a request. Only the document's last chunk
+    (:meth:`~sitemap_middleware.flow.Transfer.finish`) is compressed on the loop.
     """
 
     def __init__(self, transfer: Transfer) -> None:
