@@ -35,12 +35,11 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import UTC
 from typing import Any
-from urllib.parse import quote
 
 import asyncpg  # type: ignore[import-untyped]
 import psycopg
 import sqlalchemy
-from bench_urlset import _NEEDS_QUOTING, _SAFE, BASE, HEAD, TAIL, get, high_water_mb, slug_for
+from bench_urlset import BASE, HEAD, TAIL, get, high_water_mb, slug_for, written_slug
 from bench_urlset import updated_for as updated_for
 from sqlalchemy import (
     URL,
@@ -235,14 +234,8 @@ def baseline_rows(cursor: psycopg.Cursor[Any]) -> Iterator[bytes]:
     while rows := cursor.fetchmany(BATCH):
         lines = []
         for _, slug, updated in rows:
-            if _NEEDS_QUOTING(slug):
-                slug = quote(slug, safe=_SAFE)
-            if "&" in slug:
-                slug = slug.replace("&", "&amp;")
-            if "'" in slug:
-                slug = slug.replace("'", "&apos;")
             lines.append(
-                f"<url><loc>{prefix}{slug}</loc>"
+                f"<url><loc>{prefix}{written_slug(slug)}</loc>"
                 f"<lastmod>{updated.isoformat(timespec='seconds')}+00:00</lastmod>"
                 "<changefreq>weekly</changefreq></url>\n"
             )

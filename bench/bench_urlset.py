@@ -230,6 +230,18 @@ _NEEDS_QUOTING = re.compile(r"[^A-Za-z0-9\-._~!$&'()*+,;=:@/]").search
 _SAFE = "!$&'()*+,;=:@/~"
 
 
+def written_slug(slug: str) -> str:
+    """A slug as the baseline writes it in a loc: percent-encoded when it must be, then
+    entity-escaped (this data holds no other character XML escapes)."""
+    if _NEEDS_QUOTING(slug):
+        slug = quote(slug, safe=_SAFE)
+    if "&" in slug:
+        slug = slug.replace("&", "&amp;")
+    if "'" in slug:
+        slug = slug.replace("'", "&apos;")
+    return slug
+
+
 def baseline_columns(shape: str) -> str:
     return "id, slug, updated_at" + (", changefreq, priority" if shape == "full" else "")
 
@@ -244,13 +256,7 @@ def baseline_rows(rows: list[Any], full: bool) -> bytes:
     prefix = BASE + "articles/"
     lines = []
     for row in rows:
-        slug, updated = row[1], row[2]
-        if _NEEDS_QUOTING(slug):
-            slug = quote(slug, safe=_SAFE)
-        if "&" in slug:
-            slug = slug.replace("&", "&amp;")
-        if "'" in slug:
-            slug = slug.replace("'", "&apos;")
+        slug, updated = written_slug(row[1]), row[2]
         if full:
             changefreq, priority = row[3], row[4]
             tail = "" if changefreq is None else f"<changefreq>{changefreq}</changefreq>"
