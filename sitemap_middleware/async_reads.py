@@ -190,7 +190,8 @@ class _Handoff:
     The worker never waits for the loop to ask for a chunk (a thread hand-off each
     way costs about as much as rendering a hundred rows); it waits only while one
     chunk is already waiting, so memory holds at most three chunks: one being sent,
-    one waiting, one being gathered.
+    one waiting, one being gathered (and, gzip-coded, one being compressed: see
+    :class:`TransferChunks`).
     """
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
