@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import gzip
 import os
+import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -29,9 +30,47 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
+import sitemap_middleware
 from sitemap_middleware import SQLAlchemySource
 from sitemap_middleware import asgi as asgi_module
 from sitemap_middleware import wsgi as wsgi_module
+
+# SITEMAP_REQUIRE_INSTALLED=1 (.ci/run, which installs the wheel it built): the suite tests
+# the installed package, never the checkout's src/ — in this process and in every process a
+# test starts (a PYTHONPATH or a working directory in src/ would import the checkout there).
+CHECKOUT_SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def _in_checkout_src(path: str | os.PathLike[str]) -> bool:
+    return Path(path).resolve().is_relative_to(CHECKOUT_SRC)
+
+
+def _child_imports_installed(event: str, args: tuple[Any, ...]) -> None:
+    """An audit hook: a process started with the checkout's src/ on its import path fails to
+    start (``subprocess.Popen`` raises), so the test that starts it fails."""
+    if event != "subprocess.Popen":
+        return
+    _, _, cwd, env = args
+    pythonpath = (os.environ if env is None else env).get("PYTHONPATH", "")
+    entries = [entry for entry in pythonpath.split(os.pathsep) if entry]
+    if cwd is not None:
+        entries.append(os.fsdecode(cwd))
+    if any(_in_checkout_src(entry) for entry in entries):
+        raise RuntimeError(
+            f"SITEMAP_REQUIRE_INSTALLED=1: a process started with {CHECKOUT_SRC} on its import "
+            "path would test the checkout, not the installed package"
+        )
+
+
+if os.environ.get("SITEMAP_REQUIRE_INSTALLED") == "1":
+    if _in_checkout_src(sitemap_middleware.__file__ or ""):
+        raise pytest.UsageError(
+            f"SITEMAP_REQUIRE_INSTALLED=1, yet sitemap_middleware is imported from "
+            f"{sitemap_middleware.__file__}: install the built wheel, not the checkout"
+        )
+    if any(_in_checkout_src(entry or os.getcwd()) for entry in sys.path):
+        raise pytest.UsageError(f"SITEMAP_REQUIRE_INSTALLED=1, yet {CHECKOUT_SRC} is on sys.path")
+    sys.addaudithook(_child_imports_installed)
 
 SCHEMAS = Path(
     os.environ.get("SITEMAP_SCHEMAS", Path(__file__).resolve().parents[2] / "shared" / "schemas")

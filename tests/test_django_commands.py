@@ -18,9 +18,8 @@ from sitemap_middleware.cli.wsgi_client import wsgi_environ
 from . import django_commands
 from .app_drivers import _wsgi_exchange
 from .conftest import assert_valid_index, assert_valid_urlset
-from .uvicorn_process import free_port
+from .uvicorn_process import free_port, pythonpath
 
-ROOT = Path(__file__).resolve().parents[1]
 GZIP_FIRST = "django.middleware.gzip.GZipMiddleware,sitemap_middleware.django.SitemapMiddleware"
 
 
@@ -30,7 +29,7 @@ def manage(
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "tests.django_commands",
-        "PYTHONPATH": str(ROOT),
+        "PYTHONPATH": pythonpath(),
         "SITEMAP_TEST_SETTING": setting,
     }
     if middleware is not None:

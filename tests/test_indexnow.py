@@ -30,6 +30,7 @@ from sitemap_middleware.indexnow import IndexNow, Round, install, queue_urls
 from . import indexnow_site
 from .indexnow_endpoint import Endpoint, free_port, running, serve_site
 from .postgres import driver_url, schema_name, server_url
+from .uvicorn_process import pythonpath
 
 KEY = "test-key-0123"
 ROOT = Path(__file__).resolve().parents[1]
@@ -82,7 +83,7 @@ class Site:
             "INDEXNOW_TEST_BASE": self.base,
             "INDEXNOW_TEST_ENDPOINT": self.endpoint.url,
             "INDEXNOW_TEST_KEY": KEY,
-            "PYTHONPATH": str(ROOT),
+            "PYTHONPATH": pythonpath(),
         }
         if self.schema is not None:
             env["INDEXNOW_TEST_SCHEMA"] = self.schema

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from .indexnow_endpoint import Endpoint, running
-from .uvicorn_process import free_port, serving
+from .uvicorn_process import free_port, pythonpath, serving
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,7 +44,7 @@ def test_the_example_site_pushes_its_changed_articles(tmp_path: Path) -> None:
             "PORT": str(port),
             "INDEXNOW_KEY": KEY,
             "INDEXNOW_ENDPOINT": endpoint.url,
-            "PYTHONPATH": str(ROOT),
+            "PYTHONPATH": pythonpath(),
         }
         command = [sys.executable, "-m", "uvicorn", "example_app.asgi:app", "--port", str(port)]
         with serving(command, port, tmp_path / "server.log", env, "/sitemap.xml") as url:

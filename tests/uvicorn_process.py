@@ -71,3 +71,10 @@ def uvicorn(app: str, port: int) -> list[str]:
         "--log-level",
         "warning",
     ]
+
+
+def pythonpath() -> str:
+    """A child's PYTHONPATH: the checkout's root (for ``tests`` and ``example_app``; the package
+    itself comes from the environment), then the caller's own (the Django 4.2 run puts its
+    Django there)."""
+    return os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
