@@ -60,10 +60,15 @@ dispatched = DispatcherMiddleware(
 )
 
 
+flask_examples: list[Flask] = []  # every example site made: the test disposes of their engines
+
+
 def flask_example() -> Flask:
     from example_app.flask_app import create_flask_app as create_example
 
-    return create_example(os.environ["CLI_EXAMPLE_DB"], 5000, os.environ["CLI_EXAMPLE_BASE"])
+    site = create_example(os.environ["CLI_EXAMPLE_DB"], 5000, os.environ["CLI_EXAMPLE_BASE"])
+    flask_examples.append(site)
+    return site
 
 
 def django_application() -> SitemapWSGIMiddleware:

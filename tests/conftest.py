@@ -233,6 +233,33 @@ def engine(db_path: Path) -> Iterator[Engine]:
     engine.dispose()
 
 
+@pytest.fixture
+def failing_engine(db_path: Path) -> Iterator[Callable[[int], Engine]]:
+    """``failing_engine(fail_at_id)``: a real SQLite engine on the test database whose
+    ``boom(id)`` SQL function raises on one row; disposed at the end of the test (its pool
+    closes every connection it kept)."""
+    made: list[Engine] = []
+
+    def make(fail_at_id: int) -> Engine:
+        def boom(value: int) -> int:
+            if value == fail_at_id:
+                raise RuntimeError("disk I/O error")
+            return value
+
+        engine = create_engine(f"sqlite:///{db_path}")
+        event.listen(
+            engine,
+            "connect",
+            lambda dbapi_connection, _: dbapi_connection.create_function("boom", 1, boom),
+        )
+        made.append(engine)
+        return engine
+
+    yield make
+    for engine in made:
+        engine.dispose()
+
+
 ADAPTERS = ("asgi", "wsgi", "django-wsgi", "django-asgi")
 
 

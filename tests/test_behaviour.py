@@ -342,22 +342,6 @@ async def test_database_down_before_the_first_byte_is_503(
         assert missing.pool.checkedout() == 0  # type: ignore[attr-defined]
 
 
-def failing_engine(db_path: Path, fail_at_id: int) -> Engine:
-    """A real SQLite engine whose ``boom(id)`` SQL function raises on one row."""
-    engine = create_engine(f"sqlite:///{db_path}")
-
-    def boom(value: int) -> int:
-        if value == fail_at_id:
-            raise RuntimeError("disk I/O error")
-        return value
-
-    @event.listens_for(engine, "connect")
-    def register(dbapi_connection: Any, _: Any) -> None:
-        dbapi_connection.create_function("boom", 1, boom)
-
-    return engine
-
-
 def boom_stmt() -> Any:
     # boom() runs per streamed row only; the summary's aggregates never evaluate it.
     return select(
@@ -366,9 +350,9 @@ def boom_stmt() -> Any:
 
 
 async def test_failure_in_the_first_batch_is_503(
-    make_app: MakeApp, engine: Engine, db_path: Path
+    make_app: MakeApp, engine: Engine, failing_engine: Callable[[int], Engine]
 ) -> None:
-    broken = failing_engine(db_path, fail_at_id=3)
+    broken = failing_engine(3)
     source = article_source(broken, stmt=boom_stmt())
     response = await call(make_app(sources=[source], base_url=BASE))
     assert response.status == 503 and b"urlset" not in response.body
@@ -476,9 +460,12 @@ async def test_asgi_compresses_a_chunk_while_the_next_is_rendered(
 
 @pytest.mark.parametrize("headers", CODINGS)
 async def test_failure_mid_stream_aborts_the_transfer(
-    make_app: MakeApp, engine: Engine, db_path: Path, headers: dict[str, str]
+    make_app: MakeApp,
+    engine: Engine,
+    failing_engine: Callable[[int], Engine],
+    headers: dict[str, str],
 ) -> None:
-    broken = failing_engine(db_path, fail_at_id=900)
+    broken = failing_engine(900)
     source = article_source(broken, stmt=boom_stmt())
     response = await call(
         make_app(sources=[source], base_url=BASE, batch_size=100, chunk_bytes=4096),
@@ -621,7 +608,10 @@ def test_allowed_hosts_are_checked_at_construction(make_app: MakeApp) -> None:
 
 
 async def test_http_1_0_gets_the_whole_document_or_a_503(
-    make_app: MakeApp, engine: Engine, db_path: Path, sitemap_schema: etree.XMLSchema
+    make_app: MakeApp,
+    engine: Engine,
+    failing_engine: Callable[[int], Engine],
+    sitemap_schema: etree.XMLSchema,
 ) -> None:
     """Without chunked framing a cut transfer would look complete: HTTP/1.0 clients get the
     document only once it is whole, with its Content-Length."""
@@ -638,7 +628,7 @@ async def test_http_1_0_gets_the_whole_document_or_a_503(
     coded = await call(app, headers={"accept-encoding": "gzip"}, http_version="1.0")
     assert coded.complete and coded.headers["content-length"] == str(len(coded.body))
     assert coded.body == (await call(app, headers={"accept-encoding": "gzip"})).body
-    broken = failing_engine(db_path, fail_at_id=900)
+    broken = failing_engine(900)
     failing = make_app(
         sources=[article_source(broken, stmt=boom_stmt())],
         base_url=BASE,

@@ -268,6 +268,15 @@ def test_the_wsgi_environ() -> None:
     assert environ["HTTP_ACCEPT_ENCODING"] == "gzip"
 
 
+@pytest.fixture
+def flask_examples() -> Iterator[None]:
+    """The example sites a test makes (render's, the test's own): their engines disposed."""
+    yield
+    while cli_wsgi_site.flask_examples:
+        cli_wsgi_site.flask_examples.pop().extensions["sitemap_engine"].dispose()
+
+
+@pytest.mark.usefixtures("flask_examples")
 def test_the_flask_example_byte_for_byte(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -301,6 +310,5 @@ def test_the_flask_example_byte_for_byte(
             ]
         else:
             assert assert_valid_urlset(plain, _schema("sitemap.xsd"))
-    site.extensions["sitemap_engine"].dispose()
     size = sum((out / name).stat().st_size for name in expected)
     assert capsys.readouterr().out == f"wrote {len(expected)} files ({size:,} bytes) to {out}\n"

@@ -5,7 +5,7 @@ other adapters do is run through it by the behaviour, property and end-to-end te
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -22,7 +22,7 @@ from .conftest import article_source
 from .django_drivers import MIDDLEWARE, DjangoApp
 from .django_setup import setup
 from .driver import call, call_wsgi
-from .test_behaviour import boom_stmt, failing_engine
+from .test_behaviour import boom_stmt
 
 pytestmark = pytest.mark.anyio
 BASE = "https://example.com/"
@@ -50,7 +50,7 @@ def built(kind: type, middleware: list[str], **setting: Any) -> DjangoApp:
 
 
 async def test_a_sync_middleware_under_the_asgi_handler_streams_chunk_by_chunk(
-    engine: Engine, db_path: Path
+    engine: Engine, failing_engine: Callable[[int], Engine]
 ) -> None:
     options = {"base_url": BASE, "batch_size": 100, "chunk_bytes": 4096}
     app = built(ASGIHandler, [MIDDLEWARE, SYNC_ONLY], sources=[article_source(engine)], **options)
@@ -64,7 +64,7 @@ async def test_a_sync_middleware_under_the_asgi_handler_streams_chunk_by_chunk(
         assert len([b for b in got.bodies if b]) > 10  # streamed, not gathered whole
     finally:
         other.close()
-    broken = failing_engine(db_path, fail_at_id=900)
+    broken = failing_engine(900)
     source = article_source(broken, stmt=boom_stmt())
     app = built(ASGIHandler, [MIDDLEWARE, SYNC_ONLY], sources=[source], **options)
     aborted = await call(app.handler, path="/sitemap-articles-1.xml")

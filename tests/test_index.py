@@ -202,11 +202,11 @@ async def test_gz_files(make_app: MakeApp, engine: Engine) -> None:
 
 
 async def test_failure_mid_stream_with_gzip_is_a_broken_stream(
-    make_app: MakeApp, engine: Engine, db_path: Path
+    make_app: MakeApp, engine: Engine, failing_engine: Callable[[int], Engine]
 ) -> None:
-    from .test_behaviour import boom_stmt, failing_engine
+    from .test_behaviour import boom_stmt
 
-    broken = failing_engine(db_path, fail_at_id=900)
+    broken = failing_engine(900)
     source = SQLAlchemySource(boom_stmt(), broken, name="articles", loc="/articles/{slug}")
     app = make_app(sources=[source], base_url=BASE, chunk_bytes=4096, batch_size=50)
     response = await call(app, headers={"accept-encoding": "gzip"})

@@ -39,7 +39,7 @@ from sitemap_middleware.entry import EntryRules
 
 from .conftest import article_source, assert_valid_urlset, seed
 from .driver import call, call_wsgi
-from .test_behaviour import boom_stmt, failing_engine
+from .test_behaviour import boom_stmt
 from .test_entry_and_xml import SITE
 
 pytestmark = pytest.mark.anyio
@@ -179,9 +179,12 @@ def test_long_keys_and_values_are_cut_in_the_log(caplog: pytest.LogCaptureFixtur
 
 
 async def test_an_aborted_page_is_logged_by_its_own_path(
-    make_app: MakeApp, engine: Engine, db_path: Path, caplog: pytest.LogCaptureFixture
+    make_app: MakeApp,
+    engine: Engine,
+    failing_engine: Callable[[int], Engine],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    broken = failing_engine(db_path, fail_at_id=900)  # on page 2 of 500-row pages
+    broken = failing_engine(900)  # on page 2 of 500-row pages
     source = article_source(broken, stmt=boom_stmt())
     app = make_app(
         sources=[source],
