@@ -309,9 +309,35 @@ async def async_engine(db_path: Path, engine: Engine) -> AsyncIterator[AsyncEngi
     await async_engine.dispose()
 
 
+# The fast tier (``python -m pytest -m "not slow" -n 2``, the inner loop) leaves out what
+# takes minutes: real servers and processes, the model test's histories, the PostgreSQL-heavy
+# modules and fresh virtualenvs. Tests of these markers are slow wherever they are:
+SLOW_MARKERS = ("e2e", "nginx", "install")
+# and these modules, whole (the first two start real servers: end-to-end, though unmarked).
+SERVER_MODULES = {"test_date_header_servers", "test_indexnow"}
+SLOW_MODULES = {*SERVER_MODULES, "test_model", "test_postgres", "test_django_commands"}
+# and these tests, each 20-40 s of one core (a minute of the fast tier's two):
+SLOW_TESTS = {
+    ("test_cli_audit", "test_the_sample_is_spread_bounded_and_deterministic"),
+    ("test_render", "test_changefreq_and_priority_columns_give_the_bytes_of_the_rules"),
+    ("test_live_pages", "test_refreshed_pages_equal_a_recount"),
+}
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Django 4.2's ASGI handler does not listen for the client's disconnect (Django 5.0 does):
-    a document is generated to its end for a client that left (README, Django)."""
+    """Marks the slow tier (above). Django 4.2's ASGI handler does not listen for the client's
+    disconnect (Django 5.0 does): a document is generated to its end for a client that left
+    (README, Django)."""
+    for item in items:
+        module = item.path.stem
+        if module in SERVER_MODULES:
+            item.add_marker(pytest.mark.e2e)
+        if (
+            module in SLOW_MODULES
+            or (module, getattr(item, "originalname", item.name)) in SLOW_TESTS
+            or any(item.get_closest_marker(marker) for marker in SLOW_MARKERS)
+        ):
+            item.add_marker(pytest.mark.slow)
     import django
 
     if django.VERSION >= (5, 0):
