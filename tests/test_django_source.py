@@ -180,6 +180,7 @@ def test_async_reads_give_the_same_bytes(alias: str) -> None:
 def test_connections_read_the_alias_when_opened(tmp_path: Any) -> None:
     """A source built before a test runner swaps its database in reads that database."""
     import sqlite3
+    from contextlib import closing
 
     from django.db import connections
 
@@ -188,7 +189,7 @@ def test_connections_read_the_alias_when_opened(tmp_path: Any) -> None:
     from .django_site.shop.models import ModelRow
 
     for name, slug in (("before", "old"), ("after", "new")):
-        with sqlite3.connect(tmp_path / f"{name}.sqlite3") as db:
+        with closing(sqlite3.connect(tmp_path / f"{name}.sqlite3")) as db, db:
             db.execute(
                 "CREATE TABLE pages (id INTEGER PRIMARY KEY, k BIGINT, slug TEXT, "
                 "lastmod DATETIME, cf TEXT, pr DECIMAL, img TEXT)"

@@ -9,6 +9,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -54,7 +55,7 @@ def test_the_example_site_pushes_its_changed_articles(tmp_path: Path) -> None:
             first = cli(env, "indexnow", "--app", "example_app.asgi:app", "--once")
             assert first.returncode == 0, first.stderr
             assert "articles: first run: starts from now" in first.stdout
-            with sqlite3.connect(tmp_path / "site.sqlite3") as db:
+            with closing(sqlite3.connect(tmp_path / "site.sqlite3")) as db, db:  # closed, committed
                 now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
                 db.execute("UPDATE articles SET updated_at = ? WHERE id IN (2, 3)", (now,))
             pushed = cli(env, "indexnow", "--app", "example_app.asgi:app", "--once")
