@@ -10,7 +10,7 @@ long values.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC
 from pathlib import Path
@@ -56,9 +56,10 @@ products = Table(
 )
 
 
-def product_engine(path: Path) -> Engine:
+@pytest.fixture
+def product_engine(tmp_path: Path) -> Iterator[Engine]:
     """40 products; #5 has a slug XML forbids (skipped), #6 and #7 a bad priority (dropped)."""
-    engine = create_engine(f"sqlite:///{path}")
+    engine = create_engine(f"sqlite:///{tmp_path / 'p.sqlite3'}")
     metadata.create_all(engine)
     rows = [{"id": i, "slug": f"p{i}", "prio": "0.5"} for i in range(1, 41)]
     rows[4]["slug"] = "bad\x01slug"
@@ -66,7 +67,8 @@ def product_engine(path: Path) -> Engine:
     rows[6]["prio"] = "high"
     with engine.begin() as conn:
         conn.execute(insert(products), rows)
-    return engine
+    yield engine
+    engine.dispose()
 
 
 def product_source(engine: Engine) -> SQLAlchemySource:
@@ -98,9 +100,9 @@ def counts(stats: BadRowStats) -> tuple[int, int, int, int]:
 
 
 def test_statistics_under_starlette_add_middleware(
-    tmp_path: Path, sitemap_schema: etree.XMLSchema
+    product_engine: Engine, sitemap_schema: etree.XMLSchema
 ) -> None:
-    source = product_source(product_engine(tmp_path / "p.sqlite3"))
+    source = product_source(product_engine)
     app = Starlette(routes=[Route("/", lambda request: PlainTextResponse("home"))])
     base = "https://stats-starlette.example/"
     app.add_middleware(SitemapMiddleware, sources=[source], base_url=base)
@@ -126,9 +128,9 @@ def test_statistics_under_starlette_add_middleware(
     assert "priority dropped" in stats.recent[-1].reason
 
 
-def test_statistics_under_a_threaded_wsgi_server(tmp_path: Path) -> None:
+def test_statistics_under_a_threaded_wsgi_server(product_engine: Engine) -> None:
     """Concurrent requests in threads: every row counted once per document, none lost."""
-    source = product_source(product_engine(tmp_path / "p.sqlite3"))
+    source = product_source(product_engine)
 
     def inner(environ: Any, start_response: Any) -> list[bytes]:
         start_response("200 OK", [("content-type", "text/plain")])
