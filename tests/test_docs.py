@@ -8,8 +8,9 @@ running one of them alone runs those before it first.
 
 How a block is run, by its language:
 
-* ``python``: executed (``exec``) in the file's namespace.
-* ``sh``: run by ``bash -euo pipefail`` in the working directory, with this Python's
+* ``python``: executed (``exec``) in the file's namespace; a block of ``>>>`` lines is a
+  doctest, its outputs compared.
+* ``sh`` and ``bash``: run by ``bash -euo pipefail`` in the working directory, with this Python's
   ``bin`` first on ``PATH`` (``python``, ``sitemap-middleware``), 120 s at most.
 * ``nginx``: checked by ``nginx -t``, with the ports and paths replaced as
   ``tests/docs_support.py:nginx_config`` does (the only lines that may differ); what the
@@ -49,15 +50,22 @@ from unittest import SkipTest
 
 import pytest
 from sybil import Document, Example, Region, Sybil
+from sybil.evaluators.doctest import DocTestEvaluator
 from sybil.evaluators.python import PythonEvaluator
 from sybil.parsers.abstract.lexers import LexerCollection
-from sybil.parsers.markdown import ClearNamespaceParser, CodeBlockParser, SkipParser
+from sybil.parsers.markdown import (
+    ClearNamespaceParser,
+    CodeBlockParser,
+    PythonCodeBlockParser,
+    SkipParser,
+)
 from sybil.parsers.markdown.lexers import DirectiveInHTMLCommentLexer, RawFencedCodeBlockLexer
 
 from .docs_support import nginx_config
 
 ROOT = Path(__file__).resolve().parents[1]
-RUN = {"python", "sh", "nginx"}
+SHELLS = ("sh", "bash")
+RUN = {"python", *SHELLS, "nginx"}
 WRITE = "__docs_write__"  # namespace key: the path the next python block is written to
 
 
@@ -126,6 +134,15 @@ def check_nginx(example: Example) -> None:
     assert done.returncode == 0, done.stderr
 
 
+class PythonBlocks(PythonCodeBlockParser):
+    """Python blocks: a doctest (``>>>``) is checked as one, any other block is executed or
+    written (``<!-- write: PATH -->``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.codeblock_parser = CodeBlockParser("python", run_python)
+
+
 class OtherBlocks:
     """Any fenced block in a language not run here: a failure unless skipped."""
 
@@ -149,8 +166,8 @@ class OtherBlocks:
 
 SYBIL = Sybil(
     parsers=[
-        CodeBlockParser("python", run_python),
-        CodeBlockParser("sh", run_shell),
+        PythonBlocks(),
+        *(CodeBlockParser(shell, run_shell) for shell in SHELLS),
         CodeBlockParser("nginx", check_nginx),
         OtherBlocks(),
         SkipParser(),
@@ -183,7 +200,7 @@ CASES = [
     pytest.param(path, index, id=f"{path.relative_to(ROOT)}:{example.line}")
     for path, run in RUNS.items()
     for index, example in enumerate(run.examples)
-    if example.region.evaluator in BLOCKS
+    if example.region.evaluator in BLOCKS or isinstance(example.region.evaluator, DocTestEvaluator)
 ]
 
 
