@@ -49,6 +49,7 @@ from pathlib import Path
 from unittest import SkipTest
 
 import pytest
+from sqlalchemy import Connection, Engine, event
 from sybil import Document, Example, Region, Sybil
 from sybil.evaluators.doctest import DocTestEvaluator
 from sybil.evaluators.python import PythonEvaluator
@@ -202,6 +203,26 @@ CASES = [
     for index, example in enumerate(run.examples)
     if example.region.evaluator in BLOCKS or isinstance(example.region.evaluator, DocTestEvaluator)
 ]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def engines() -> Iterator[None]:
+    """Every sync engine the blocks connect with, disposed once they have all run: a snippet
+    rebinds ``engine`` freely, and a pool left to the garbage collector leaves its SQLite
+    connections unclosed (a ``ResourceWarning`` on Python 3.13)."""
+    seen: set[Engine] = set()
+
+    def connected(connection: Connection) -> None:
+        if not connection.engine.dialect.is_async:
+            seen.add(connection.engine)
+
+    event.listen(Engine, "engine_connect", connected)
+    try:
+        yield
+    finally:
+        event.remove(Engine, "engine_connect", connected)
+        for engine in seen:
+            engine.dispose()
 
 
 @pytest.fixture
