@@ -87,7 +87,7 @@ http {{
             proxy_set_header Host $host;
             proxy_set_header Connection "";
             proxy_cache sitemaps;
-            proxy_cache_key as-sent$request_uri;
+            proxy_cache_key as-sent$request_uri;  # apart from the guide's copies
             proxy_cache_valid 200 1m;
         }}
         location /broken/ {{
