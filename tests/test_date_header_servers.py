@@ -32,6 +32,8 @@ from sitemap_middleware.http import SINGLETON_FIELDS, format_http_date, parse_ht
 from .date_servers_app import KEY, seed
 from .uvicorn_process import free_port, serving
 
+pytestmark = pytest.mark.e2e
+
 _APP, _DJANGO = "tests.date_servers_app", "tests.date_servers_django"
 
 
