@@ -158,9 +158,9 @@ class Sitemap:
         """The view a request gets (see :meth:`.views.HostViews.view_for`); None: a 400."""
         return self.views.view_for(request.host, "host" in request.headers)
 
-    def key_file(self, request: Request, now: datetime) -> Response:
+    def key_file(self, request: Request) -> Response:
         """The IndexNow key file (see :mod:`.key_file`)."""
-        return key_file.answer(self.settings, request, now)
+        return key_file.answer(self.settings, request)
 
     def wants_robots(self, path: str, method: str) -> bool:
         """Whether this request is for the robots.txt that the sitemap is added to."""

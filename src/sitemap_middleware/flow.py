@@ -51,7 +51,7 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
     if view is None:
         return sitemap.bad_host()
     if target.key_file:
-        return sitemap.key_file(request, now)
+        return sitemap.key_file(request)
     horizon = horizon_of(now, sitemap.settings.lastmod_tolerance)
     path = sitemap.path_of(target)
     failed = f"sitemap {path}: a source failed before the response"

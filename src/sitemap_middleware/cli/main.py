@@ -60,7 +60,8 @@ sitemap index, every sitemap it lists within its scope. For each document:
   headers    status 200; Content-Type XML (application/gzip without
              Content-Encoding for .xml.gz); ETag; Last-Modified in IMF-fixdate
              and not later than Date; Vary: Accept-Encoding when the body
-             depends on it
+             depends on it; no field defined as one value (Date, ETag,
+             Content-Type, Last-Modified, ...) sent twice, in any answer
   requests   If-None-Match with the ETag gets 304 with the same validators;
              If-Modified-Since with the Last-Modified gets 304; If-None-Match
              takes precedence over If-Modified-Since; HEAD sends GET's headers
