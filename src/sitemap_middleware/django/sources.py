@@ -15,6 +15,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from asgiref.sync import sync_to_async
+from django.conf import settings as django_settings
 from django.db.models.query import QuerySet
 
 from ..entry import Batch
@@ -39,9 +40,11 @@ class DjangoSource(SQLAlchemySource):
     ``loc``, ``lastmod``, ``changefreq_column``, ``priority_column`` and ``images`` name
     fields by their ``attname`` (``author_id`` for a foreign key); a loc callable gets
     the row, with every concrete field as an attribute (``row.slug``), never a model
-    instance. ``key`` defaults to the primary key; ``name`` to the model's name. Each
-    read runs on Django's own connection of the thread it runs in, inside whatever
-    transaction that connection is in.
+    instance. ``key`` defaults to the primary key; ``name`` to the model's name. With
+    ``languages``, ``x_default=True`` writes x-default as Django's i18n sitemaps do
+    (``LANGUAGE_CODE``'s URL without its ``/{lang}/`` prefix); ``x_default="en"`` points it
+    at that language's URL. Each read runs on Django's own connection of the thread it runs
+    in, inside whatever transaction that connection is in.
     """
 
     def __init__(
@@ -78,6 +81,9 @@ class DjangoSource(SQLAlchemySource):
             query_id=query_id,
             **extensions,
         )
+
+    def _default_language(self) -> str | None:
+        return str(django_settings.LANGUAGE_CODE)
 
 
 # What a source declares about itself, the same for both kinds.

@@ -80,7 +80,7 @@ class SQLSourceBase:
             raise ConfigurationTypeError(f"engine: source {name!r}: {self.wrong_engine}")
         self.engine = engine
         columns = [str(c.key) for c in stmt.selected_columns] if isinstance(stmt, Select) else []
-        self.extras = extras_spec(name, columns, loc, extensions)
+        self.extras = extras_spec(name, columns, loc, extensions, self._default_language())
         self.options: SQLOptions = sql_options(
             stmt,
             name=name,
@@ -118,6 +118,12 @@ class SQLSourceBase:
         self.extras.language_templates = [
             LocTemplate(template, columns).locs for template in self.extras.templates
         ]
+        if self.extras.x_default_template is not None:
+            self.extras.x_default_locs = LocTemplate(self.extras.x_default_template, columns).locs
+
+    def _default_language(self) -> str | None:
+        """The language ``x_default=True`` names: none here (it is Django's form)."""
+        return None
 
     def fingerprint(self) -> str:
         # Settings only, fixed once built (asked for by every request's validators).
