@@ -214,3 +214,11 @@ def test_x_default_true_is_django_s_only() -> None:
             languages=["en"],
             x_default=True,
         )
+
+
+def test_a_source_without_a_setting_it_needs_is_told_which() -> None:
+    setup()
+    with pytest.raises(ConfigurationError, match=r"^name: DjangoSitemapSource needs name="):
+        DjangoSitemapSource(PageSitemap)
+    with pytest.raises(ConfigurationError, match=r"^loc: DjangoSource needs loc="):
+        DjangoSource(Page.objects.all())

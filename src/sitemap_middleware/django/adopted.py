@@ -33,7 +33,16 @@ from django.utils import translation
 from ..entry import Batch, Repeated
 from ..extensions import Extensions, Shape
 from ..settings import ConfigurationError, ConfigurationTypeError
-from ..sources.base import ALL, CutPages, KeyRange, Page, SyncSource, check_name
+from ..sources.base import (
+    ALL,
+    REQUIRED,
+    CutPages,
+    KeyRange,
+    Page,
+    SyncSource,
+    check_given,
+    check_name,
+)
 from ..sources.iterable import Digest, Item, Lastmods, batch_of
 from ..validators import Summary, default_horizon
 from .instances import instances, plain_instances
@@ -64,11 +73,12 @@ class DjangoSitemapSource(SyncSource):
         self,
         sitemap: type[Sitemap] | Sitemap,
         *,
-        name: str,
+        name: str = REQUIRED,
         base_url: str | None = None,
         version: Callable[[], object] | None = None,
         chunk_size: int = 2000,
     ) -> None:
+        check_given("DjangoSitemapSource", name=name)
         self.name = check_name(name)
         if isinstance(sitemap, type) and issubclass(sitemap, Sitemap):
             sitemap = sitemap()

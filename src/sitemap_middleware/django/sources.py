@@ -19,7 +19,16 @@ from django.conf import settings as django_settings
 from django.db.models.query import QuerySet
 
 from ..entry import Batch
-from ..sources.base import ALL, AsyncSource, Changes, KeyRange, Mark, Page
+from ..sources.base import (
+    ALL,
+    REQUIRED,
+    AsyncSource,
+    Changes,
+    KeyRange,
+    Mark,
+    Page,
+    check_given,
+)
 from ..sources.sql_options import LocSpec
 from ..sources.sqlalchemy import SQLAlchemySource
 from ..validators import Summary
@@ -51,7 +60,7 @@ class DjangoSource(SQLAlchemySource):
         self,
         queryset: QuerySet[Any],
         *,
-        loc: LocSpec,
+        loc: LocSpec = REQUIRED,
         name: str | None = None,
         lastmod: str | None = None,
         changefreq: str | None = None,
@@ -63,6 +72,7 @@ class DjangoSource(SQLAlchemySource):
         query_id: str | None = None,
         **extensions: Any,
     ) -> None:
+        check_given("DjangoSource", loc=loc)
         queryset = check_queryset(queryset)
         stmt, primary_key = statement(queryset)
         self.queryset = queryset
