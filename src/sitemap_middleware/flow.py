@@ -55,13 +55,14 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
     horizon = horizon_of(now, sitemap.settings.lastmod_tolerance)
     path = sitemap.path_of(target)
     failed = f"sitemap {path}: a source failed before the response"
-    read = False  # whether this request read its sources (and so can tell they recovered)
+    read: set[str] = set()  # the sources this request read (which can tell they recovered)
     cut = sitemap.cut_source(target)
     if cut is not None:
         try:
-            read = yield from _current_pages(sitemap, cut, horizon)
+            if (yield from _current_pages(sitemap, cut, horizon)):
+                read.add(cut.name)
         except Exception as exc:
-            sitemap.failures.failed(failed, exc)
+            sitemap.failures.failed(failed, exc, (cut.name,))
             return sitemap.unavailable()
     parts = sitemap.parts(target)
     if parts is None:
@@ -69,7 +70,7 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
     try:
         known = yield from _live_summaries(sitemap, target, parts, now, horizon)
     except Exception as exc:
-        sitemap.failures.failed(failed, exc)
+        sitemap.failures.failed(failed, exc, _names(parts))
         return sitemap.unavailable()
     missing = tuple(part for part, summary in zip(parts, known, strict=True) if summary is None)
     summaries: list[Summary] | None = [s for s in known if s is not None]
@@ -91,18 +92,18 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
                 return found
             parts, summaries = found
         except Exception as exc:
-            sitemap.failures.failed(failed, exc)
+            sitemap.failures.failed(failed, exc, _names(missing))
             return sitemap.unavailable()
         else:
             sitemap.recent.keep(missing, read_now)
             summaries = _merged(sitemap, target, known, read_now)
-        read = True
+        read |= _names(missing)
     plan = sitemap.respond(request, target, parts, summaries, now, view)
     if isinstance(plan, Plan) and plan.sitemapindex:
         return (yield from _index(sitemap, plan, summaries, path, read))
     if not isinstance(plan, Plan) or not plan.stream:
         if read:
-            sitemap.failures.succeeded(path)
+            sitemap.failures.succeeded(path, read)
         return plan if isinstance(plan, Response) else plan.response()
     slot = sitemap.generations.acquire()
     if slot is None:
@@ -114,7 +115,7 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
             yield from _current_pages(sitemap, sitemap.by_name[target.source], horizon)
         except Exception as exc:
             slot.release()
-            sitemap.failures.failed(failed, exc)
+            sitemap.failures.failed(failed, exc, (target.source,))
             return sitemap.unavailable()
     return Transfer(sitemap, plan, slot, spool=request.http_version == "1.0")
 
@@ -126,7 +127,7 @@ def _cut_page(
     try:
         yield from _current_pages(sitemap, source, horizon)
     except Exception as exc:
-        sitemap.failures.failed(failed, exc)
+        sitemap.failures.failed(failed, exc, (source.name,))
         return sitemap.unavailable()
     parts = sitemap.parts(target, cut=True)
     if parts is None:
@@ -138,7 +139,7 @@ def _cut_page(
 
 
 def _index(
-    sitemap: Sitemap, plan: Plan, summaries: Sequence[Summary], path: str, read: bool
+    sitemap: Sitemap, plan: Plan, summaries: Sequence[Summary], path: str, read: set[str]
 ) -> Flow:
     """A ``sitemapindex``: its pages are read for HEAD as for GET, so both get one status."""
     slot = sitemap.generations.acquire() if plan.stream else None
@@ -148,18 +149,20 @@ def _index(
         for source, summary in sitemap.known.index_needs(plan.parts, summaries):
             pages = yield from _read_pages(sitemap, source, summary)
             sitemap.known.remember(source, summary, pages)
-            read = True
+            read.add(source.name)
         document = sitemap.sitemapindex(plan) if plan.stream else None
     except (LimitExceeded, NotPageable) as exc:
         return sitemap.too_large(exc, path)
     except Exception as exc:
-        sitemap.failures.failed(f"sitemap {path}: a source failed before the index", exc)
+        sitemap.failures.failed(
+            f"sitemap {path}: a source failed before the index", exc, _names(plan.parts)
+        )
         return sitemap.unavailable()
     finally:
         if slot is not None:
             slot.release()
     if read:
-        sitemap.failures.succeeded(path)
+        sitemap.failures.succeeded(path, read)
     return plan.response() if document is None else plan.response(document)
 
 
@@ -225,6 +228,11 @@ def _read_pages(sitemap: Sitemap, source: AnySource, whole: Summary) -> Reads[li
     horizon = whole.horizon or horizon_of(datetime.now(UTC), sitemap.settings.lastmod_tolerance)
     width, tz = sitemap.width(source), sitemap.settings.naive_timezone
     return (yield from read_pages(source, width, tz, horizon))
+
+
+def _names(parts: Sequence[Part]) -> set[str]:
+    """The names of the sources of ``parts``."""
+    return {source.name for source, _ in parts}
 
 
 def _current_pages(
@@ -361,7 +369,7 @@ class Transfer:
     def finish(self) -> Iterator[bytes] | Response:
         """The last chunks (for a spooled document: all of it), or a 404 when every row was
         rejected (an empty urlset is invalid)."""
-        self.sitemap.failures.succeeded(self.path)  # every row was read
+        self.sitemap.failures.succeeded(self.path, _names(self.parts))  # every row was read
         if self.body.urls == 0 and not self.started:
             return self.sitemap.not_found()
         last = self.body.close()
@@ -381,10 +389,12 @@ class Transfer:
         if isinstance(error, LimitExceeded) and not self.started:
             return self.sitemap.too_large(error, self.path)
         if self.started:
-            self.sitemap.failures.failed(f"sitemap {self.path}: aborting the transfer", error)
+            self.sitemap.failures.failed(
+                f"sitemap {self.path}: aborting the transfer", error, _names(self.parts)
+            )
             raise error
         self.sitemap.failures.failed(
-            f"sitemap {self.path}: a source failed before the first byte", error
+            f"sitemap {self.path}: a source failed before the first byte", error, _names(self.parts)
         )
         return self.sitemap.unavailable()
 

@@ -33,7 +33,16 @@ from django.utils import translation
 from ..entry import Batch, Repeated
 from ..extensions import Extensions, Shape
 from ..settings import ConfigurationError, ConfigurationTypeError
-from ..sources.base import ALL, CutPages, KeyRange, Page, SyncSource, check_name
+from ..sources.base import (
+    ALL,
+    REQUIRED,
+    CutPages,
+    KeyRange,
+    Page,
+    SyncSource,
+    check_given,
+    check_name,
+)
 from ..sources.iterable import Digest, Item, Lastmods, batch_of
 from ..validators import Summary, default_horizon
 from .instances import instances, plain_instances
@@ -64,11 +73,12 @@ class DjangoSitemapSource(SyncSource):
         self,
         sitemap: type[Sitemap] | Sitemap,
         *,
-        name: str,
+        name: str = REQUIRED,
         base_url: str | None = None,
         version: Callable[[], object] | None = None,
         chunk_size: int = 2000,
     ) -> None:
+        check_given("DjangoSitemapSource", name=name)
         self.name = check_name(name)
         if isinstance(sitemap, type) and issubclass(sitemap, Sitemap):
             sitemap = sitemap()
@@ -201,22 +211,38 @@ class DjangoSitemapSource(SyncSource):
             digest.add_all(entries)
         summary = digest.summary()
         if self.latest_overridden:  # the index shows it: the page's validators follow it
-            summary = replace(summary, newest=self._latest(naive_timezone, horizon))
+            latest = self._latest(naive_timezone, horizon)
+            summary = replace(
+                summary,
+                newest=summary.newest if latest.newest is None else latest.newest,
+                expires=_earliest(summary.expires, latest.expires),
+            )
         return replace(summary, checksum=summary.token)  # a page's checksum is its token
 
-    def _latest(self, naive_timezone: tzinfo, horizon: datetime) -> datetime | None:
-        """The class's own ``get_latest_lastmod()``, under the rules of any lastmod (one in
-        the future is not listed)."""
+    def _latest(self, naive_timezone: tzinfo, horizon: datetime) -> Lastmods:
+        """The class's own ``get_latest_lastmod()``, under the rules of any lastmod: None,
+        a value that is no date, or one in the future is not usable (``newest`` is None),
+        and a future one is the moment it becomes usable (``expires``)."""
         lastmods = Lastmods(naive_timezone, horizon)
         lastmods.add(self.sitemap.get_latest_lastmod())
-        return lastmods.newest
+        return lastmods
 
     def _section(self, pages: list[Page], naive_timezone: tzinfo, horizon: datetime) -> list[Page]:
-        """The pages, with the overriding ``get_latest_lastmod()`` as each one's newest."""
+        """The pages, with the overriding ``get_latest_lastmod()`` as each one's newest; when
+        it gives nothing usable, each page keeps its own newest lastmod."""
         if not self.latest_overridden or not pages:
             return pages
         latest = self._latest(naive_timezone, horizon)
-        return [replace(page, newest=latest) for page in pages]
+        if latest.newest is None:
+            if latest.expires is None:
+                return pages
+            return [
+                replace(page, expires=_earliest(page.expires, latest.expires)) for page in pages
+            ]
+        return [
+            replace(page, newest=latest.newest, expires=_earliest(page.expires, latest.expires))
+            for page in pages
+        ]
 
     def _lowest(self) -> Any:
         """The lowest primary key of the QuerySet (0 without rows): one aggregate."""
@@ -323,6 +349,13 @@ class DjangoSitemapSource(SyncSource):
 
 _FIELDS = ("location", "lastmod", "changefreq", "priority")
 _CHUNK = 128  # items digested a column at a time (few enough to stay in the CPU's caches)
+
+
+def _earliest(first: datetime | None, second: datetime | None) -> datetime | None:
+    """The earlier of two moments, either of which may be missing."""
+    if first is None or second is None:
+        return first or second
+    return min(first, second)
 
 
 def _page(index: int, count: int, digest: Digest, last: Any) -> Page:

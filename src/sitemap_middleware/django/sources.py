@@ -15,10 +15,20 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from asgiref.sync import sync_to_async
+from django.conf import settings as django_settings
 from django.db.models.query import QuerySet
 
 from ..entry import Batch
-from ..sources.base import ALL, AsyncSource, Changes, KeyRange, Mark, Page
+from ..sources.base import (
+    ALL,
+    REQUIRED,
+    AsyncSource,
+    Changes,
+    KeyRange,
+    Mark,
+    Page,
+    check_given,
+)
 from ..sources.sql_options import LocSpec
 from ..sources.sqlalchemy import SQLAlchemySource
 from ..validators import Summary
@@ -39,16 +49,18 @@ class DjangoSource(SQLAlchemySource):
     ``loc``, ``lastmod``, ``changefreq_column``, ``priority_column`` and ``images`` name
     fields by their ``attname`` (``author_id`` for a foreign key); a loc callable gets
     the row, with every concrete field as an attribute (``row.slug``), never a model
-    instance. ``key`` defaults to the primary key; ``name`` to the model's name. Each
-    read runs on Django's own connection of the thread it runs in, inside whatever
-    transaction that connection is in.
+    instance. ``key`` defaults to the primary key; ``name`` to the model's name. With
+    ``languages``, ``x_default=True`` writes x-default as Django's i18n sitemaps do
+    (``LANGUAGE_CODE``'s URL without its ``/{lang}/`` prefix); ``x_default="en"`` points it
+    at that language's URL. Each read runs on Django's own connection of the thread it runs
+    in, inside whatever transaction that connection is in.
     """
 
     def __init__(
         self,
         queryset: QuerySet[Any],
         *,
-        loc: LocSpec,
+        loc: LocSpec = REQUIRED,
         name: str | None = None,
         lastmod: str | None = None,
         changefreq: str | None = None,
@@ -60,6 +72,7 @@ class DjangoSource(SQLAlchemySource):
         query_id: str | None = None,
         **extensions: Any,
     ) -> None:
+        check_given("DjangoSource", loc=loc)
         queryset = check_queryset(queryset)
         stmt, primary_key = statement(queryset)
         self.queryset = queryset
@@ -78,6 +91,9 @@ class DjangoSource(SQLAlchemySource):
             query_id=query_id,
             **extensions,
         )
+
+    def _default_language(self) -> str | None:
+        return str(django_settings.LANGUAGE_CODE)
 
 
 # What a source declares about itself, the same for both kinds.

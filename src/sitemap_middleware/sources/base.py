@@ -24,7 +24,7 @@ from typing import Any
 
 from ..entry import Batch
 from ..extensions import Shape
-from ..settings import ConfigurationError
+from ..settings import ConfigurationError, ConfigurationTypeError
 from ..stats import BadRowStats, tally_of
 from ..validators import Summary
 
@@ -96,6 +96,31 @@ class CutPages(Exception):
     """Raised by :meth:`SyncSource.summarize` for a page of fixed key ranges when the data
     says the source must be cut instead (an integer key below 0): the page is planned again
     from the source's cuts."""
+
+
+class _Required:
+    """The default of a keyword a source needs: its absence is a configuration error that
+    names the setting, not Python's ``TypeError`` about an internal ``__init__``."""
+
+    def __repr__(self) -> str:
+        return "<required>"
+
+
+REQUIRED: Any = _Required()
+
+
+def check_given(source: str, **settings: object) -> None:
+    """Raise the configuration error of the first setting left at :data:`REQUIRED`."""
+    examples = {
+        "name": "name='articles' (a URL segment: the pages are /sitemap-articles-1.xml)",
+        "loc": "loc='/articles/{slug}' (a template over the selected columns, or a function "
+        "of the row)",
+    }
+    for setting, value in settings.items():
+        if value is REQUIRED:
+            raise ConfigurationTypeError(
+                f"{setting}: {source} needs {examples.get(setting, f'{setting}=...')}"
+            )
 
 
 def check_name(name: str) -> str:

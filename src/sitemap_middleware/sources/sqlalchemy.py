@@ -33,7 +33,17 @@ from ..entry import Batch
 from ..settings import ConfigurationTypeError
 from ..validators import Summary, default_horizon
 from .aggregates import Aggregates
-from .base import ALL, Changes, CutPages, KeyRange, Mark, Page, SyncSource
+from .base import (
+    ALL,
+    REQUIRED,
+    Changes,
+    CutPages,
+    KeyRange,
+    Mark,
+    Page,
+    SyncSource,
+    check_given,
+)
 from .extras import extras_spec
 from .sql_locs import LocTemplate
 from .sql_options import LocSpec, SQLOptions, sql_options
@@ -64,8 +74,8 @@ class SQLSourceBase:
         stmt: AnySelect,
         engine: Any,
         *,
-        name: str,
-        loc: LocSpec,
+        name: str = REQUIRED,
+        loc: LocSpec = REQUIRED,
         lastmod: str | None = None,
         changefreq: str | None = None,
         changefreq_column: str | None = None,
@@ -76,11 +86,12 @@ class SQLSourceBase:
         query_id: str | None = None,
         **extensions: Any,
     ) -> None:
+        check_given(type(self).__name__, name=name, loc=loc)
         if not isinstance(engine, self.engine_type):
             raise ConfigurationTypeError(f"engine: source {name!r}: {self.wrong_engine}")
         self.engine = engine
         columns = [str(c.key) for c in stmt.selected_columns] if isinstance(stmt, Select) else []
-        self.extras = extras_spec(name, columns, loc, extensions)
+        self.extras = extras_spec(name, columns, loc, extensions, self._default_language())
         self.options: SQLOptions = sql_options(
             stmt,
             name=name,
@@ -118,6 +129,12 @@ class SQLSourceBase:
         self.extras.language_templates = [
             LocTemplate(template, columns).locs for template in self.extras.templates
         ]
+        if self.extras.x_default_template is not None:
+            self.extras.x_default_locs = LocTemplate(self.extras.x_default_template, columns).locs
+
+    def _default_language(self) -> str | None:
+        """The language ``x_default=True`` names: none here (it is Django's form)."""
+        return None
 
     def fingerprint(self) -> str:
         # Settings only, fixed once built (asked for by every request's validators).
