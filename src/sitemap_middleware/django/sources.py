@@ -17,6 +17,13 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from asgiref.sync import sync_to_async
 from django.db.models.query import QuerySet
 
+from ..optional import MissingExtra
+
+try:  # the SQL sources' statements (keyset pages, aggregate summaries) run on the QuerySet
+    import sqlalchemy  # noqa: F401
+except ModuleNotFoundError as exc:
+    raise MissingExtra.of(exc, "DjangoSource", "django,sqlalchemy") from exc
+
 from ..entry import Batch
 from ..sources.base import ALL, AsyncSource, Changes, KeyRange, Mark, Page
 from ..sources.sql_options import LocSpec
