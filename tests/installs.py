@@ -168,7 +168,18 @@ def fresh_venv(folder: Path, requirement: str) -> Venv:
         timeout=120,
     )
     subprocess.run(
-        [UV, "pip", "install", "--quiet", "--python", str(path / "bin" / "python"), requirement],
+        [
+            UV,
+            "pip",
+            "install",
+            "--quiet",
+            # As pip does: else each command compiles Django anew (never, where
+            # PYTHONDONTWRITEBYTECODE is set, writing what it compiled).
+            "--compile-bytecode",
+            "--python",
+            str(path / "bin" / "python"),
+            requirement,
+        ],
         check=True,
         env=env,
         timeout=600,
