@@ -31,14 +31,30 @@ BASE = "https://example.com/"
 # does not name the extra bringing it.
 OPTIONAL = {"sqlalchemy", "greenlet", "httpx", "lxml", "django", "starlette", "uvicorn", "flask"}
 
-# Lists, a generator and an async generator: what a site serves without any extra.
+# Lists, a generator, an async generator and a custom source: what a site serves without
+# any extra.
 LISTS_SITE = f"""
 import os
 from datetime import date
 
-from sitemap_middleware import Entry, SitemapApp, SitemapWSGIApp
+from sitemap_middleware import Entry, SitemapApp, SitemapWSGIApp, Summary, SyncSource
+from sitemap_middleware.entry import Batch
 
 BASE = os.environ.get("SITE_BASE", {BASE!r})
+
+
+class Team(SyncSource):
+    \"\"\"A custom source: the team's pages, from a tuple it keeps itself.\"\"\"
+
+    name = "team"
+    pageable = False  # one page
+    members = ("ada", "grace")
+
+    def summarize(self, keys, naive_timezone, horizon=None):
+        return Summary(newest=None, count=len(self.members), token="team-1")
+
+    def batches(self, keys, size):
+        yield Batch.of([(n, f"/team/{{m}}", None, None, None) for n, m in enumerate(self.members)])
 
 
 def posts():
@@ -55,6 +71,7 @@ def sources():
         "pages": ["/", "/about", Entry("/pricing", lastmod=date(2024, 5, 1), priority=0.8)],
         "posts": posts,
         "events": events,
+        "team": Team(),
     }}
 
 
@@ -240,15 +257,16 @@ def test_no_extra_serves_lists_and_generators(tmp_path: Path, wheel: Path) -> No
     venv = install(tmp_path, wheel)
     only(venv, "")
     (venv.work / "site_app.py").write_text(LISTS_SITE)
-    bodies = served_sitemap(venv, "site_app:wsgi", children=3)
+    bodies = served_sitemap(venv, "site_app:wsgi", children=4)
     assert urls(bodies) == {
         *(f"{BASE}{path}" for path in ("", "about", "pricing")),
         *(f"{BASE}posts/{n}" for n in range(1, 4)),
         *(f"{BASE}events/{n}" for n in range(1, 3)),
+        *(f"{BASE}team/{name}" for name in ("ada", "grace")),
     }
     # render needs only the application: in-process, ASGI (with its lifespan) and WSGI.
-    renders(venv, "site_app:asgi", documents=4)
-    renders(venv, "site_app:wsgi", documents=4)
+    renders(venv, "site_app:asgi", documents=5)
+    renders(venv, "site_app:wsgi", documents=5)
     all_command_helps(venv)
 
 
@@ -313,12 +331,12 @@ def test_cli_extra_checks_a_live_sitemap(tmp_path: Path, wheel: Path) -> None:
         live = venv.run("sitemap-middleware", "check", "--json", "--no-conditional", url)
         report = json.loads(live.stdout)
         assert live.returncode == 0, report
-        assert len(report["documents"]) == 4
+        assert len(report["documents"]) == 5
     in_process = venv.run(
         "sitemap-middleware", "check", "--app", "site_app:asgi", f"{BASE}sitemap.xml"
     )
     assert in_process.returncode == 0, in_process.stdout + in_process.stderr
-    renders(venv, "site_app:asgi", documents=4)
+    renders(venv, "site_app:asgi", documents=5)
     fails_naming(
         import_error(venv, "from sitemap_middleware import SQLAlchemySource"), "sqlalchemy"
     )
@@ -372,7 +390,10 @@ INSTALLED_APPS = [
 MIDDLEWARE = ["sitemap_middleware.django.SitemapMiddleware"]
 ROOT_URLCONF = "proj.urls"
 DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": "db.sqlite3"}}
-SITEMAP_MIDDLEWARE = {"sources": "proj.sitemaps.sources", "base_url": "https://example.com/"}
+SITEMAP_MIDDLEWARE = {
+    "sources": __import__("os").environ.get("PROJECT_SOURCES", "proj.sitemaps.sources"),
+    "base_url": "https://example.com/",
+}
 """
 
 DJANGO_FILES = {
@@ -472,6 +493,12 @@ def test_django_extra_adopts_sitemap_classes_without_sqlalchemy(
     message = import_error(venv, "from sitemap_middleware.django import DjangoSource")
     assert message.startswith("MissingExtra: DjangoSource needs sqlalchemy"), message
     fails_naming(message, "django,sqlalchemy")
+    # In the project's setting, Django's system check reports it, naming the extra.
+    (venv.work / "proj" / "queryset.py").write_text(QUERYSET)
+    check = venv.run("python", "manage.py", "check", PROJECT_SOURCES="proj.queryset.sources")
+    assert check.returncode == 1
+    assert "sitemap_middleware.E001" in check.stderr
+    fails_naming(check.stderr, "django,sqlalchemy")
 
 
 def test_django_and_sqlalchemy_extras_serve_a_queryset(tmp_path: Path, wheel: Path) -> None:
