@@ -520,10 +520,17 @@ def test_example_extra_runs_the_example_site(tmp_path: Path, wheel: Path) -> Non
             index = fetch(port, "/sitemap.xml")
             assert index.status == 200, (module, index.body)
             assert_valid_index(index.body)
-    # The example's IndexNow, as the README runs it (a dry run posts nothing).
+    # The example's IndexNow, as the README runs it: under uvicorn, serving the key file;
+    # pushing from the command line (a dry run posts nothing).
+    key = "0123456789abcdef"
+    port = free_port()
+    env = venv.env(EXAMPLE_DB="example_app.sqlite3", INDEXNOW_KEY=key, PORT=str(port))
+    uvicorn = [str(venv.bin / "uvicorn"), "example_app.asgi:app", "--port", str(port)]
+    with serving(uvicorn, port, venv.work, env):
+        key_file = fetch(port, f"/{key}.txt")
+        assert (key_file.status, key_file.body) == (200, key.encode())
     push = ["sitemap-middleware", "indexnow", "--app", "example_app.asgi:app", "--once"]
-    env = {"EXAMPLE_DB": "example_app.sqlite3", "INDEXNOW_KEY": "0123456789abcdef"}
-    first = venv.run(*push, "--dry-run", **env)
+    first = venv.run(*push, "--dry-run", EXAMPLE_DB="example_app.sqlite3", INDEXNOW_KEY=key)
     assert first.returncode == 0, first.stdout + first.stderr
     assert "first run: starts from now" in first.stdout
 
