@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from lxml import etree
 from uv import find_uv_bin
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -192,6 +193,15 @@ def free_port() -> int:
         probe.bind(("127.0.0.1", 0))
         port: int = probe.getsockname()[1]
         return port
+
+
+SITEMAP_NS = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
+
+
+def locs(body: bytes, element: str) -> list[str]:
+    """The ``loc`` texts of a sitemap document's ``element``s (``url`` or ``sitemap``)."""
+    found = etree.fromstring(body).findall(f"s:{element}/s:loc", SITEMAP_NS)
+    return [loc.text or "" for loc in found]
 
 
 @dataclass

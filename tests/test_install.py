@@ -15,17 +15,15 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from lxml import etree
 
 from .conftest import assert_valid_index, check_served
-from .installs import ROOT, Venv, fetch, free_port, fresh_venv, serving, wheel
+from .installs import ROOT, Venv, fetch, free_port, fresh_venv, locs, serving, wheel
 from .postgres import driver_url, schema_name, server_url
 
 __all__ = ["wheel"]  # the session fixture
 
 pytestmark = pytest.mark.install
 
-NS = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
 BASE = "https://example.com/"
 # The distributions of the optional dependencies: none may come with an install that
 # does not name the extra bringing it.
@@ -181,10 +179,10 @@ def served_sitemap(venv: Venv, app: str, children: int, **env: str) -> list[byte
         assert root.headers["Content-Type"].startswith("text/xml")
         assert root.headers["ETag"]
         check_served(root.status, root.headers["Content-Type"], root.body)
-        locs = etree.fromstring(root.body).xpath("//s:sitemap/s:loc/text()", namespaces=NS)
-        assert len(locs) == children
+        children_locs = locs(root.body, "sitemap")
+        assert len(children_locs) == children
         assert (b"<sitemapindex" in root.body) == bool(children)
-        for loc in locs:
+        for loc in children_locs:
             page = fetch(port, "/" + loc.removeprefix(base))
             assert page.status == 200, (loc, page.body)
             assert page.headers["Content-Type"].startswith("text/xml")
@@ -199,7 +197,7 @@ def served_sitemap(venv: Venv, app: str, children: int, **env: str) -> list[byte
 def urls(bodies: list[bytes]) -> set[str]:
     found: set[str] = set()
     for body in bodies:
-        found.update(etree.fromstring(body).xpath("//s:url/s:loc/text()", namespaces=NS))
+        found.update(locs(body, "url"))
     return found
 
 
@@ -568,9 +566,8 @@ def test_postgres_extra_serves_a_table_on_postgresql(tmp_path: Path, wheel: Path
         bodies = served_sitemap(venv, "site_sql:wsgi", children=0, **env)
         assert urls(bodies) == {f"{BASE}articles/article-{n}" for n in range(1, 6)}
         out = venv.work / "public"
-        rendered = venv.run(
-            "sitemap-middleware", "render", "--app", "site_sql:asgi", "--out", out, **env
-        )
+        render = ("sitemap-middleware", "render", "--app", "site_sql:asgi", "--out", str(out))
+        rendered = venv.run(*render, SITE_DB=sync_url, SITE_ASYNC_DB=async_url, SITE_SCHEMA=schema)
         assert rendered.returncode == 0, rendered.stderr
         assert (out / "sitemap.xml").read_bytes() == bodies[0]  # async, byte for byte
     finally:

@@ -14,14 +14,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from lxml import etree
 
 from .conftest import assert_valid_index, check_served
-from .installs import ROOT, environment, fetch, free_port, serving, tracked_tree
+from .installs import ROOT, environment, fetch, free_port, locs, serving, tracked_tree
 
 pytestmark = pytest.mark.install
-
-NS = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
 
 
 def quick_start_commands(readme: str) -> list[str]:
@@ -64,7 +61,7 @@ def test_quick_start_as_written(tmp_path: Path) -> None:
             assert index.status == 200, (variant, index.body)
             assert index.headers["Content-Type"].startswith("text/xml")
             assert_valid_index(index.body)
-            children = etree.fromstring(index.body).xpath("//s:loc/text()", namespaces=NS)
+            children = locs(index.body, "sitemap")
             assert len(children) >= 2, (variant, children)  # pages, articles
             base = f"http://127.0.0.1:{port}/"
             for loc in children:
