@@ -35,8 +35,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
+from .dates import iso
 from .needs import Reads, read_changes, read_pages, summarize
-from .sources.aggregates import iso
 from .sources.base import AnySource, CutPages, Page, page_keys
 from .validators import Summary, horizon_of
 

@@ -6,6 +6,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import UTC, tzinfo
+from importlib.util import find_spec
 from typing import Any, Literal, Required, TypedDict
 from urllib.parse import urlsplit
 
@@ -263,6 +264,12 @@ def check_indexnow(settings: Settings) -> None:
         _seconds("indexnow_every", every, 1, 86_400)
         if key is None:
             raise ConfigurationError(f"indexnow_every: {every!r} needs indexnow_key, to push")
+        missing = [name for name in ("httpx", "sqlalchemy") if find_spec(name) is None]
+        if missing:
+            raise ConfigurationError(
+                f"indexnow_every: pushing needs {' and '.join(missing)} (not installed): "
+                "pip install 'sitemap_middleware[indexnow]'"
+            )
 
 
 def _check_key_location(location: object, path: str) -> None:

@@ -461,9 +461,17 @@ def render_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> 
 def _indexnow(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     import anyio
 
-    from .indexnow import IndexNowOptions, run_indexnow
     from .inprocess import StartupFailed
     from .loader import LoadError
+
+    try:
+        from .indexnow import IndexNowOptions, run_indexnow
+    except ImportError as exc:
+        stderr.write(
+            f"sitemap-middleware indexnow needs the 'indexnow' extra ({exc.name} is missing): "
+            "pip install 'sitemap_middleware[indexnow]'\n"
+        )
+        return USAGE_ERROR
 
     options = IndexNowOptions(
         app=args.app,

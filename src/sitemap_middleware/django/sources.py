@@ -18,6 +18,13 @@ from asgiref.sync import sync_to_async
 from django.conf import settings as django_settings
 from django.db.models.query import QuerySet
 
+from ..optional import MissingExtra
+
+try:  # the SQL sources' statements (keyset pages, aggregate summaries) run on the QuerySet
+    import sqlalchemy  # noqa: F401
+except ModuleNotFoundError as exc:
+    raise MissingExtra.of(exc, "DjangoSource", "django,sqlalchemy") from exc
+
 from ..entry import Batch
 from ..sources.base import (
     ALL,

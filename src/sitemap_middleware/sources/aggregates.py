@@ -20,7 +20,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import UTC, date, datetime, timedelta, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from decimal import Decimal
 from typing import Any
 
@@ -332,8 +332,3 @@ def _over(aggregate: Any, window: ColumnElement[Any] | None) -> ColumnElement[An
 def _horizon_param(lastmod_type: Any) -> BindParameter[Any]:
     type_ = lastmod_type if isinstance(lastmod_type, DateTime | Date) else String()
     return bindparam(HORIZON, type_=type_)
-
-
-def iso(moment: date | None) -> str:
-    """A moment as the token writes it."""
-    return moment.isoformat() if moment is not None else ""

@@ -26,8 +26,13 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Select
-from sqlalchemy.engine import Connection, Engine
+from ..optional import MissingExtra
+
+try:
+    from sqlalchemy import Select
+    from sqlalchemy.engine import Connection, Engine
+except ModuleNotFoundError as exc:
+    raise MissingExtra.of(exc, "SQLAlchemySource", "sqlalchemy") from exc
 
 from ..entry import Batch
 from ..settings import ConfigurationTypeError

@@ -11,8 +11,13 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from datetime import datetime, tzinfo
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection, CursorResult
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from ..optional import MissingExtra
+
+try:
+    from sqlalchemy import Connection, CursorResult
+    from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+except ModuleNotFoundError as exc:
+    raise MissingExtra.of(exc, "AsyncSQLAlchemySource", "sqlalchemy") from exc
 
 from ..entry import Batch
 from ..validators import Summary, default_horizon
