@@ -33,6 +33,7 @@ from ..sync_reads import TransferChunks as SyncTransferChunks
 from . import robots_txt
 from .conf import SETTING, configured
 from .responses import complete, is_asgi, request_from, route_path, streaming
+from .threads import background_context
 
 T = TypeVar("T")
 GetResponse = Callable[[HttpRequest], HttpResponseBase]
@@ -61,7 +62,8 @@ class SitemapMiddleware:
         self.configured = configured(self.setting)
         self.sitemap = self.configured.sitemap()
         self._sync = SyncReads()
-        self._async = AsyncReads()
+        # A refresh started by a request outlives the request's thread for sync work.
+        self._async = AsyncReads(background=background_context)
 
     @property
     def stats(self) -> dict[str, BadRowStats]:
