@@ -334,18 +334,20 @@ def test_a_stored_value_django_s_converters_refuse_is_a_bad_field(
     assert source.bad_rows.rows_with_fields_dropped >= 1
 
 
-def test_async_reads_run_in_django_s_thread_for_sync_work(alias: str) -> None:
-    """AsyncDjangoSource reads where Django's async ORM runs its queries: the thread
-    ``sync_to_async(thread_sensitive=True)`` gives, on that thread's connection."""
+@pytest.mark.parametrize("kind", [AsyncDjangoSource, DjangoSource])
+def test_async_reads_run_in_django_s_thread_for_sync_work(alias: str, kind: type) -> None:
+    """Under ASGI both kinds read where Django's async ORM runs its queries: the thread
+    ``sync_to_async(thread_sensitive=True)`` gives, on that thread's connection (a
+    ``DjangoSource`` renders each chunk there too)."""
     import threading
 
     from asgiref.sync import sync_to_async
     from django.db import connections
 
     fill(alias, 3)
-    source = AsyncDjangoSource(Article.objects.using(alias), loc="/a/{slug}")
+    source = kind(Article.objects.using(alias), loc="/a/{slug}")
     threads: set[int] = set()
-    engine = source.sync.engine
+    engine = source.engine if isinstance(source, DjangoSource) else source.sync.engine
 
     @event.listens_for(engine, "before_cursor_execute")
     def record(*args: Any) -> None:
