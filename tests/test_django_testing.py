@@ -30,9 +30,16 @@ from .django_setup import database, setup
 
 setup()
 
+from django.conf import settings  # noqa: E402
 from django.contrib.sitemaps import Sitemap  # noqa: E402
 from django.db import connections  # noqa: E402
-from django.test import TestCase, TransactionTestCase, override_settings  # noqa: E402
+from django.test import (  # noqa: E402
+    AsyncClient,
+    Client,
+    TestCase,
+    TransactionTestCase,
+    override_settings,
+)
 from django.test.utils import (  # noqa: E402
     setup_databases,
     setup_test_environment,
@@ -235,6 +242,27 @@ class SyncChecks(Checks):
 
         self.quietly(check)
 
+    def test_background_reads_see_the_tests_rows(self) -> None:
+        """Pages kept current by a refresh or recount at every request: each runs on the
+        test's connection (a thread of its own would not see the test's rows, and would
+        meet its lock on SQLite), so a later request shows a write, with the validators
+        a process started then would give."""
+        setting = {**settings.SITEMAP_MIDDLEWARE, "refresh_interval": 0, "recount_interval": 0}
+        with self.settings(SITEMAP_MIDDLEWARE=setting):  # type: ignore[attr-defined]
+            self.quietly(self.check_background_reads)
+
+    def check_background_reads(self) -> None:
+        self.articles(1, 2)
+        before = self.get()
+        self.articles(3)
+        self.get()  # a refresh (and a recount) at every request
+        wait_for_background_threads()  # committed rows (TransactionTestCase): in a thread
+        after = self.get()
+        assert after.locs() == self.expect("a-1", "a-2", "a-3")
+        assert after.etag != before.etag
+        first = get(Client())  # a new middleware: what a process started now answers
+        assert (after.etag, after.last_modified) == (first.etag, first.last_modified)
+
 
 class AsyncChecks(Checks):
     """Through ``self.async_client`` (Django's ASGI handler, on the test's event loop)."""
@@ -274,6 +302,26 @@ class AsyncChecks(Checks):
                 assert after.locs() == self.expect(*slugs)
                 self.assert_followed(before, after, conditional)
                 before = after
+            await self.settle()
+
+    async def test_background_reads_see_the_tests_rows(self) -> None:
+        """As under ``Client``: a refresh or recount at every request, in Django's thread
+        for sync work, which under ``AsyncClient`` is the test's."""
+        setting = {**settings.SITEMAP_MIDDLEWARE, "refresh_interval": 0, "recount_interval": 0}
+        with (
+            self.settings(SITEMAP_MIDDLEWARE=setting),  # type: ignore[attr-defined]
+            self.assertNoLogs("sitemap_middleware", "WARNING"),  # type: ignore[attr-defined]
+        ):
+            await self.awrite(self.articles, 1, 2)
+            before = await self.get()
+            await self.awrite(self.articles, 3)
+            await self.get()
+            await self.settle()
+            after = await self.get()
+            assert after.locs() == self.expect("a-1", "a-2", "a-3")
+            assert after.etag != before.etag
+            first = await aget(AsyncClient())  # a new middleware, as a process started now
+            assert (after.etag, after.last_modified) == (first.etag, first.last_modified)
             await self.settle()
 
     async def awrite(self, write: Callable[..., None], *arguments: Any) -> None:

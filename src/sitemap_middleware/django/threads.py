@@ -42,6 +42,12 @@ def background_context() -> contextvars.Context:
     return context
 
 
+def in_transaction() -> bool:
+    """Whether a connection of this thread is in a transaction (a ``TestCase``'s): rows
+    it wrote are seen by no other connection."""
+    return any(wrapper.in_atomic_block for wrapper in connections.all(initialized_only=True))
+
+
 @contextmanager
 def reading() -> Iterator[None]:
     """Around a read, in whatever thread it runs: a connection the read had to open is
