@@ -141,9 +141,10 @@ async def _bound_chunks(
     source: SyncSource, keys: KeyRange, body: Transfer, size: int
 ) -> AsyncGenerator[bytes, None]:
     """:func:`chunks` of a source bound to a thread (``thread_bound``): each step, up to
-    the next chunk, runs in :meth:`~SyncSource.in_thread`, and the rows are closed there;
-    the thread is free between steps (other reads of the request, and the request's own
-    sync work, take turns in it)."""
+    the next chunk, runs in :meth:`~SyncSource.in_thread`, and the rows are closed there.
+    The next step starts as a chunk is handed over, so the thread renders it while the
+    loop sends the one before; the thread is free between steps (other reads, and the
+    request's own sync work, take turns in it)."""
     batches = iter(source.batches(keys, size))
 
     def step() -> bytes | None:
@@ -157,16 +158,21 @@ async def _bound_chunks(
         if close is not None:
             close()
 
+    def next_step() -> asyncio.Future[bytes | None]:
+        return asyncio.ensure_future(source.in_thread(step))
+
+    pending = next_step()
     try:
-        while True:
-            with anyio.CancelScope(shield=True):  # never inside a database call
-                chunk = await source.in_thread(step)
-            if chunk is None:
-                break
+        # Shielded: cancellation lands between steps, never inside a database call.
+        while (chunk := await asyncio.shield(pending)) is not None:
+            pending = next_step()
             await anyio.lowlevel.checkpoint_if_cancelled()
             yield chunk
     finally:
         with anyio.CancelScope(shield=True):
+            await asyncio.wait([pending])  # the step under way ends first
+            if not pending.cancelled():
+                pending.exception()  # raised above already, or superseded by what ended us
             await source.in_thread(close)
 
 
