@@ -14,6 +14,7 @@ Django closes a request's connections.
 from __future__ import annotations
 
 import contextvars
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import wraps
@@ -48,32 +49,60 @@ def in_transaction() -> bool:
     return any(wrapper.in_atomic_block for wrapper in connections.all(initialized_only=True))
 
 
+class _Reads(threading.local):
+    """The reads under way in this thread (steps of several requests' reads interleave in
+    one thread for sync work), and the connections open before the first of them."""
+
+    active = 0
+    open_before: frozenset[str] = frozenset()
+
+
+_reads = _Reads()
+
+
+def begin_read() -> None:
+    """A read starts in this thread: the first of a run of reads checks a connection on
+    which a read failed, as Django checks a request's (replaced when it is broken), and
+    notes which connections were open."""
+    if _reads.active == 0:
+        for wrapper in connections.all(initialized_only=True):
+            failed = wrapper.connection is not None and wrapper.errors_occurred
+            if failed and not wrapper.in_atomic_block:
+                wrapper.close_if_unusable_or_obsolete()
+        _reads.open_before = frozenset(
+            wrapper.alias
+            for wrapper in connections.all(initialized_only=True)
+            if wrapper.connection is not None
+        )
+    _reads.active += 1
+
+
+def end_read() -> None:
+    """A read ends: once no other read of this thread is under way, the connections the
+    reads opened are closed when their ``CONN_MAX_AGE`` is 0 and no transaction is open on
+    them, as Django closes a request's (in a thread no request ends, nothing else would);
+    one open before stays open."""
+    _reads.active -= 1
+    if _reads.active > 0:
+        return
+    for wrapper in connections.all(initialized_only=True):
+        if (
+            wrapper.alias not in _reads.open_before
+            and wrapper.connection is not None
+            and wrapper.settings_dict.get("CONN_MAX_AGE", 0) == 0
+            and not wrapper.in_atomic_block
+        ):
+            wrapper.close()
+
+
 @contextmanager
 def reading() -> Iterator[None]:
-    """Around a read, in whatever thread it runs: a connection the read had to open is
-    closed after it when its ``CONN_MAX_AGE`` is 0 and no transaction is open on it, as
-    Django closes a request's (in a thread no request ends, nothing else would); one that
-    was open stays open. A connection on which a read failed is checked first, as Django
-    checks a request's, and replaced when it is broken."""
-    open_before = set()
-    for wrapper in connections.all(initialized_only=True):
-        if wrapper.connection is None:
-            continue
-        if wrapper.errors_occurred and not wrapper.in_atomic_block:
-            wrapper.close_if_unusable_or_obsolete()
-        if wrapper.connection is not None:
-            open_before.add(wrapper.alias)
+    """Around a read, in whatever thread it runs: :func:`begin_read`, :func:`end_read`."""
+    begin_read()
     try:
         yield
     finally:
-        for wrapper in connections.all(initialized_only=True):
-            if (
-                wrapper.alias not in open_before
-                and wrapper.connection is not None
-                and wrapper.settings_dict.get("CONN_MAX_AGE", 0) == 0
-                and not wrapper.in_atomic_block
-            ):
-                wrapper.close()
+        end_read()
 
 
 def read(method: Callable[P, T]) -> Callable[P, T]:
