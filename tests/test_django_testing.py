@@ -68,7 +68,12 @@ def prepare_databases(alias: str) -> None:
     if alias in _databases:
         return
     if alias != "default":
-        database(alias)  # skips without a server; the process's schema
+        database(alias)  # skips without a server; the process's schema and its tables
+        # Kept, not created (the role cannot create databases): the suite's database,
+        # its tables in the process's schema, synced without migrations.
+        test = connections[alias].settings_dict["TEST"]
+        test.update(NAME=connections[alias].settings_dict["NAME"], MIGRATE=False)
+        test["DEPENDENCIES"] = []
     if not _databases:
         setup_test_environment()
     _databases[alias] = setup_databases(

@@ -61,9 +61,6 @@ if _postgres:
         "HOST": _url.hostname or "127.0.0.1",
         "PORT": str(_url.port or 5432),
         "OPTIONS": {"options": f"-c search_path={POSTGRES_SCHEMA}"},
-        # Django's test setup keeps this database (keepdb: the role cannot create one) and
-        # creates the tables in the process's schema (tests/test_django_testing.py).
-        "TEST": {"NAME": _url.path.lstrip("/"), "DEPENDENCIES": [], "MIGRATE": False},
     }
     # The reference model test's schema (set per history by tests/test_model.py).
     DATABASES["model_pg"] = {**DATABASES["postgres"], "OPTIONS": {}}
