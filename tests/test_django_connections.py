@@ -56,6 +56,8 @@ def alias() -> Iterator[str]:
     for model in (Article, Page):
         model.objects.using(name).all().delete()
     yield name
+    for model in (Article, Page):
+        model.objects.using(name).all().delete()
 
 
 def write(alias: str, first: int, count: int) -> None:
