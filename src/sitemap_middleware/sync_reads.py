@@ -23,11 +23,16 @@ T = TypeVar("T")
 
 
 class SyncReads:
-    """Performs the needs of the flow and of the pages kept current, for one middleware."""
+    """Performs the needs of the flow and of the pages kept current, for one middleware.
 
-    def __init__(self) -> None:
+    ``background``: starts a job of pages kept current (default: in a thread of its own);
+    the Django middleware defers one started inside a transaction to the request's thread.
+    """
+
+    def __init__(self, background: Callable[[Callable[[], None]], None] | None = None) -> None:
         self.loop = _Loop()
         self._coalescer = ThreadCoalescer()
+        self._background = background or start_thread
 
     def perform(self, need: Need) -> Any:
         """Read what the flow needs; concurrent requests for the same aggregates share one
@@ -48,9 +53,7 @@ class SyncReads:
             return self.call(need.source, "changed", *arguments)
         if isinstance(need, Background):
             # Pages kept current: the request goes on; the job's reads are its own.
-            threading.Thread(
-                target=run, args=(need.job, self.perform), name="sitemap-pages", daemon=True
-            ).start()
+            self._background(partial(run, need.job, self.perform))
             return None
         return shared(
             ("pages", need.source.name, need.width, need.horizon),
@@ -104,6 +107,11 @@ class SyncReads:
     def close(self) -> None:
         """Stop the background event loop of async sources, if one was started."""
         self.loop.close()
+
+
+def start_thread(job: Callable[[], None]) -> None:
+    """Run a background job in a thread of its own."""
+    threading.Thread(target=job, name="sitemap-pages", daemon=True).start()
 
 
 class TransferChunks:

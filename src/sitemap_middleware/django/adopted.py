@@ -46,6 +46,7 @@ from ..sources.base import (
 from ..sources.iterable import Digest, Item, Lastmods, batch_of
 from ..validators import Summary, default_horizon
 from .instances import instances, plain_instances
+from .threads import InDjango, read, read_rows
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +60,7 @@ class LimitedShape(Shape):
         return max(1, min(rows, self.limit // self.urls_per_row))
 
 
-class DjangoSitemapSource(SyncSource):
+class DjangoSitemapSource(InDjango, SyncSource):
     """The URLs of a Django ``Sitemap`` class (or instance), as Django's views list them.
 
     ``base_url``: when given, each URL is built as Django builds it, ``protocol://host``
@@ -197,6 +198,7 @@ class DjangoSitemapSource(SyncSource):
 
     # -- the source protocol ----------------------------------------------------------------
 
+    @read
     def summarize(
         self, keys: KeyRange, naive_timezone: tzinfo, horizon: datetime | None = None
     ) -> Summary:
@@ -248,6 +250,7 @@ class DjangoSitemapSource(SyncSource):
         """The lowest primary key of the QuerySet (0 without rows): one aggregate."""
         return self.sitemap.items().aggregate(lowest=Min("pk"))["lowest"] or 0
 
+    @read
     def pages(
         self, width: int, naive_timezone: tzinfo, horizon: datetime | None = None
     ) -> list[Page]:
@@ -315,6 +318,7 @@ class DjangoSitemapSource(SyncSource):
             )
             yield list(batch.keys), [(raw, None) for raw in fields]
 
+    @read_rows
     def batches(self, keys: KeyRange = ALL, size: int = 500) -> Iterator[Batch]:
         if not self.sitemap.i18n:  # one URL an item: built column by column
             items = self._items(keys)

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Callable, Generator, Sequence
 from datetime import datetime, tzinfo
+from functools import partial
 from itertools import islice
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from asgiref.sync import sync_to_async
 from django.conf import settings as django_settings
 from django.db.models.query import QuerySet
 
@@ -40,6 +40,7 @@ from ..sources.sql_options import LocSpec
 from ..sources.sqlalchemy import SQLAlchemySource
 from ..validators import Summary
 from .statements import check_queryset, engine, statement
+from .threads import InDjango, in_django
 
 if TYPE_CHECKING:
     from ..sources.sql_options import VersionSpec
@@ -50,7 +51,7 @@ T = TypeVar("T")
 ROWS_PER_TRIP = 2_000
 
 
-class DjangoSource(SQLAlchemySource):
+class DjangoSource(InDjango, SQLAlchemySource):
     """The rows of a ``QuerySet`` (its filters kept), read from its database (``using``).
 
     ``loc``, ``lastmod``, ``changefreq_column``, ``priority_column`` and ``images`` name
@@ -60,7 +61,8 @@ class DjangoSource(SQLAlchemySource):
     ``languages``, ``x_default=True`` writes x-default as Django's i18n sitemaps do
     (``LANGUAGE_CODE``'s URL without its ``/{lang}/`` prefix); ``x_default="en"`` points it
     at that language's URL. Each read runs on Django's own connection of the thread it runs
-    in, inside whatever transaction that connection is in.
+    in, inside whatever transaction that connection is in. Under an async server it reads in
+    Django's thread for sync work, as :class:`AsyncDjangoSource` does, rendering there too.
     """
 
     def __init__(
@@ -170,7 +172,7 @@ class AsyncDjangoSource(AsyncSource):
 
 
 async def _in_django(function: Callable[..., T], *args: Any) -> T:
-    return await sync_to_async(function, thread_sensitive=True)(*args)
+    return await in_django(partial(function, *args))
 
 
 def _trip(rows: Generator[Batch, None, None], count: int) -> list[Batch]:
