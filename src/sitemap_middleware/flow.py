@@ -15,7 +15,6 @@ asking it, at each point, what may be sent.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Awaitable, Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -24,7 +23,6 @@ from typing import IO, Any, Generic, TypeVar
 
 from .core import Body, Part, Plan, Request, Response, Sitemap, Slot
 from .entry import Batch
-from .live_pages import read_whole
 from .needs import Need, Reads, in_background, read_pages, summarize
 from .routing import Target
 from .sources.base import ALL, AnySource, CutPages, NotPageable, Page
@@ -67,12 +65,20 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
     if parts is None:
         return sitemap.not_found()
     try:
-        known = yield from _live_summaries(sitemap, target, parts, now, horizon)
+        known, kept_page = yield from _live_summaries(sitemap, target, parts, now, horizon)
     except Exception as exc:
         sitemap.failures.failed(failed, exc)
         return sitemap.unavailable()
-    missing = tuple(part for part, summary in zip(parts, known, strict=True) if summary is None)
     summaries: list[Summary] | None = [s for s in known if s is not None]
+    if kept_page and summaries is not None:
+        plan = sitemap.respond(request, target, parts, summaries, now, view)
+        if not isinstance(plan, Plan):  # a 304 (or 412, 404) from the pages kept current
+            return plan
+        # A page's 200 (or its HEAD) streams rows read now: its validators are those of
+        # the same rows, read exactly (one statement over the page's key range).
+        known = [None]
+    missing = tuple(part for part, summary in zip(parts, known, strict=True) if summary is None)
+    summaries = [s for s in known if s is not None]
     if missing:
         summaries = sitemap.known.page_summaries(target, parts)
         if summaries is None:
@@ -165,35 +171,42 @@ def _index(
 
 def _live_summaries(
     sitemap: Sitemap, target: Target, parts: Sequence[Part], now: datetime, horizon: datetime
-) -> Generator[Need, Any, list[Summary | None]]:
-    """The summaries the pages kept current know (None for the parts they do not), and the
-    start of any due refresh or recount in the background.
+) -> Generator[Need, Any, tuple[list[Summary | None], bool]]:
+    """The summaries the pages kept current know (None for the parts to read exactly), and
+    whether one is a page's from memory (a ``200`` reads it again before its head).
 
-    Only the first index of a live source waits for its pages: read whole, they seed it.
+    An index reads the pages before answering when they are not known yet, when the source
+    is small enough to be read exactly on every request, or when they lag past their bound
+    (a lone request after a silence); else it starts any due refresh or recount in the
+    background and answers from the pages as they are. A page in those cases reads its own
+    aggregates instead: one statement over its key range.
     """
     found: list[Summary | None] = []
-    settings = sitemap.settings
+    kept_page = False
     for source, keys in parts:
         live = sitemap.live.get(source.name)
         if live is None or live.cut:
             found.append(None)
             continue
-        known = live.known
-        if known is None and keys == ALL:
-            started = time.monotonic()
-            whole = yield from read_whole(live, now, settings.naive_timezone, horizon)
-            known = live.seed(whole, horizon, now, time.monotonic() - started)
-        if live.claim(time.monotonic()):
+        clock = live.clock()
+        if keys == ALL and (live.known is None or live.cheap or live.overdue(clock)):
+            recount = live.known is None or live.cheap or live.recount_overdue(clock)
+            yield from sitemap.keep_current(live, now, inline=True, recount=recount)
+        if not live.cheap and live.claim(live.clock()):
             yield from in_background(sitemap.keep_current(live, now))
+        known = live.known
         if known is None or live.cut:
-            found.append(None)  # a page before the first recount: read exactly
+            found.append(None)  # cut, or a page before the first recount: read exactly
         elif keys == ALL:
             sitemap.known.remember(source, known.whole, known.ordered)
             found.append(known.whole)
+        elif live.cheap or live.overdue(clock):
+            found.append(None)
         else:
             assert target.page is not None
             found.append(live.page_summary(target.page, horizon))
-    return found
+            kept_page = True
+    return found, kept_page
 
 
 def _merged(
