@@ -5,10 +5,19 @@ A source's pages (count, checksum, newest served and earliest future lastmod of
 each fixed key range) are read whole by a **recount**, one ``GROUP BY`` over
 the table, and kept current in between by **refreshes**: the rows whose lastmod
 moved since the last refresh (a range read on the lastmod column's index) name
-the pages whose aggregates are read again, one key range each. Requests are
-answered from the pages last known; a request that finds a refresh or recount
-due starts one in the background (never two at once), and only the very first
-index of a process waits for its recount.
+the pages whose aggregates are read again, one key range each.
+
+Requests are answered from the pages last known while these are within their
+bounds: a request that finds a refresh or recount due starts one in the
+background (never two at once), so steady traffic never waits. A request that
+finds them lagging past a bound (a lone crawler after a silence: see
+:meth:`LivePages.refresh_bound`, :meth:`LivePages.recount_bound`) does not answer
+from them: an index runs the refresh or recount itself first (as the first index
+of a process does), a page reads its own aggregates. A page's ``200`` always takes
+the validators of the rows it streams (its own aggregates, read before its head),
+and a source of at most ``exact_rows`` rows is read on every request. A job keeps
+its pages only if it started after the reads of those they replace: jobs that end
+out of order never move the pages back.
 
 What a refresh cannot see waits for the next recount: deleted rows, edits that
 leave the lastmod alone or move it back, rows inserted with a lastmod older
@@ -17,8 +26,9 @@ lastmod. A recount runs at most once per ``recount_interval``, by default
 :data:`COST_FACTOR` times its own last duration, so the database spends about
 1/50 of a connection on recounts per process; a refresh at most once per
 ``refresh_interval``, or :data:`COST_FACTOR` times its read of the moved rows
-when that is longer (a scan, without an index on the lastmod column). A job
-that fails is tried again after ``refresh_interval``, not before.
+when that is longer (a scan, without an index on the lastmod column). A job in
+the background that fails is tried again after ``refresh_interval``, not before;
+one a request runs itself makes that request a ``503``.
 
 The tokens come from the rows' aggregates only, never from the process: two
 replicas that have read the same data give the same validators.
@@ -112,6 +122,9 @@ class LivePages:
     recounted_at: float = float("-inf")
     """When the reads of the last recount the pages follow started."""
     refresh_cost: float = 0.0
+    """The last refresh's read of the moved rows (what its interval follows)."""
+    refresh_took: float = 0.0
+    """The last refresh's whole duration, the pages it read again included."""
     recount_cost: float = 0.0
     retry_at: float = float("-inf")
     """After a failed job in the background: no new one before this."""
@@ -145,9 +158,9 @@ class LivePages:
         """*R*: a change a refresh finds shows in every answer this long after its commit.
 
         A refresh starts in the background once ``refresh_every`` has passed; a request that
-        finds it later than twice that (and the refresh's own duration: the time a busy
-        site's next request waits for nothing) runs it before answering."""
-        return 2 * self.refresh_every() + self.refresh_cost
+        finds none started for twice that and the last refresh's whole duration (the time a
+        busy site's background refresh takes to end) runs one before answering."""
+        return 2 * self.refresh_every() + self.refresh_took
 
     def recount_bound(self) -> float:
         """*C*: :meth:`refresh_bound` for the changes only a recount finds."""
@@ -258,6 +271,7 @@ class LivePages:
                 else:
                     kept[page] = page_from(page, summary)
             self.known = Known.of(kept, horizon)
+            self.refresh_took = max(0.0, self.clock() - started)
             self.recent = _recent(moved)
             self.since = now - COMMIT_MARGIN
             self.refreshed_at = started
@@ -331,9 +345,9 @@ def read_whole(
 ) -> Reads[tuple[list[Page], list[tuple[Any, Any]] | None]]:
     """Every page's aggregates, and first the rows that moved in the last minute: those the
     pages already count, so that the next refresh reads again only the pages of rows that
-    moved after them."""
+    moved after them (not for a source read on every request: no refresh follows)."""
     moved = None
-    if live.source.tracks_changes:
+    if live.source.tracks_changes and not live.cheap:
         since = now - COMMIT_MARGIN
         moved = yield from read_changes(
             live.source, since, horizon, naive_timezone, MAX_CHANGES + 1
