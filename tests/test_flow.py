@@ -18,7 +18,7 @@ import pytest
 from sitemap_middleware.core import Request, Response, Sitemap
 from sitemap_middleware.entry import Batch, RawEntry
 from sitemap_middleware.flow import Flow, Transfer, answer
-from sitemap_middleware.needs import Background, Need, ReadChanges, ReadPages, Summarize
+from sitemap_middleware.needs import Await, Background, Need, ReadChanges, ReadPages, Summarize
 from sitemap_middleware.settings import make_settings
 from sitemap_middleware.sources.base import ALL, CutPages, KeyRange, Page, SyncSource, page_keys
 from sitemap_middleware.validators import Summary, horizon_of
@@ -367,7 +367,7 @@ def needs_until_answer(flow: Flow, results: dict[type, Any]) -> tuple[list[Need]
     """Answer each need by its kind; a background job is left unstarted and recorded."""
     seen: list[Need] = []
     step = first(flow)
-    while isinstance(step, Summarize | ReadPages | ReadChanges | Background):
+    while isinstance(step, Summarize | ReadPages | ReadChanges | Background | Await):
         seen.append(step)
         step = send(flow, results.get(type(step)))
     return seen, step
@@ -584,3 +584,33 @@ def test_a_job_that_started_earlier_never_moves_the_pages_back() -> None:
         early.send(pages(25))  # the old recount ends last: its pages are older
     _, again = needs_until_answer(start(site), {})
     assert isinstance(again, Response) and header(again, "etag") == moved
+
+
+def test_a_request_past_its_bound_waits_for_the_job_running_in_the_background() -> None:
+    """Busy sites never read twice: a job running since recently enough brings the pages
+    within their bound, and a request that finds them past it waits for that job."""
+    clock = Clock()
+    site = live_sitemap(clock, refresh_interval=1, recount_interval=7200)
+    tag = _first_index(site)
+    live = site.live["items"]
+    clock.advance(1.5)
+    flow = start(site, if_none_match=tag)
+    job = first(flow)
+    assert isinstance(job, Background) and live.running  # the refresh, not yet run
+    assert isinstance(send(flow, None), Response)
+    clock.advance(1.0)  # the pages are past R = 2 s; the refresh started 1 s ago
+    flow = start(site, if_none_match=tag)
+    wait = first(flow)
+    assert isinstance(wait, Await) and not wait.done.is_set()
+    refresh = job.job
+    assert isinstance(next(refresh), ReadChanges)
+    assert isinstance(refresh.send([(3, NEWEST + timedelta(days=1))]), Summarize)
+    with pytest.raises(StopIteration):
+        refresh.send([summary(10, checksum="c0-edited")])
+    assert wait.done.is_set() and not live.running
+    answered = send(flow, True)  # it ended: no read of this request's own
+    while isinstance(answered, Background):  # the next refresh, left unstarted
+        answered.job.close()
+        answered = send(flow, None)
+    assert isinstance(answered, Response) and answered.status == 200
+    assert header(answered, "etag") != tag

@@ -22,7 +22,7 @@ import anyio.to_thread
 
 from .coalesce import AsyncCoalescer
 from .flow import Transfer, arun
-from .needs import Background, Need, ReadChanges, Summarize
+from .needs import Await, Background, Need, ReadChanges, Summarize
 from .sources.base import AnySource, AsyncSource, KeyRange, Page, horizon_arguments
 from .validators import Summary
 
@@ -50,6 +50,8 @@ class AsyncReads:
             ]
         if isinstance(need, ReadChanges):
             return await changed(need)
+        if isinstance(need, Await):  # the job may run in a thread: wait in one
+            return await anyio.to_thread.run_sync(need.done.wait, need.timeout)
         if isinstance(need, Background):
             # Pages kept current: the request goes on; the job's reads are its own.
             task = asyncio.get_running_loop().create_task(arun(need.job, self.perform))

@@ -23,7 +23,7 @@ from typing import IO, Any, Generic, TypeVar
 
 from .core import Body, Part, Plan, Request, Response, Sitemap, Slot
 from .entry import Batch
-from .needs import Need, Reads, in_background, read_pages, summarize
+from .needs import Need, Reads, await_job, in_background, read_pages, summarize
 from .routing import Target
 from .sources.base import ALL, AnySource, CutPages, NotPageable, Page
 from .validators import Summary, horizon_of
@@ -189,6 +189,12 @@ def _live_summaries(
             found.append(None)
             continue
         clock = live.clock()
+        if keys == ALL and live.known is not None and not live.cheap and live.overdue(clock):
+            # Past a bound: the job running in the background, if its reads started late
+            # enough, brings the pages within it; else this request reads them itself.
+            wait = live.worth_waiting(clock)
+            if wait is not None:
+                yield from await_job(live.idle, wait)
         if keys == ALL and (live.known is None or live.cheap or live.overdue(clock)):
             recount = live.known is None or live.cheap or live.recount_overdue(clock)
             yield from sitemap.keep_current(live, now, inline=True, recount=recount)

@@ -116,6 +116,10 @@ class LivePages:
     """The data holds a key below 0: the source is cut, and served exactly."""
     running: bool = False
     """A job started in the background runs (never two at once)."""
+    running_since: float = float("-inf")
+    running_recount: bool = False
+    idle: threading.Event = field(default_factory=threading.Event)
+    """Set while no job runs in the background: what a request past a bound waits for."""
     refreshed_at: float = float("-inf")
     """When the reads of the last refresh or recount the pages follow started: a change
     committed before that shows in them, unless only a recount can see it."""
@@ -135,6 +139,9 @@ class LivePages:
     recent: dict[Any, Any] = field(default_factory=dict)
     """``key -> lastmod`` of the rows the last refresh read: unchanged, they touch no page."""
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self.idle.set()
 
     @property
     def usable(self) -> bool:
@@ -196,7 +203,7 @@ class LivePages:
         with self.lock:
             if self.running or not self.due(clock):
                 return False
-            self.running = True
+            self._run(clock, self.known is None or self.recount_due(clock))
             return True
 
     def claim_recount(self) -> bool:
@@ -204,9 +211,35 @@ class LivePages:
         with self.lock:
             if self.running:
                 return False
-            self.running = True
+            self._run(self.clock(), True)
             self.recounted_at = float("-inf")
             return True
+
+    def _run(self, clock: float, recount: bool) -> None:
+        self.running, self.running_since, self.running_recount = True, clock, recount
+        self.idle.clear()
+
+    def ended(self) -> None:
+        """The job in the background has ended (kept its pages, or failed)."""
+        with self.lock:
+            self.running = False
+            self.idle.set()
+
+    def worth_waiting(self, clock: float) -> float | None:
+        """How long a request past a bound may wait for the job running in the background
+        (None: there is none, or its reads started too early to bring the pages within the
+        bounds): at most the bound itself, then the request reads on its own."""
+        with self.lock:
+            if not self.running:
+                return None
+            since = clock - self.running_since
+            if self.recount_overdue(clock):
+                late = not self.running_recount or since > self.recount_bound()
+                took = self.recount_cost
+            else:
+                late, took = since > self.refresh_bound(), self.refresh_took
+            # A job that takes far longer than the last one (a stuck connection): read anew.
+            return None if late else max(1.0, 4 * took)
 
     def page_summary(self, page: int, horizon: datetime) -> Summary:
         """The summary of page ``page`` (from 1): an empty one when it has no rows."""
@@ -337,7 +370,7 @@ def keep_current(
         live.retry_at = live.clock() + live.refresh_interval
     finally:
         if not inline:
-            live.running = False
+            live.ended()
 
 
 def read_whole(
