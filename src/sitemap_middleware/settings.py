@@ -69,7 +69,7 @@ class Settings:
     freshness: str = "incremental"
     refresh_interval: float = 1.0
     recount_interval: float | None = None
-    exact_rows: int = 10_000
+    exact_rows: int = 2_000
     indexnow_key: str | None = None
     indexnow_key_location: str | None = None
     indexnow_endpoint: str = INDEXNOW_ENDPOINT
