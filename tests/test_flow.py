@@ -614,3 +614,28 @@ def test_a_request_past_its_bound_waits_for_the_job_running_in_the_background() 
         answered = send(flow, None)
     assert isinstance(answered, Response) and answered.status == 200
     assert header(answered, "etag") != tag
+
+
+def test_the_root_urlset_of_a_big_source_takes_the_validators_of_the_rows_it_streams() -> None:
+    """One page at the root (``index="auto"``): its rows are read now, so is its summary,
+    and a revalidation compares that, not the pages kept current."""
+    site = live_sitemap(Clock(), refresh_interval=3600, recount_interval=7200)
+    source = site.sources[0]
+    flow = start(site)
+    assert isinstance(first(flow), ReadChanges)
+    assert isinstance(send(flow, []), ReadPages)
+    need = send(flow, pages(5))
+    assert isinstance(need, Summarize) and need.parts == ((source, ALL),)
+    transfer = send(flow, [summary(5, token="rows-now")])
+    assert isinstance(transfer, Transfer) and not transfer.plan.sitemapindex
+    tag = header(transfer.plan, "etag")
+    transfer.close()
+    again = start(site, if_none_match=tag or "")
+    assert isinstance(first(again), Summarize)
+    unchanged = send(again, [summary(5, token="rows-now")])
+    assert isinstance(unchanged, Response) and unchanged.status == 304
+    moved = start(site, if_none_match=tag or "")
+    assert isinstance(first(moved), Summarize)
+    edited = send(moved, [summary(5, token="rows-edited")])
+    assert isinstance(edited, Transfer) and header(edited.plan, "etag") != tag
+    edited.close()

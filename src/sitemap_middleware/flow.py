@@ -65,18 +65,20 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
     if parts is None:
         return sitemap.not_found()
     try:
-        known, kept_page = yield from _live_summaries(sitemap, target, parts, now, horizon)
+        known, remembered = yield from _live_summaries(sitemap, target, parts, now, horizon)
     except Exception as exc:
         sitemap.failures.failed(failed, exc)
         return sitemap.unavailable()
     summaries: list[Summary] | None = [s for s in known if s is not None]
-    if kept_page and summaries is not None:
+    if remembered and summaries is not None:
         plan = sitemap.respond(request, target, parts, summaries, now, view)
         if not isinstance(plan, Plan):  # a 304 (or 412, 404) from the pages kept current
             return plan
-        # A page's 200 (or its HEAD) streams rows read now: its validators are those of
-        # the same rows, read exactly (one statement over the page's key range).
-        known = [None]
+        if not plan.sitemapindex:
+            # A urlset's 200 (or its HEAD) streams rows read now: its validators are those
+            # of the same rows, read exactly (one statement over the page's key range; the
+            # root urlset of a source of one page: over the source).
+            known = [None] * len(parts)
     missing = tuple(part for part, summary in zip(parts, known, strict=True) if summary is None)
     summaries = [s for s in known if s is not None]
     if missing:
@@ -173,7 +175,7 @@ def _live_summaries(
     sitemap: Sitemap, target: Target, parts: Sequence[Part], now: datetime, horizon: datetime
 ) -> Generator[Need, Any, tuple[list[Summary | None], bool]]:
     """The summaries the pages kept current know (None for the parts to read exactly), and
-    whether one is a page's from memory (a ``200`` reads it again before its head).
+    whether some are from memory (a urlset's ``200`` reads them again before its head).
 
     An index reads the pages before answering when they are not known yet, when the source
     is small enough to be read exactly on every request, or when they lag past their bound
@@ -182,7 +184,7 @@ def _live_summaries(
     aggregates instead: one statement over its key range.
     """
     found: list[Summary | None] = []
-    kept_page = False
+    remembered = False
     for source, keys in parts:
         live = sitemap.live.get(source.name)
         if live is None or live.cut:
@@ -206,13 +208,14 @@ def _live_summaries(
         elif keys == ALL:
             sitemap.known.remember(source, known.whole, known.ordered)
             found.append(known.whole)
+            remembered = remembered or not live.cheap
         elif live.cheap or live.overdue(clock):
             found.append(None)
         else:
             assert target.page is not None
             found.append(live.page_summary(target.page, horizon))
-            kept_page = True
-    return found, kept_page
+            remembered = True
+    return found, remembered
 
 
 def _merged(
