@@ -94,7 +94,7 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
         except CutPages:
             # Its keys say the source is cut now: the page is found among its cuts.
             cut = parts[0][0]
-            found = yield from _cut_page(sitemap, target, cut, failed, horizon)
+            found = yield from _cut_page(sitemap, target, cut, failed, now, horizon)
             if isinstance(found, Response):
                 return found
             parts, summaries = found
@@ -128,10 +128,18 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
 
 
 def _cut_page(
-    sitemap: Sitemap, target: Target, source: AnySource, failed: str, horizon: datetime
+    sitemap: Sitemap,
+    target: Target,
+    source: AnySource,
+    failed: str,
+    now: datetime,
+    horizon: datetime,
 ) -> Generator[Need, Any, tuple[tuple[Part, ...], list[Summary]] | Response]:
     """The parts and summary of a page of a source whose data says it is cut now."""
     try:
+        live = sitemap.live.get(source.name)
+        if live is not None and not live.cut:  # its pages kept current are not cut: a recount
+            yield from sitemap.keep_current(live, now, inline=True, recount=True)
         yield from _current_pages(sitemap, source, horizon)
     except Exception as exc:
         sitemap.failures.failed(failed, exc)
