@@ -69,43 +69,44 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
     except Exception as exc:
         sitemap.failures.failed(failed, exc)
         return sitemap.unavailable()
-    summaries: list[Summary] | None = [s for s in known if s is not None]
-    if remembered and summaries is not None:
+    summaries: list[Summary] | None
+    while True:
+        missing = tuple(part for part, summary in zip(parts, known, strict=True) if summary is None)
+        summaries = [s for s in known if s is not None]
+        if missing:
+            summaries = sitemap.known.page_summaries(target, parts)
+            if summaries is None:
+                recent = sitemap.recent.get(missing, horizon)
+                summaries = None if recent is None else _merged(sitemap, target, known, recent)
+        if summaries is None:
+            try:
+                read_now = _horizoned(
+                    (yield from summarize(missing, sitemap.settings.naive_timezone, horizon)),
+                    horizon,
+                )
+            except CutPages:
+                # Its keys say the source is cut now: the page is found among its cuts.
+                cut = parts[0][0]
+                found = yield from _cut_page(sitemap, target, cut, failed, now, horizon)
+                if isinstance(found, Response):
+                    return found
+                parts, summaries = found
+            except Exception as exc:
+                sitemap.failures.failed(failed, exc)
+                return sitemap.unavailable()
+            else:
+                sitemap.recent.keep(missing, read_now)
+                summaries = _merged(sitemap, target, known, read_now)
+            read = True
         plan = sitemap.respond(request, target, parts, summaries, now, view)
-        if not isinstance(plan, Plan):  # a 304 (or 412, 404) from the pages kept current
-            return plan
-        if not plan.sitemapindex:
+        if remembered and isinstance(plan, Plan) and not plan.sitemapindex:
             # A urlset's 200 (or its HEAD) streams rows read now: its validators are those
             # of the same rows, read exactly (one statement over the page's key range; the
-            # root urlset of a source of one page: over the source).
-            known = [None] * len(parts)
-    missing = tuple(part for part, summary in zip(parts, known, strict=True) if summary is None)
-    summaries = [s for s in known if s is not None]
-    if missing:
-        summaries = sitemap.known.page_summaries(target, parts)
-        if summaries is None:
-            recent = sitemap.recent.get(missing, horizon)
-            summaries = None if recent is None else _merged(sitemap, target, known, recent)
-    if summaries is None:
-        try:
-            read_now = _horizoned(
-                (yield from summarize(missing, sitemap.settings.naive_timezone, horizon)), horizon
-            )
-        except CutPages:
-            # Its keys say the source is cut now: the page is found among its cuts.
-            cut = parts[0][0]
-            found = yield from _cut_page(sitemap, target, cut, failed, now, horizon)
-            if isinstance(found, Response):
-                return found
-            parts, summaries = found
-        except Exception as exc:
-            sitemap.failures.failed(failed, exc)
-            return sitemap.unavailable()
-        else:
-            sitemap.recent.keep(missing, read_now)
-            summaries = _merged(sitemap, target, known, read_now)
-        read = True
-    plan = sitemap.respond(request, target, parts, summaries, now, view)
+            # root urlset of a source of one page: over the source). A 304 was decided
+            # from the pages kept current, reading nothing.
+            known, remembered = [None] * len(parts), False
+            continue
+        break
     if isinstance(plan, Plan) and plan.sitemapindex:
         return (yield from _index(sitemap, plan, summaries, path, read))
     if not isinstance(plan, Plan) or not plan.stream:
