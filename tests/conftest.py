@@ -30,8 +30,6 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from sitemap_middleware import SQLAlchemySource
-from sitemap_middleware import asgi as asgi_module
-from sitemap_middleware import wsgi as wsgi_module
 
 SCHEMAS = Path(
     os.environ.get("SITEMAP_SCHEMAS", Path(__file__).resolve().parents[2] / "shared" / "schemas")
@@ -132,24 +130,6 @@ def check_served(
 
 def locs(urls: list[etree._Element]) -> list[str]:
     return [url.findtext(f"{NS}loc") or "" for url in urls]
-
-
-@pytest.fixture(autouse=True)
-def exact_freshness(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Most tests check that every change of the data shows at once: they run in the exact
-    mode (``freshness="exact"``). Tests marked ``incremental`` run the default, where pages
-    are kept current between recounts (test_live_pages.py)."""
-    if request.node.get_closest_marker("incremental"):
-        return
-    from sitemap_middleware.django import conf as django_conf  # Django's middleware
-
-    for module in (asgi_module, wsgi_module, django_conf):
-        original = module.make_settings
-
-        def exact(options: dict[str, Any], original: Any = original) -> Any:
-            return original({"freshness": "exact", **options})
-
-        monkeypatch.setattr(module, "make_settings", exact)
 
 
 @pytest.fixture

@@ -129,7 +129,6 @@ def test_an_override_without_a_date_falls_back_to_each_page_s_newest(
     assert [newest.day for _, _, newest in found] == [9, 7, 8]
 
 
-@pytest.mark.incremental
 def test_the_fallback_with_the_default_freshness(
     alias: str, sitemap_schema: etree.XMLSchema
 ) -> None:

@@ -23,7 +23,6 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
-import pytest
 from lxml import etree
 
 from .django_setup import database, setup
@@ -57,7 +56,6 @@ from sitemap_middleware.django import (  # noqa: E402
 from .django_site.shop.models import Article  # noqa: E402
 
 # The default freshness (tests/conftest.py runs unmarked tests in the exact mode).
-pytestmark = pytest.mark.incremental
 BASE = "https://example.com/"
 NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
 MIDDLEWARE = ["sitemap_middleware.django.SitemapMiddleware"]

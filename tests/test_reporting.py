@@ -272,7 +272,6 @@ async def test_recovery_is_said_once_the_failed_sources_answer(
     down.dispose()
 
 
-@pytest.mark.incremental
 async def test_a_304_from_pages_in_memory_is_no_recovery(
     make_app: MakeApp, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

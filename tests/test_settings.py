@@ -91,6 +91,7 @@ CHECKS: dict[str, tuple[list[Any], list[Any]]] = {
     "freshness": (["fast", None], ["incremental", "exact"]),
     "refresh_interval": ([-0.1, 3_601, None, True], [0, 0.25, 3_600]),
     "recount_interval": ([-1, 86_401, False], [None, 0, 86_400]),
+    "exact_rows": ([-1, 10_000_001, 1.5, True], [0, 10_000, 10_000_000]),
     "indexnow_key": (
         ["short", "a" * 129, "bad key!", "clé-12345", 12345678, ""],
         [None, "abcdefgh", "A-" * 64],

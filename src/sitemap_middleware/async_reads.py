@@ -23,7 +23,7 @@ import anyio.to_thread
 
 from .coalesce import AsyncCoalescer
 from .flow import Transfer, arun
-from .needs import Background, Need, ReadChanges, Summarize
+from .needs import Await, Background, Need, ReadChanges, Summarize
 from .sources.base import AnySource, AsyncSource, KeyRange, Page, SyncSource, horizon_arguments
 from .validators import Summary
 
@@ -57,6 +57,8 @@ class AsyncReads:
             ]
         if isinstance(need, ReadChanges):
             return await changed(need)
+        if isinstance(need, Await):  # the job may run in a thread: wait in one
+            return await anyio.to_thread.run_sync(need.done.wait, need.timeout)
         if isinstance(need, Background):
             # Pages kept current: the request goes on; the job's reads are its own.
             context = self._background() if self._background is not None else None

@@ -70,6 +70,7 @@ class Settings:
     freshness: str = "incremental"
     refresh_interval: float = 1.0
     recount_interval: float | None = None
+    exact_rows: int = 2_000
     indexnow_key: str | None = None
     indexnow_key_location: str | None = None
     indexnow_endpoint: str = INDEXNOW_ENDPOINT
@@ -139,6 +140,7 @@ class Settings:
         _seconds("refresh_interval", self.refresh_interval, 0, 3_600)
         if self.recount_interval is not None:
             _seconds("recount_interval", self.recount_interval, 0, 86_400)
+        _positive_int("exact_rows", self.exact_rows, 0, 10_000_000)
         check_indexnow(self)
 
     def _hosts(self, value: object) -> tuple[str, ...]:
@@ -230,6 +232,7 @@ class Options(TypedDict, total=False):
     freshness: Literal["incremental", "exact"]
     refresh_interval: float
     recount_interval: float | None
+    exact_rows: int
     indexnow_key: str | None
     indexnow_key_location: str | None
     indexnow_endpoint: str

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from .coalesce import ThreadCoalescer
 from .entry import Batch
 from .flow import Transfer, run
-from .needs import Background, Need, ReadChanges, Summarize
+from .needs import Await, Background, Need, ReadChanges, Summarize
 from .sources.base import AnySource, AsyncSource, KeyRange, horizon_arguments
 
 T = TypeVar("T")
@@ -51,6 +51,8 @@ class SyncReads:
         if isinstance(need, ReadChanges):
             arguments = (need.since, need.horizon, need.naive_timezone, need.limit)
             return self.call(need.source, "changed", *arguments)
+        if isinstance(need, Await):
+            return need.done.wait(need.timeout)
         if isinstance(need, Background):
             # Pages kept current: the request goes on; the job's reads are its own.
             self._background(partial(run, need.job, self.perform))
