@@ -24,18 +24,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     Date,
     DateTime,
     Float,
     Integer,
     LargeBinary,
+    Numeric,
     String,
     Text,
     and_,
@@ -89,11 +91,14 @@ class Aggregates:
         priority: str | None,
         parser: Parser | None,
         shown: Sequence[tuple[str, Any]] = (),
+        types: Mapping[str, Any] | None = None,
     ) -> None:
         self.dialect = dialect
         self.keys = list(key_columns)
         self.shown = list(shown)
         """The other columns that feed served bytes (name, type)."""
+        self.types = dict(types or {})
+        """Every selected column's type, by name (how PostgreSQL's hash joins its value)."""
         self.lastmod = lastmod
         self.changefreq, self.priority = changefreq, priority
         self.parser = parser
@@ -129,23 +134,42 @@ class Aggregates:
         return None
 
     def _postgres_term(self, c: Columns) -> ColumnElement[Any]:
-        parts: list[ColumnElement[Any]] = [cast(c(name), Text) for name, _ in self.keys]
-        if self.lastmod is not None:
-            value = c(self.lastmod[0])
-            parts.append(cast(extract("epoch", value) if self.epochs else value, Text))
-        for name in (self.changefreq, self.priority):
-            if name is not None:
-                parts.append(cast(c(name), Text))
-        for name, type_ in self.shown:
-            value = c(name)
-            # A date or time as its epoch (microseconds kept): its text would depend on
-            # the session's TimeZone and DateStyle.
+        # Numbers and epochs hold no control character: joined by U+001F, NULL as U+001E.
+        # Texts may hold anything: each but the last is prefixed with its length and the
+        # last with '=', so no two rows' values join to the same text (cheaper than
+        # quoting each value: a recount costs the same as without the texts).
+        fixed: list[ColumnElement[Any]] = []
+        texts: list[ColumnElement[Any]] = []
+
+        def add(value: ColumnElement[Any], type_: Any) -> None:
             if isinstance(type_, Date | DateTime):
-                value = extract("epoch", value)
-            parts.append(cast(value, Text))
-        # Each value quoted (NULL bare): no two rows' values join to the same text, whatever
-        # characters a slug holds.
-        row = func.concat_ws(",", *(func.quote_nullable(p) for p in parts))
+                # As its epoch (microseconds kept): its text would depend on the
+                # session's TimeZone and DateStyle.
+                fixed.append(cast(extract("epoch", value), Text))
+            elif isinstance(type_, Integer | Numeric | Float | Boolean):
+                fixed.append(cast(value, Text))
+            else:
+                texts.append(cast(value, Text))
+
+        for name, type_ in self.keys:
+            add(c(name), type_)
+        if self.lastmod is not None:
+            add(c(self.lastmod[0]), self.lastmod[1] if self.epochs else None)
+        for column in (self.changefreq, self.priority):
+            if column is not None:
+                add(c(column), self.types.get(column))
+        for name, type_ in self.shown:
+            add(c(name), type_)
+        marker: ColumnElement[Any] = literal_column("chr(30)")
+        parts = [func.coalesce(value, marker) for value in fixed]
+        for at, value in enumerate(texts):
+            if at == len(texts) - 1:
+                joined = literal_column("'='", Text).concat(value)
+            else:
+                length = cast(func.octet_length(value), Text)
+                joined = length.concat(literal_column("':'", Text)).concat(value)
+            parts.append(func.coalesce(joined, marker))
+        row = func.concat_ws(literal_column("chr(31)"), *parts)
         return func.hashtextextended(row, literal_column("0"))
 
     def _sqlite_term(self, c: Columns) -> ColumnElement[Any]:

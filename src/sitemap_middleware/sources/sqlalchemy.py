@@ -152,6 +152,7 @@ def _aggregates(options: SQLOptions, extras: ExtrasSpec) -> Aggregates:
         options.priority_name,
         options.lastmod_parser,
         [(options.columns[index], selected[index].type) for index in shown(options, extras)],
+        {name: column.type for name, column in zip(options.columns, selected, strict=True)},
     )
 
 
