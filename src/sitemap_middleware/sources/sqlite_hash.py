@@ -37,15 +37,19 @@ def row_hash(*values: bytes | None) -> int:
 
 def _register(conn: Connection) -> None:
     # Registered once per DB-API connection: redefining a function expires the
-    # connection's prepared statements, and fails while one of them is running.
+    # connection's prepared statements, and fails while one of them is running. The
+    # check runs on the DB-API cursor: a connection's setup, not one of the source's reads.
     record = conn.connection
     if record.info.get(ROW_HASH):
         return
-    found = conn.exec_driver_sql(
-        "SELECT count(*) FROM pragma_function_list WHERE name = ?", (ROW_HASH,)
-    ).scalar()
+    dbapi: Any = record.dbapi_connection
+    cursor = dbapi.cursor()
+    try:
+        cursor.execute("SELECT count(*) FROM pragma_function_list WHERE name = ?", (ROW_HASH,))
+        (found,) = cursor.fetchone()
+    finally:
+        cursor.close()
     if not found:
-        dbapi: Any = record.dbapi_connection
         dbapi.create_function(ROW_HASH, -1, row_hash, deterministic=True)
     record.info[ROW_HASH] = True
 
