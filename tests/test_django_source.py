@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import anyio
@@ -499,3 +499,36 @@ def test_concurrent_bodies_take_turns_in_django_s_thread(alias: str, kind: str) 
     assert sum(exchange.complete for exchange in done) == 2
     assert all(exchange.body.count(b"<url>") == 400 for exchange in done if exchange.complete)
     assert not still_open
+
+
+@pytest.mark.parametrize("adapter", ["asgi", "wsgi"])
+def test_a_save_within_the_second_moves_the_etag(alias: str, adapter: str) -> None:
+    """``auto_now`` saves a millisecond apart: the lastmod served (whole seconds) stays, the
+    slug changes, and so does the ETag; a rename that leaves the lastmod alone too. An edit
+    of a field shown nowhere (``title``) keeps the ETag: its 304 still answers."""
+    fill(alias, 3)
+    saved = datetime(2024, 1, 2, 12, 0, 0, 250_000, tzinfo=UTC)
+    Article.objects.using(alias).filter(id=2).update(updated_at=saved)
+    source = DjangoSource(
+        Article.objects.using(alias), loc="/a/{slug}", lastmod="updated_at", name="a"
+    )
+    app = sitemap_app(adapter, base_url=BASE, sources=[source])
+    wsgi = adapter == "wsgi"
+
+    def get(etag: str | None = None) -> Any:
+        headers = {"if-none-match": etag} if etag else None
+        return anyio.run(lambda: call(app, path="/sitemap.xml", headers=headers, wsgi=wsgi))
+
+    first = get()
+    later = saved + timedelta(milliseconds=1)
+    Article.objects.using(alias).filter(id=2).update(slug="renamed", updated_at=later)
+    second = get()
+    assert b"/a/renamed" in second.body and second.body != first.body
+    assert second.headers["last-modified"] == first.headers["last-modified"]
+    assert second.headers["etag"] != first.headers["etag"]
+    Article.objects.using(alias).filter(id=2).update(slug="again")
+    third = get()
+    assert b"/a/again" in third.body
+    assert third.headers["etag"] not in (first.headers["etag"], second.headers["etag"])
+    Article.objects.using(alias).filter(id=2).update(title="Not in the sitemap")
+    assert get(third.headers["etag"]).status == 304
