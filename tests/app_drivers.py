@@ -3,7 +3,9 @@
 The hostile property tests speak only to an :class:`AppDriver`, so the same
 properties run through every adapter: a driver turns an adapter-neutral
 request (method token, raw request-target bytes, raw header lines) into what
-its server interface expects, and the answer into a :class:`Reply`.
+its server interface expects, and the answer into a :class:`Reply`, with the
+``Date`` a server writes (the application writing one, or any singleton field
+twice, is one of the reply's problems).
 """
 
 from __future__ import annotations
@@ -11,12 +13,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Protocol, TypeVar
 
 from sitemap_middleware import BadRowStats, SitemapApp, SitemapWSGIApp
 from sitemap_middleware.cli.asgi_client import http_scope
 from sitemap_middleware.cli.inprocess import ResponseFailed
 from sitemap_middleware.cli.wsgi_client import WSGIResponse, call_app, wsgi_environ
+from sitemap_middleware.http import SINGLETON_FIELDS, format_http_date
 from sitemap_middleware.interfaces import Message
 
 from .driver import exchange_asgi
@@ -125,8 +129,25 @@ def _scope(method: str, target: bytes, headers: RawHeaders | None) -> dict[str, 
 
 
 async def _exchange(app: Callable[..., Awaitable[None]], scope: dict[str, Any]) -> Reply:
+    arrived = datetime.now(UTC)
     exchange = await exchange_asgi(app, scope)
-    return _reply(exchange.messages, exchange.error)
+    return _server_date(_reply(exchange.messages, exchange.error), arrived)
+
+
+def _server_date(reply: Reply, arrived: datetime) -> Reply:
+    """The reply with the ``Date`` the server writes (the application writes none): the clock
+    when the request arrived, in whole seconds, as uvicorn's cached one is at most. A
+    singleton field the application writes twice is a problem."""
+    if reply.status == 0:
+        return reply
+    for name in SINGLETON_FIELDS:
+        if len(reply.values(name)) > 1:
+            reply.problems.append(f"{name} written twice: {reply.values(name)}")
+    if reply.values("date"):
+        reply.problems.append(f"the application wrote a Date: {reply.values('date')}")
+    else:
+        reply.headers.append((b"date", format_http_date(arrived).encode("ascii")))
+    return reply
 
 
 def _reply(messages: list[Message], error: BaseException | None) -> Reply:
@@ -187,6 +208,11 @@ class WsgiDriver:
 
 
 def _wsgi_exchange(app: Callable[..., Iterable[bytes]], environ: dict[str, Any]) -> Reply:
+    arrived = datetime.now(UTC)
+    return _server_date(_wsgi_reply(app, environ), arrived)
+
+
+def _wsgi_reply(app: Callable[..., Iterable[bytes]], environ: dict[str, Any]) -> Reply:
     problems: list[str] = []
     body: list[bytes] = []
     response = WSGIResponse(environ["PATH_INFO"], body.append, environ["REQUEST_METHOD"] == "HEAD")

@@ -13,9 +13,11 @@ from __future__ import annotations
 import gzip
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from sitemap_middleware import SitemapApp
+from sitemap_middleware.http import format_http_date
 from sitemap_middleware.interfaces import Message
 
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
@@ -84,6 +86,9 @@ class Scenario:
     """False: no Last-Modified header (a document without lastmods)."""
     proxy: bool = False
     """A cache in front: X-Cache and Age differ between answers (not representation headers)."""
+    repeated: str | None = None
+    """A singleton field the application writes itself on every answer: ``date`` (uvicorn
+    writes its own too: two lines), or ``content-type`` (written twice)."""
 
 
 def _good(o: str) -> str:
@@ -135,6 +140,10 @@ SCENARIOS: dict[str, Scenario] = {
         lambda o: urlset(*(url(f"{o}/truncated/{i}") for i in range(200))), abort=True
     ),
     "/head/sitemap.xml": Scenario(lambda o: urlset(url(f"{o}/head/")), head_etag='W/"other"'),
+    "/two-dates/sitemap.xml": Scenario(lambda o: urlset(url(f"{o}/two-dates/")), repeated="date"),
+    "/two-types/sitemap.xml": Scenario(
+        lambda o: urlset(url(f"{o}/two-types/")), repeated="content-type"
+    ),
     # Not problems: a document without lastmods (no Last-Modified), a proxy's own headers.
     "/no-lastmod/sitemap.xml": Scenario(
         lambda o: urlset(url(f"{o}/no-lastmod/", None)), last_modified=False
@@ -264,6 +273,8 @@ async def app(
         response += [("x-cache", ("MISS", "HIT")[_proxied[0] % 2]), ("age", str(_proxied[0]))]
     if scenario.vary and scenario.coding == "negotiate":
         response.append(("vary", "Accept-Encoding"))
+    if scenario.repeated == "date":
+        response.append(("date", format_http_date(datetime.now(UTC))))
     if coded:
         body = gzip.compress(body, mtime=0)
         response[0] = ("etag", 'W/"v1-gzip"')
@@ -275,6 +286,8 @@ async def app(
         await send({"type": "http.response.body", "body": b""})
         return
     response.insert(0, ("content-type", scenario.content_type))
+    if scenario.repeated == "content-type":
+        response.insert(0, ("content-type", scenario.content_type))
     if coded:
         response.append(("content-encoding", "gzip"))
     if scenario.abort:

@@ -32,8 +32,6 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 import sitemap_middleware
 from sitemap_middleware import SQLAlchemySource
-from sitemap_middleware import asgi as asgi_module
-from sitemap_middleware import wsgi as wsgi_module
 
 # SITEMAP_REQUIRE_INSTALLED=1 (.ci/run, which installs the wheel it built): the suite tests
 # the installed package, never the checkout's src/ — in this process and in every process a
@@ -173,24 +171,6 @@ def locs(urls: list[etree._Element]) -> list[str]:
     return [url.findtext(f"{NS}loc") or "" for url in urls]
 
 
-@pytest.fixture(autouse=True)
-def exact_freshness(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Most tests check that every change of the data shows at once: they run in the exact
-    mode (``freshness="exact"``). Tests marked ``incremental`` run the default, where pages
-    are kept current between recounts (test_live_pages.py)."""
-    if request.node.get_closest_marker("incremental"):
-        return
-    from sitemap_middleware.django import conf as django_conf  # Django's middleware
-
-    for module in (asgi_module, wsgi_module, django_conf):
-        original = module.make_settings
-
-        def exact(options: dict[str, Any], original: Any = original) -> Any:
-            return original({"freshness": "exact", **options})
-
-        monkeypatch.setattr(module, "make_settings", exact)
-
-
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
@@ -313,9 +293,16 @@ async def async_engine(db_path: Path, engine: Engine) -> AsyncIterator[AsyncEngi
 # takes minutes: real servers and processes, the model test's histories, the PostgreSQL-heavy
 # modules and fresh virtualenvs. Tests of these markers are slow wherever they are:
 SLOW_MARKERS = ("e2e", "nginx", "install")
-# and these modules, whole (the first two start real servers: end-to-end, though unmarked).
+# and these modules, whole (the first two start real servers: end-to-end, though unmarked;
+# the docs tests run every block of the README and docs/, commands included).
 SERVER_MODULES = {"test_date_header_servers", "test_indexnow"}
-SLOW_MODULES = {*SERVER_MODULES, "test_model", "test_postgres", "test_django_commands"}
+SLOW_MODULES = {
+    *SERVER_MODULES,
+    "test_model",
+    "test_postgres",
+    "test_django_commands",
+    "test_docs",
+}
 # and these tests, each 20-40 s of one core (a minute of the fast tier's two):
 SLOW_TESTS = {
     ("test_cli_audit", "test_the_sample_is_spread_bounded_and_deterministic"),

@@ -226,10 +226,11 @@ def final_uri(loc: object, settings: Settings) -> str:
 
 
 def template_value(value: object) -> str:
-    """A column's value in a loc template: data cannot add a query or fragment."""
+    """A column's value in a loc template (a path): data, so a ``%`` is a character (never
+    an escape) and ``?`` or ``#`` cannot add a query or fragment."""
     if value is None:
         raise Bad("NULL in a loc template")
-    return str(value).replace("?", "%3F").replace("#", "%23")
+    return str(value).replace("%", "%25").replace("?", "%3F").replace("#", "%23")
 
 
 def row_loc(row: Row, source: SourceOptions, language: str | None) -> str:

@@ -47,3 +47,21 @@ def test_an_application_that_cannot_start_is_a_usage_error(
     args = ["check", "--app", "tests.cli_site:failing_startup", "https://example.com/sitemap.xml"]
     assert main(args) == 2
     assert "startup failed" in capsys.readouterr().err
+
+
+def test_in_process_the_application_gets_a_servers_date_and_its_own_is_kept(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # No server: the check's transport adds the Date one writes when the application has none
+    # (the middleware's documents pass above); a field the application writes twice is seen.
+    status, report = check(
+        capsys, "--app", "tests.cli_broken:app", "http://example.com/two-types/sitemap.xml"
+    )
+    assert status == 1
+    (document,) = report["documents"]
+    assert {f["code"] for f in document["findings"]} == {"http.repeated"}
+    # The application's own Date is kept, not doubled: in-process it is the only one.
+    status, report = check(
+        capsys, "--app", "tests.cli_broken:app", "http://example.com/two-dates/sitemap.xml"
+    )
+    assert status == 0, report

@@ -27,6 +27,7 @@ from sitemap_middleware.cli.values import (
     priority_problem,
     xsd_lastmod,
 )
+from sitemap_middleware.http import SINGLETON_FIELDS
 
 from .conftest import SCHEMAS, _schema
 
@@ -368,6 +369,39 @@ def test_choosing_children() -> None:
     assert choose(children, None, 0) == []
     assert choose(children, None, 1) == ["c0"]
     assert len(set(choose(children, None, 9))) == 9
+
+
+def test_a_singleton_field_sent_twice_is_an_error() -> None:
+    fine = [
+        ("content-type", "application/xml; charset=utf-8"),
+        ("etag", 'W/"abc"'),
+        ("last-modified", "Mon, 06 May 2024 12:00:00 GMT"),
+        ("date", "Tue, 07 May 2024 12:00:00 GMT"),
+        ("cache-control", "no-cache"),
+        ("vary", "Accept-Encoding"),
+    ]
+
+    def found(lines: list[tuple[str, str]]) -> Findings:
+        findings = Findings()
+        check_headers("https://example.com/sitemap.xml", httpx.Headers(lines), findings)
+        return findings
+
+    assert not found(fine).codes()
+    # uvicorn's Date beside the application's, a second apart: a merging client reads
+    # "Tue, 07 May 2024 12:00:00 GMT, Tue, 07 May 2024 12:00:01 GMT".
+    twice = found([*fine, ("DATE", "Tue, 07 May 2024 12:00:01 GMT")])
+    assert twice.codes() == {"http.repeated"} and twice.errors == 1
+    (finding,) = twice
+    assert finding.examples == [
+        "GET: date: Tue, 07 May 2024 12:00:00 GMT | Tue, 07 May 2024 12:00:01 GMT"
+    ]
+    for name, value in fine[:4]:  # the same value twice is still two fields
+        assert found([*fine, (name, value)]).codes() == {"http.repeated"}, name
+    for name in SINGLETON_FIELDS:
+        lines = [*fine, (name, "1"), (name, "1")]
+        assert "http.repeated" in found(lines).codes(), name
+    # List-based fields may be repeated: the lines are one comma-joined list.
+    assert not found([*fine, ("cache-control", "max-age=60"), ("vary", "Cookie")]).codes()
 
 
 def header_codes(**headers: str) -> set[str]:

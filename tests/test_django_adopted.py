@@ -4,9 +4,11 @@ the same URLs, lastmods, changefreqs, priorities and alternates as Django's own 
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from collections.abc import Callable, Iterator
 from datetime import UTC, date, datetime
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from hypothesis import given, settings
@@ -15,6 +17,7 @@ from lxml import etree
 
 from sitemap_middleware import SitemapWSGIApp
 from sitemap_middleware.settings import ConfigurationError, ConfigurationTypeError
+from sitemap_middleware.sources.base import ALL
 
 from .conftest import NS, assert_valid_index, assert_valid_urlset
 from .django_setup import database, setup
@@ -251,7 +254,9 @@ def test_pages_kept_current_by_recounts(tables: None) -> None:
     fill([(f"s{i}", datetime(2024, 1, 1, tzinfo=UTC), True, False) for i in range(6)], [])
     source = DjangoSitemapSource(ArticleSitemap, name="articles", base_url=BASE)
     assert source.live
-    app = SitemapWSGIApp(base_url=BASE, sources=[source], max_urls=5, freshness="incremental")
+    app = SitemapWSGIApp(  # exact_rows=0: kept current however small
+        base_url=BASE, sources=[source], max_urls=5, freshness="incremental", exact_rows=0
+    )
     page = assert_valid_index(call_wsgi(app, path="/sitemap.xml").body)[-1][0]
     path = page.removeprefix("https://example.com")
     etag = call_wsgi(app, path=path).headers["etag"]
@@ -286,8 +291,8 @@ def test_misconfiguration_names_the_setting() -> None:
 
 
 def test_served_under_asgi(tables: None, sitemap_schema: etree.XMLSchema) -> None:
-    """Under ASGI the class's ORM calls run in worker threads (Django refuses them on the
-    event loop's thread): the same URLs as under WSGI."""
+    """Under ASGI the class's ORM calls run in Django's thread for sync work (Django refuses
+    them on the event loop's thread): the same URLs as under WSGI."""
     import anyio
 
     from sitemap_middleware import SitemapApp
@@ -309,6 +314,101 @@ def test_served_under_asgi(tables: None, sitemap_schema: etree.XMLSchema) -> Non
     for body, (loc, _) in zip(served[1:], assert_valid_index(served[0]), strict=True):
         assert_valid_urlset(body, sitemap_schema)
         assert body == call_wsgi(wsgi, path=loc.removeprefix("https://example.com")).body
+
+
+class _Recorded(ArticleSitemap):
+    """Records the thread each item is read in (``items()`` itself is lazy: no query)."""
+
+    threads: ClassVar[set[int]] = set()
+
+    def lastmod(self, item: Article) -> datetime | None:
+        self.threads.add(threading.get_ident())
+        return item.updated_at
+
+    def location(self, item: Article) -> str:
+        self.threads.add(threading.get_ident())
+        return f"/a/{item.slug}"
+
+
+def test_under_asgi_every_read_runs_in_django_s_thread_for_sync_work(tables: None) -> None:
+    """Items, locations and lastmods are read where Django's async ORM runs its queries
+    (``sync_to_async(thread_sensitive=True)``): the summaries, the pages and each chunk of a
+    body, so a request's reads see the connection (and a test's transaction) of that
+    thread, whatever chunk they are at."""
+    import anyio
+    from asgiref.sync import sync_to_async
+
+    from sitemap_middleware import SitemapApp
+
+    from .driver import call
+
+    fill([(f"s{i}", datetime(2024, 1, 1, tzinfo=UTC), True, False) for i in range(40)], [])
+    source = DjangoSitemapSource(_Recorded, name="articles")
+    options: dict[str, Any] = {"base_url": BASE, "max_urls": 10, "batch_size": 3}
+    app = SitemapApp(sources=[source], chunk_bytes=256, **options)
+    _Recorded.threads.clear()
+
+    async def run() -> tuple[list[int], int]:
+        index = await call(app, path="/sitemap.xml")
+        paths = [
+            loc.removeprefix("https://example.com") for loc, _ in assert_valid_index(index.body)
+        ]
+        statuses = [(await call(app, path=path)).status for path in paths]
+        statuses.append((await call(app, path=paths[0], headers={"if-none-match": "x"})).status)
+        django_thread = await sync_to_async(threading.get_ident, thread_sensitive=True)()
+        return statuses, django_thread
+
+    statuses, django_thread = anyio.run(run)
+    assert len(statuses) > 3
+    assert set(statuses) == {200}
+    assert _Recorded.threads == {django_thread}
+
+
+def test_a_connection_a_read_opened_is_closed_after_it() -> None:
+    """A connection a read had to open is closed after it when ``CONN_MAX_AGE`` is 0 (reads
+    also run in threads no request ends), kept otherwise; one that was open, or is in a
+    transaction, stays open."""
+    from django.db import connections, transaction
+
+    database()
+    fill([(f"s{i}", None, True, False) for i in range(3)], [])
+    source = DjangoSitemapSource(ArticleSitemap, name="articles")
+    entry = connections["default"].settings_dict
+    seen: dict[str, tuple[int, bool]] = {}
+
+    def read(label: str, open_first: bool = False, atomic: bool = False) -> None:
+        wrapper = connections["default"]
+        try:
+            if open_first:
+                wrapper.ensure_connection()
+            with transaction.atomic() if atomic else contextlib.nullcontext():
+                rows = sum(len(batch) for batch in source.batches())
+                rows += source.summarize(ALL, UTC).count or 0
+                seen[label] = (rows, wrapper.connection is not None)
+        finally:
+            wrapper.close()
+
+    def in_thread(label: str, **options: bool) -> None:
+        thread = threading.Thread(target=read, args=(label,), kwargs=options)
+        thread.start()
+        thread.join()
+
+    saved = entry.get("CONN_MAX_AGE", 0)
+    try:
+        entry["CONN_MAX_AGE"] = 0
+        in_thread("opened")
+        in_thread("open before", open_first=True)
+        in_thread("in a transaction", atomic=True)
+        entry["CONN_MAX_AGE"] = 60
+        in_thread("persistent")
+    finally:
+        entry["CONN_MAX_AGE"] = saved
+    assert seen == {
+        "opened": (6, False),
+        "open before": (6, True),
+        "in a transaction": (6, True),
+        "persistent": (6, True),
+    }
 
 
 class _PlainPages(Sitemap):  # type: ignore[type-arg]

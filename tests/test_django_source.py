@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import anyio
@@ -335,18 +335,20 @@ def test_a_stored_value_django_s_converters_refuse_is_a_bad_field(
     assert source.bad_rows.rows_with_fields_dropped >= 1
 
 
-def test_async_reads_run_in_django_s_thread_for_sync_work(alias: str) -> None:
-    """AsyncDjangoSource reads where Django's async ORM runs its queries: the thread
-    ``sync_to_async(thread_sensitive=True)`` gives, on that thread's connection."""
+@pytest.mark.parametrize("kind", [AsyncDjangoSource, DjangoSource])
+def test_async_reads_run_in_django_s_thread_for_sync_work(alias: str, kind: type) -> None:
+    """Under ASGI both kinds read where Django's async ORM runs its queries: the thread
+    ``sync_to_async(thread_sensitive=True)`` gives, on that thread's connection (a
+    ``DjangoSource`` renders each chunk there too)."""
     import threading
 
     from asgiref.sync import sync_to_async
     from django.db import connections
 
     fill(alias, 3)
-    source = AsyncDjangoSource(Article.objects.using(alias), loc="/a/{slug}")
+    source = kind(Article.objects.using(alias), loc="/a/{slug}")
     threads: set[int] = set()
-    engine = source.sync.engine
+    engine = source.engine if isinstance(source, DjangoSource) else source.sync.engine
 
     @event.listens_for(engine, "before_cursor_execute")
     def record(*args: Any) -> None:
@@ -403,3 +405,131 @@ def test_a_broken_kept_connection_is_replaced() -> None:
     finally:
         entry["CONN_MAX_AGE"] = saved
     assert statuses == [200, 503, 200]
+
+
+@pytest.mark.parametrize("kind", ["queryset", "adopted"])
+def test_a_client_gone_mid_body_closes_the_rows_in_django_s_thread(alias: str, kind: str) -> None:
+    """Under ASGI a thread-bound source's rows are read a chunk at a time in Django's thread
+    for sync work; when the client leaves mid-body the step under way ends, and the rows
+    are closed there, before the next request reads."""
+    import threading
+
+    from asgiref.sync import sync_to_async
+    from django.contrib.sitemaps import Sitemap
+
+    from sitemap_middleware.django import DjangoSitemapSource
+
+    moment = datetime(2024, 1, 1, tzinfo=UTC)
+    Article.objects.using(alias).bulk_create(
+        Article(id=i, slug=f"a-{i}", updated_at=moment) for i in range(1, 301)
+    )
+    closed: list[int] = []
+
+    def watched(rows: Iterator[Any]) -> Iterator[Any]:
+        try:
+            yield from rows
+        finally:
+            closed.append(threading.get_ident())
+
+    class Articles(Sitemap):  # type: ignore[type-arg]
+        def items(self) -> Any:
+            return Article.objects.using(alias).order_by("id")
+
+    source: Any
+    if kind == "queryset":
+        source = DjangoSource(Article.objects.using(alias), loc="/a/{slug}", lastmod="updated_at")
+    else:
+        source = DjangoSitemapSource(Articles, name="article")
+    read = source.batches
+    source.batches = lambda keys, size: watched(read(keys, size))
+    app = sitemap_app("asgi", base_url=BASE, sources=[source], chunk_bytes=512, batch_size=10)
+
+    async def run() -> tuple[Any, Any, int]:
+        gone = await call(app, path="/sitemap.xml", disconnect_after=1)
+        whole = await call(app, path="/sitemap.xml")
+        django_thread = await sync_to_async(threading.get_ident, thread_sensitive=True)()
+        return gone, whole, django_thread
+
+    gone, whole, django_thread = anyio.run(run)
+    assert gone.status == 200 and not gone.complete
+    assert whole.status == 200 and whole.complete
+    assert closed == [django_thread, django_thread]
+
+
+@pytest.mark.parametrize("kind", ["queryset", "adopted"])
+def test_concurrent_bodies_take_turns_in_django_s_thread(alias: str, kind: str) -> None:
+    """Under ASGI the chunks of concurrent requests are read in turns in Django's one
+    thread for sync work, on its one connection: the request that ends first leaves the
+    connection to the others (with ``CONN_MAX_AGE`` 0 it is closed after the last)."""
+    from django.contrib.sitemaps import Sitemap
+    from django.db import connections
+
+    from sitemap_middleware.django import DjangoSitemapSource
+
+    moment = datetime(2024, 1, 1, tzinfo=UTC)
+    Article.objects.using(alias).bulk_create(
+        Article(id=i, slug=f"a-{i}", updated_at=moment) for i in range(1, 401)
+    )
+
+    class Articles(Sitemap):  # type: ignore[type-arg]
+        def items(self) -> Any:
+            return Article.objects.using(alias).order_by("id")
+
+    source: Any
+    if kind == "queryset":
+        source = DjangoSource(Article.objects.using(alias), loc="/a/{slug}", lastmod="updated_at")
+    else:
+        source = DjangoSitemapSource(Articles, name="article")
+    app = sitemap_app("asgi", base_url=BASE, sources=[source], chunk_bytes=512, batch_size=10)
+
+    async def run() -> tuple[list[Any], bool]:
+        from asgiref.sync import sync_to_async
+
+        async def one(paths: list[Any], n: int) -> None:
+            paths.append(await call(app, path="/sitemap.xml", disconnect_after=n))
+
+        done: list[Any] = []
+        async with anyio.create_task_group() as group:
+            for n in (3, None, 40, None):
+                group.start_soon(one, done, n)
+        still_open = await sync_to_async(lambda: connections[alias].connection is not None)()
+        return done, still_open
+
+    done, still_open = anyio.run(run)
+    assert [exchange.status for exchange in done] == [200] * 4
+    assert sum(exchange.complete for exchange in done) == 2
+    assert all(exchange.body.count(b"<url>") == 400 for exchange in done if exchange.complete)
+    assert not still_open
+
+
+@pytest.mark.parametrize("adapter", ["asgi", "wsgi"])
+def test_a_save_within_the_second_moves_the_etag(alias: str, adapter: str) -> None:
+    """``auto_now`` saves a millisecond apart: the lastmod served (whole seconds) stays, the
+    slug changes, and so does the ETag; a rename that leaves the lastmod alone too. An edit
+    of a field shown nowhere (``title``) keeps the ETag: its 304 still answers."""
+    fill(alias, 3)
+    saved = datetime(2024, 1, 2, 12, 0, 0, 250_000, tzinfo=UTC)
+    Article.objects.using(alias).filter(id=2).update(updated_at=saved)
+    source = DjangoSource(
+        Article.objects.using(alias), loc="/a/{slug}", lastmod="updated_at", name="a"
+    )
+    app = sitemap_app(adapter, base_url=BASE, sources=[source])
+    wsgi = adapter == "wsgi"
+
+    def get(etag: str | None = None) -> Any:
+        headers = {"if-none-match": etag} if etag else None
+        return anyio.run(lambda: call(app, path="/sitemap.xml", headers=headers, wsgi=wsgi))
+
+    first = get()
+    later = saved + timedelta(milliseconds=1)
+    Article.objects.using(alias).filter(id=2).update(slug="renamed", updated_at=later)
+    second = get()
+    assert b"/a/renamed" in second.body and second.body != first.body
+    assert second.headers["last-modified"] == first.headers["last-modified"]
+    assert second.headers["etag"] != first.headers["etag"]
+    Article.objects.using(alias).filter(id=2).update(slug="again")
+    third = get()
+    assert b"/a/again" in third.body
+    assert third.headers["etag"] not in (first.headers["etag"], second.headers["etag"])
+    Article.objects.using(alias).filter(id=2).update(title="Not in the sitemap")
+    assert get(third.headers["etag"]).status == 304

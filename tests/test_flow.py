@@ -18,11 +18,12 @@ import pytest
 from sitemap_middleware.core import Request, Response, Sitemap
 from sitemap_middleware.entry import Batch, RawEntry
 from sitemap_middleware.flow import Flow, Transfer, answer
-from sitemap_middleware.needs import Background, Need, ReadChanges, ReadPages, Summarize
+from sitemap_middleware.needs import Await, Background, Need, ReadChanges, ReadPages, Summarize
 from sitemap_middleware.settings import make_settings
 from sitemap_middleware.sources.base import ALL, CutPages, KeyRange, Page, SyncSource, page_keys
 from sitemap_middleware.validators import Summary, horizon_of
 
+from .clock import Clock, drive
 from .conftest import assert_valid_index, assert_valid_urlset
 
 BASE = "https://example.com/"
@@ -355,15 +356,18 @@ def test_the_html_view_of_a_page_reads_its_neighbours_and_gives_its_slot_back() 
 # --- pages kept current (freshness="incremental") -------------------------------------------
 
 
-def live_sitemap(**options: Any) -> Sitemap:
-    return sitemap(Rows(live=True), freshness="incremental", **options)
+def live_sitemap(clock: Clock | None = None, **options: Any) -> Sitemap:
+    """A live source on a controlled clock; read exactly only when ``exact_rows`` says so."""
+    site = sitemap(Rows(live=True), freshness="incremental", **{"exact_rows": 0, **options})
+    drive(site, clock or Clock())
+    return site
 
 
 def needs_until_answer(flow: Flow, results: dict[type, Any]) -> tuple[list[Need], Any]:
     """Answer each need by its kind; a background job is left unstarted and recorded."""
     seen: list[Need] = []
     step = first(flow)
-    while isinstance(step, Summarize | ReadPages | ReadChanges | Background):
+    while isinstance(step, Summarize | ReadPages | ReadChanges | Background | Await):
         seen.append(step)
         step = send(flow, results.get(type(step)))
     return seen, step
@@ -389,8 +393,12 @@ def test_a_live_page_before_the_first_index_is_summarized_exactly() -> None:
     with pytest.raises(StopIteration):
         recount.send(pages(25))
 
+    revalidated = first(start(site, "/sitemap-items-1.xml", if_none_match=exact))
+    assert isinstance(revalidated, Response) and revalidated.status == 304  # nothing read
     kept = start(site, "/sitemap-items-1.xml")
-    transfer = first(kept)  # no read: the kept page answers
+    need = first(kept)  # a 200 streams rows read now: their aggregates are read first
+    assert isinstance(need, Summarize) and need.parts == ((source, page_keys(1, WIDTH)),)
+    transfer = send(kept, [summary(10, checksum="c0")])
     assert isinstance(transfer, Transfer)
     assert header(transfer.plan, "etag") == exact  # the same rows, the same tag
     transfer.close()
@@ -400,7 +408,7 @@ def test_a_live_page_before_the_first_index_is_summarized_exactly() -> None:
 
 
 def test_the_first_index_of_a_live_source_reads_it_whole_then_starts_a_refresh() -> None:
-    site = live_sitemap(refresh_interval=0)
+    site = live_sitemap(refresh_interval=0, recount_interval=3600)
     source = site.sources[0]
     flow = start(site)
     need = first(flow)
@@ -432,3 +440,202 @@ def test_the_first_index_of_a_live_source_reads_it_whole_then_starts_a_refresh()
     for need in seen:
         assert isinstance(need, Background)
         need.job.close()
+
+
+def _first_index(site: Sitemap, rows: int = 25) -> str:
+    """The first index of a live source: it reads the pages whole before answering."""
+    flow = start(site)
+    assert isinstance(first(flow), ReadChanges)
+    assert isinstance(send(flow, []), ReadPages)
+    answered = send(flow, pages(rows))
+    while isinstance(answered, Background):  # a refresh due at once, left unstarted
+        answered.job.close()
+        answered = send(flow, None)
+    assert isinstance(answered, Response) and answered.status == 200
+    tag = header(answered, "etag")
+    assert tag is not None
+    return tag
+
+
+def test_a_lone_index_after_a_silence_reads_what_moved_before_answering() -> None:
+    """Requests that come often start refreshes in the background and never wait; the first
+    request after a silence longer than the refresh bound reads the moved rows first."""
+    clock = Clock()
+    site = live_sitemap(clock, refresh_interval=1, recount_interval=7200)
+    source = site.sources[0]
+    tag = _first_index(site)
+    clock.advance(1.5)  # a refresh is due, within its bound: started in the background
+    seen, answered = needs_until_answer(start(site, if_none_match=tag), {})
+    assert [type(need) for need in seen] == [Background]
+    assert isinstance(answered, Response) and answered.status == 304
+    for need in seen:
+        assert isinstance(need, Background)
+        need.job.close()
+    clock.advance(3600)  # an hour of silence: the pages lag past R = 2 s
+    flow = start(site, if_none_match=tag)
+    moved = first(flow)
+    assert isinstance(moved, ReadChanges)
+    touched = send(flow, [(12, NEWEST + timedelta(days=1))])
+    assert isinstance(touched, Summarize) and touched.parts == ((source, page_keys(2, WIDTH)),)
+    answered = send(flow, [summary(10, checksum="c1-edited")])
+    assert isinstance(answered, Response) and answered.status == 200
+    assert header(answered, "etag") != tag
+    live = site.live["items"]
+    assert live.refreshed_at == clock.now and live.recounted_at < clock.now
+
+
+def test_a_lone_index_past_the_recount_bound_recounts_before_answering() -> None:
+    clock = Clock()
+    site = live_sitemap(clock, refresh_interval=1, recount_interval=60)
+    tag = _first_index(site)
+    clock.advance(121)  # past C = 2 x 60 s: a delete must show
+    flow = start(site, if_none_match=tag)
+    assert isinstance(first(flow), ReadChanges)
+    assert isinstance(send(flow, []), ReadPages)
+    answered = send(flow, pages(24))
+    assert isinstance(answered, Response) and answered.status == 200
+    assert header(answered, "etag") != tag
+    assert len(assert_valid_index(answered.body)) == 3
+
+
+def test_an_overdue_read_that_fails_is_503_not_the_old_pages() -> None:
+    clock = Clock()
+    site = live_sitemap(clock, refresh_interval=1, recount_interval=7200)
+    tag = _first_index(site)
+    clock.advance(3600)
+    flow = start(site, if_none_match=tag)
+    assert isinstance(first(flow), ReadChanges)
+    answered = throw(flow, OSError("database down"))
+    assert isinstance(answered, Response) and answered.status == 503
+    assert site.live["items"].retry_at == float("-inf")  # the next request reads again
+
+
+def test_a_page_past_its_bound_reads_its_own_aggregates_and_starts_the_job() -> None:
+    clock = Clock()
+    site = live_sitemap(clock, refresh_interval=1, recount_interval=7200)
+    source = site.sources[0]
+    _first_index(site)
+    page = start(site, "/sitemap-items-2.xml")
+    need = first(page)
+    assert isinstance(need, Summarize)  # a 200: its own rows' aggregates
+    transfer = send(page, [summary(10, checksum="c1")])
+    assert isinstance(transfer, Transfer)
+    tag = header(transfer.plan, "etag")
+    transfer.close()
+    assert tag is not None
+    assert first(start(site, "/sitemap-items-2.xml", if_none_match=tag)).status == 304  # type: ignore[union-attr]
+    clock.advance(3600)
+    flow = start(site, "/sitemap-items-2.xml", if_none_match=tag)
+    job = first(flow)
+    assert isinstance(job, Background)  # the refresh, for the next index
+    job.job.close()
+    need = send(flow, None)
+    assert isinstance(need, Summarize) and need.parts == ((source, page_keys(2, WIDTH)),)
+    answered = send(flow, [summary(9, checksum="c1-deleted")])
+    assert isinstance(answered, Transfer)  # the page changed: no 304 from the old pages
+    assert header(answered.plan, "etag") != tag
+    answered.close()
+
+
+def test_a_small_source_is_read_on_every_request() -> None:
+    """At most ``exact_rows`` rows: every index recounts, every page reads its aggregates,
+    with the tokens the pages kept current give; nothing runs in the background."""
+    clock = Clock()
+    site = live_sitemap(clock, exact_rows=25, refresh_interval=3600)
+    _first_index(site)
+    for rows in (25, 24):
+        flow = start(site)
+        assert isinstance(first(flow), ReadPages)  # one statement: no refresh follows
+        answered = send(flow, pages(rows))
+        assert isinstance(answered, Response) and answered.status == 200
+        assert len(assert_valid_index(answered.body)) == 3
+    live = site.live["items"]
+    assert live.recounts == 3 and not live.running
+    page = start(site, "/sitemap-items-3.xml")
+    assert isinstance(first(page), Summarize)
+    transfer = send(page, [summary(4, checksum="c2")])
+    assert isinstance(transfer, Transfer)
+    tag = header(transfer.plan, "etag")
+    transfer.close()
+    big = live_sitemap(Clock(), exact_rows=0)
+    _first_index(big, rows=24)
+    kept = first(start(big, "/sitemap-items-3.xml", if_none_match=tag or ""))
+    assert isinstance(kept, Response) and kept.status == 304  # the same token either way
+
+
+def test_a_job_that_started_earlier_never_moves_the_pages_back() -> None:
+    clock = Clock()
+    site = live_sitemap(clock, refresh_interval=1, recount_interval=7200)
+    tag = _first_index(site)
+    live = site.live["items"]
+    clock.advance(1.5)
+    early = site.keep_current(live, NOW, recount=True)  # a recount starts, and is slow
+    assert isinstance(next(early), ReadChanges)
+    assert isinstance(early.send([]), ReadPages)
+    clock.advance(3600)
+    flow = start(site)  # a later request reads the moved rows itself
+    assert isinstance(first(flow), ReadChanges)
+    assert isinstance(send(flow, [(3, NEWEST + timedelta(days=1))]), Summarize)
+    answered = send(flow, [summary(10, checksum="c0-edited")])
+    assert isinstance(answered, Response) and answered.status == 200
+    moved = header(answered, "etag")
+    assert moved != tag
+    with pytest.raises(StopIteration):
+        early.send(pages(25))  # the old recount ends last: its pages are older
+    _, again = needs_until_answer(start(site), {})
+    assert isinstance(again, Response) and header(again, "etag") == moved
+
+
+def test_a_request_past_its_bound_waits_for_the_job_running_in_the_background() -> None:
+    """Busy sites never read twice: a job running since recently enough brings the pages
+    within their bound, and a request that finds them past it waits for that job."""
+    clock = Clock()
+    site = live_sitemap(clock, refresh_interval=1, recount_interval=7200)
+    tag = _first_index(site)
+    live = site.live["items"]
+    clock.advance(1.5)
+    flow = start(site, if_none_match=tag)
+    job = first(flow)
+    assert isinstance(job, Background) and live.running  # the refresh, not yet run
+    assert isinstance(send(flow, None), Response)
+    clock.advance(1.0)  # the pages are past R = 2 s; the refresh started 1 s ago
+    flow = start(site, if_none_match=tag)
+    wait = first(flow)
+    assert isinstance(wait, Await) and not wait.done.is_set()
+    refresh = job.job
+    assert isinstance(next(refresh), ReadChanges)
+    assert isinstance(refresh.send([(3, NEWEST + timedelta(days=1))]), Summarize)
+    with pytest.raises(StopIteration):
+        refresh.send([summary(10, checksum="c0-edited")])
+    assert wait.done.is_set() and not live.running
+    answered = send(flow, True)  # it ended: no read of this request's own
+    while isinstance(answered, Background):  # the next refresh, left unstarted
+        answered.job.close()
+        answered = send(flow, None)
+    assert isinstance(answered, Response) and answered.status == 200
+    assert header(answered, "etag") != tag
+
+
+def test_the_root_urlset_of_a_big_source_takes_the_validators_of_the_rows_it_streams() -> None:
+    """One page at the root (``index="auto"``): its rows are read now, so is its summary,
+    and a revalidation compares that, not the pages kept current."""
+    site = live_sitemap(Clock(), refresh_interval=3600, recount_interval=7200)
+    source = site.sources[0]
+    flow = start(site)
+    assert isinstance(first(flow), ReadChanges)
+    assert isinstance(send(flow, []), ReadPages)
+    need = send(flow, pages(5))
+    assert isinstance(need, Summarize) and need.parts == ((source, ALL),)
+    transfer = send(flow, [summary(5, token="rows-now")])
+    assert isinstance(transfer, Transfer) and not transfer.plan.sitemapindex
+    tag = header(transfer.plan, "etag")
+    transfer.close()
+    again = start(site, if_none_match=tag or "")
+    assert isinstance(first(again), Summarize)
+    unchanged = send(again, [summary(5, token="rows-now")])
+    assert isinstance(unchanged, Response) and unchanged.status == 304
+    moved = start(site, if_none_match=tag or "")
+    assert isinstance(first(moved), Summarize)
+    edited = send(moved, [summary(5, token="rows-edited")])
+    assert isinstance(edited, Transfer) and header(edited.plan, "etag") != tag
+    edited.close()

@@ -1,15 +1,19 @@
-"""The package's shape: modules import each other without a cycle, and the protocol's
-namespaces and limits are written in one module only (:mod:`sitemap_middleware.protocol`).
+"""The package's shape: modules import each other without a cycle, the protocol's
+namespaces and limits are written in one module only (:mod:`sitemap_middleware.protocol`),
+and what each install promises imports only what that install brings.
 
-Read from the source with ``ast``: every import counts, those under ``TYPE_CHECKING`` and
-those inside functions too, since each is a dependency a reader has to follow.
+Read from the source with ``ast``. For the cycles every import counts, those under
+``TYPE_CHECKING`` and those inside functions too, since each is a dependency a reader has
+to follow. For the installs, only what runs on import counts.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import re
-from collections.abc import Iterator
+import sys
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -34,10 +38,12 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
-def _imported(module: str, path: Path) -> Iterator[str]:
-    """The package's modules that ``module`` imports by name."""
+def _imported(module: str, path: Path, nodes: Iterable[ast.AST] | None = None) -> Iterator[str]:
+    """The modules that ``module`` imports by name (of ``nodes``; default: every import)."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    if nodes is None:
+        nodes = ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+    for node in nodes:
         if isinstance(node, ast.Import):
             yield from (alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -149,3 +155,119 @@ def test_changefreqs_in_protocol_only() -> None:
     listed = re.compile(r"always\W+hourly\W+daily\W+weekly\W+monthly\W+yearly\W+never")
     holders = [name for name, path in MODULES.items() if listed.search(path.read_text("utf-8"))]
     assert holders == [f"{NAME}.protocol"]
+
+
+# What runs on import. Each install the README names promises some modules: they may
+# import, when they are imported, the standard library, the declared dependency (anyio)
+# and what that install brings; anything else they import only where it is used, so
+# that the error of a missing extra comes at that point and names the extra.
+
+
+def _runs_on_import(body: Iterable[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements of ``body`` that run when the module is imported: not the bodies of
+    functions, nor those under ``if TYPE_CHECKING``."""
+    for node in body:
+        yield node
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            yield from _runs_on_import(node.orelse)
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            yield from _runs_on_import(getattr(node, field, ()))
+        for handler in getattr(node, "handlers", ()):
+            yield from _runs_on_import(handler.body)
+
+
+@functools.cache
+def on_import() -> dict[str, set[str]]:
+    """Module -> the modules it imports when it is imported."""
+    edges = {}
+    for module, path in MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        edges[module] = set(_imported(module, path, _runs_on_import(tree.body)))
+    return edges
+
+
+def loaded_with(entry: str) -> dict[str, set[str]]:
+    """The distributions' top-level modules that importing ``entry`` imports, each with the
+    package's modules that import it (the package's ``__init__`` of each module included,
+    which Python runs first)."""
+    found: dict[str, set[str]] = {}
+    seen: set[str] = set()
+    todo = [entry]
+    while todo:
+        module = todo.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        parts = module.split(".")
+        todo += [".".join(parts[:n]) for n in range(1, len(parts))]
+        for name in on_import()[module]:
+            if name in MODULES:
+                todo.append(name)
+            elif name and not name.startswith(NAME + "."):
+                found.setdefault(name.partition(".")[0], set()).add(module)
+    return found
+
+
+BASE = {"anyio"}
+CLI = {"httpx", "lxml"}
+SQLALCHEMY = {"sqlalchemy"}
+DJANGO = {"django", "asgiref", *CLI}  # asgiref: Django's own dependency
+INDEXNOW = {"httpx", "sqlalchemy"}
+# Module -> the extra that must suffice to import it (pyproject.toml says which
+# distributions each one installs; tests/test_install.py installs them).
+PROMISES = {
+    NAME: set(),  # serving lists, generators and custom sources
+    f"{NAME}.cli": set(),  # sitemap-middleware and every COMMAND --help
+    f"{NAME}.cli.main": set(),
+    f"{NAME}.cli.render": set(),  # render needs only the application
+    f"{NAME}.cli.check": CLI,
+    f"{NAME}.cli.app_transport": CLI,
+    f"{NAME}.sources.sqlalchemy": SQLALCHEMY,
+    f"{NAME}.sources.sqlalchemy_async": SQLALCHEMY,
+    f"{NAME}.indexnow": INDEXNOW,
+    f"{NAME}.indexnow.background": INDEXNOW,
+    f"{NAME}.cli.indexnow": INDEXNOW,
+    f"{NAME}.django": DJANGO,  # adopted Sitemap classes and the middleware: no SQLAlchemy
+    f"{NAME}.django.apps": DJANGO,
+    f"{NAME}.django.checks": DJANGO,
+    f"{NAME}.django.project": DJANGO,
+    f"{NAME}.django.management.commands.sitemap_render": DJANGO,
+    f"{NAME}.django.management.commands.sitemap_check": DJANGO,
+    f"{NAME}.django.sources": DJANGO | SQLALCHEMY,  # DjangoSource compiles with SQLAlchemy
+}
+
+
+def test_the_import_time_walker_sees_what_runs() -> None:
+    assert loaded_with(f"{NAME}.sources.aggregates")["sqlalchemy"] == {
+        f"{NAME}.sources.aggregates",
+        f"{NAME}.sources.stored_dates",
+    }
+    # "if TYPE_CHECKING:" and function bodies do not run on import; "try:" does.
+    assert f"{NAME}.cli.audit" not in on_import()[f"{NAME}.cli.check_options"]
+    assert f"{NAME}.cli.audit" in graph()[f"{NAME}.cli.check_options"]
+    assert f"{NAME}.cli.check" not in on_import()[f"{NAME}.cli.main"]
+    assert "httpx" in loaded_with(f"{NAME}.cli.audit")
+    assert f"{NAME}.sources.sqlalchemy" in on_import()[f"{NAME}.django.sources"]
+    assert loaded_with(f"{NAME}.sources.sqlalchemy")["sqlalchemy"] >= {
+        f"{NAME}.sources.sqlalchemy",  # in "try:"
+        f"{NAME}.sources.aggregates",
+    }
+    # A module's packages run first: the django package's imports count for its commands.
+    assert loaded_with(f"{NAME}.django.management.commands.sitemap_check")["django"] >= {
+        f"{NAME}.django.adopted",
+        f"{NAME}.django.management.commands.sitemap_check",
+    }
+
+
+@pytest.mark.parametrize("entry", sorted(PROMISES))
+def test_imports_only_what_its_install_brings(entry: str) -> None:
+    allowed = set(sys.stdlib_module_names) | BASE | PROMISES[entry]
+    beyond = {name: sorted(by) for name, by in loaded_with(entry).items() if name not in allowed}
+    assert beyond == {}
+
+
+def test_every_promise_names_a_module() -> None:
+    assert set(PROMISES) <= set(MODULES)

@@ -32,9 +32,10 @@ from sitemap_middleware import (
 )
 from sitemap_middleware.flow import run
 from sitemap_middleware.live_pages import Known, LivePages, keep_current
-from sitemap_middleware.needs import Background, Need, ReadChanges, Summarize
+from sitemap_middleware.needs import Background, Need, ReadChanges, ReadPages, Summarize
 from sitemap_middleware.sources.base import SyncSource, page_keys
 
+from .clock import Clock, drive
 from .conftest import (
     BASE_TIME,
     article_source,
@@ -46,7 +47,7 @@ from .conftest import (
 from .driver import call
 from .test_postgres import Db, admin, db, pg_url  # noqa: F401 (fixtures)
 
-pytestmark = [pytest.mark.anyio, pytest.mark.incremental]
+pytestmark = pytest.mark.anyio
 
 BASE = "https://example.com"
 PAGE = 100  # rows per page (max_urls): keys 1 to 1,200 make 13 pages
@@ -88,7 +89,7 @@ async def recount(app: Any) -> None:
 async def test_requests_read_no_aggregate_once_pages_are_known(
     make_app: Any, engine: Engine
 ) -> None:
-    app = make_app(sources=[article_source(engine)], base_url=BASE, max_urls=PAGE)
+    app = make_app(sources=[article_source(engine)], base_url=BASE, max_urls=PAGE, exact_rows=0)
     seen = statements(engine)
     first = await call(app)
     assert len(assert_valid_index(first.body)) == 13
@@ -100,8 +101,10 @@ async def test_requests_read_no_aggregate_once_pages_are_known(
         app, path="/sitemap-articles-3.xml", headers={"if-none-match": page.headers["etag"]}
     )
     assert (again.status, page.status, page_304.status) == (304, 200, 304)
-    # The page's 200 streams its rows; nothing else is read on any request.
-    assert len(seen) == 1 and "ORDER BY articles.id" in seen[0], seen
+    # The page's 200 reads its own aggregates (its validators are those of the rows it
+    # streams), then streams its rows; the 304s read nothing.
+    assert len(seen) == 2 and "ORDER BY articles.id" in seen[1], seen
+    assert "GROUP BY" not in seen[0] and "ORDER BY" not in seen[0], seen
 
 
 def refreshing_app(make_app: Any, engine: Engine) -> Any:
@@ -112,6 +115,7 @@ def refreshing_app(make_app: Any, engine: Engine) -> Any:
         max_urls=PAGE,
         refresh_interval=0,
         recount_interval=3600,
+        exact_rows=0,
     )
 
 
@@ -152,17 +156,19 @@ async def test_deletes_and_lastmod_keeping_edits_show_after_a_recount(
     for _ in range(5):  # refreshes run, and cannot see either
         await _sleep(0.05)
         assert await etag(app) == index
-    assert [await etag(app, f"/sitemap-articles-{n}.xml") for n in (2, 3)] == pages
+    # A page's 200 streams its rows as they are: its validators are theirs, at once.
+    moved = [await etag(app, f"/sitemap-articles-{n}.xml") for n in (2, 3)]
+    assert moved[0] != pages[0] and moved[1] != pages[1]
     await recount(app)
     assert await etag(app) != index
     after = [await etag(app, f"/sitemap-articles-{n}.xml") for n in (2, 3)]
-    assert after[0] != pages[0] and after[1] != pages[1]
+    assert after == moved  # the recount's tokens are those the pages read exactly
 
 
 async def test_a_fresh_process_gives_the_same_validators(make_app: Any, engine: Engine) -> None:
     """Replicas agree: the kept pages' tokens equal those of a recount and of a page read
     before the first index."""
-    settings = {"base_url": BASE, "max_urls": PAGE, "refresh_interval": 0}
+    settings = {"base_url": BASE, "max_urls": PAGE, "refresh_interval": 0, "exact_rows": 0}
     old = make_app(sources=[article_source(engine)], **settings, recount_interval=3600)
     await etag(old)
     with engine.begin() as conn:
@@ -187,17 +193,21 @@ async def test_a_fresh_process_gives_the_same_validators(make_app: Any, engine: 
 async def test_a_failing_refresh_keeps_the_pages_last_known(
     make_app: Any, engine: Engine, caplog: pytest.LogCaptureFixture
 ) -> None:
-    app = make_app(sources=[article_source(engine)], base_url=BASE, max_urls=PAGE)
+    app = make_app(sources=[article_source(engine)], base_url=BASE, max_urls=PAGE, exact_rows=0)
+    clock = Clock()
+    drive(app, clock)
     first = await call(app)
     with engine.begin() as conn:
         conn.execute(text("ALTER TABLE articles RENAME TO gone"))
-    app.sitemap.live["articles"].refreshed_at = float("-inf")
+    clock.advance(1.5)  # a refresh is due, within its bound: it runs in the background
     with caplog.at_level(logging.WARNING, "sitemap_middleware"):
         again = await call(app)
         await eventually(_logged(caplog, "keeping its pages current failed"))
     assert (again.status, again.body) == (200, first.body)
     page = await call(app, path="/sitemap-articles-1.xml")
     assert page.status == 503  # its rows cannot be read: never an empty or partial page
+    clock.advance(3600)  # past the bound: the old pages are no answer
+    assert (await call(app)).status == 503
 
 
 def _logged(caplog: pytest.LogCaptureFixture, words: str) -> Callable[[], Awaitable[bool]]:
@@ -216,7 +226,9 @@ async def test_an_async_source_is_kept_current(db_path: Path, engine: Engine) ->
         loc="/articles/{slug}",
         lastmod="updated_at",
     )
-    app = SitemapApp(sources=[source], base_url=BASE, max_urls=PAGE, refresh_interval=0)
+    app = SitemapApp(
+        sources=[source], base_url=BASE, max_urls=PAGE, refresh_interval=0, exact_rows=0
+    )
     try:
         index = await etag(app)
         with engine.begin() as conn:
@@ -345,7 +357,7 @@ def test_refreshed_pages_equal_a_recount(tmp_path: Path, history: list[Step]) ->
 
 async def test_postgres_kept_pages_equal_a_recount(db: Db) -> None:  # noqa: F811
     db.seed(range(1, 2001))
-    app = db.app(max_urls=PAGE, refresh_interval=0, recount_interval=3600)
+    app = db.app(max_urls=PAGE, refresh_interval=0, recount_interval=3600, exact_rows=0)
     index = await etag(app)
     live = app.sitemap.live["articles"]
     stamp = datetime.now(UTC).replace(tzinfo=None)
@@ -364,7 +376,7 @@ async def test_postgres_kept_pages_equal_a_recount(db: Db) -> None:  # noqa: F81
     await app.recount()
     assert live.known is not None and live.known.pages == refreshed.pages
     # A page read exactly (a fresh process, before its first index) gets the same token.
-    fresh = db.app(max_urls=PAGE)
+    fresh = db.app(max_urls=PAGE, exact_rows=0)
     for page in (1, 8, 21):
         path = f"/sitemap-articles-{page}.xml"
         assert await etag(fresh, path) == await etag(app, path), path
@@ -384,16 +396,29 @@ async def test_the_first_index_while_a_recount_runs_lists_every_page(
     make_app: Any, engine: Engine
 ) -> None:
     """A page request started the first recount in the background; an index arriving before
-    it ends reads the pages itself and lists them all."""
-    app = make_app(sources=[article_source(engine)], base_url=BASE, max_urls=PAGE)
+    it ends reads the pages itself and lists them all. The recount that started first and
+    ends last does not move the pages back."""
+    app = make_app(sources=[article_source(engine)], base_url=BASE, max_urls=PAGE, exact_rows=0)
     live = app.sitemap.live["articles"]
-    assert live.claim(time.monotonic())  # as the background recount holds it
-    try:
-        response = await call(app)
-        assert response.status == 200 and len(assert_valid_index(response.body)) == 13
-        assert live.known is None  # the running recount's result is not pre-empted
-    finally:
-        live.running = False
+    clock = Clock()
+    drive(app, clock)
+    assert live.claim(clock())  # as the background recount holds it
+    early = app.sitemap.keep_current(live)
+    assert isinstance(next(early), ReadChanges)  # it started, and is slow
+    need = early.send([])
+    assert isinstance(need, ReadPages)
+    before = read(need)  # its pages: those of the 1,200 rows
+    clock.advance(0.5)
+    with engine.begin() as conn:
+        conn.execute(delete(articles).where(articles.c.id > 1100))
+    response = await call(app)
+    assert response.status == 200 and len(assert_valid_index(response.body)) == 12
+    kept = live.known
+    assert kept is not None and len(kept.pages) == 12
+    with pytest.raises(StopIteration):
+        early.send(before)  # it ends last, with older pages: they are not kept
+    assert live.known is kept and not live.running
+    assert len(assert_valid_index((await call(app)).body)) == 12
 
 
 async def test_a_cut_source_is_read_whole_once(make_app: Any, engine: Engine) -> None:

@@ -1,13 +1,21 @@
 """Two replicas of the example site behind a real nginx, under a path prefix, with proxy_cache.
 
-nginx (Debian's package) runs from a config written here, on free 127.0.0.1 ports, as a
-child of the test: no system service. Without nginx these tests skip, unless
-``SITEMAP_REQUIRE_NGINX=1`` (set by ``.ci/run``) turns the skip into a failure.
+nginx runs docs/deployment.md's configuration as written: the ``nginx`` block is read from
+the Markdown and only its cache folder, the replicas' ports and a ``listen`` line are
+replaced (``tests/docs_support.py:nginx_config``). Around it the test adds what a test needs
+and the guide does not show: temporary paths, an access log naming each request's
+``X-Step`` header, and a second server of its own (other port) for the failures the guide
+explains. The replicas answer for two host names (``allowed_hosts``), as a site served
+under two domains does.
+
+nginx (Debian's package) runs as a child of the test, on free 127.0.0.1 ports: no system
+service. Without nginx these tests skip, unless ``SITEMAP_REQUIRE_NGINX=1`` (set by
+``.ci/run``) turns the skip into a failure.
 
 What uvicorn and Starlette do with proxies (checked in their source and below):
 
 * ``--root-path /shop`` (``root_path=`` in ``uvicorn.run``) *prepends* the prefix to the path it
-  receives: nginx must strip it (``location /shop/ { proxy_pass http://replicas/; }``). A path
+  receives: nginx must strip it (``location /shop/ { proxy_pass http://app/; }``). A path
   that still carries it arrives as ``/shop/shop/...`` and is not the sitemap.
 * ``X-Forwarded-Proto`` only sets ``scope["scheme"]``, and only from trusted addresses
   (``--forwarded-allow-ips``, default 127.0.0.1). ``X-Forwarded-Host``, ``X-Forwarded-Prefix``
@@ -19,6 +27,7 @@ from __future__ import annotations
 import gzip
 import http.client
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -36,16 +45,20 @@ from sqlalchemy import create_engine
 
 from . import conftest
 from .conftest import assert_valid_index, assert_valid_urlset, check_served, locs
+from .docs_support import deployment_nginx, nginx_config
 from .uvicorn_process import free_port
 
 pytestmark = pytest.mark.nginx
 ROOT = Path(__file__).resolve().parents[1]
 PREFIX = "/shop"
-BASE = "https://www.example.com/shop/"
+HOST = "www.example.com"  # the base URL's
+OTHER_HOST = "shop.example.org"  # the other name the site answers for
+BASE = f"https://{HOST}/shop/"
 ROWS = 9_000  # three article pages of 4,225 rows (default max_loc_length)
 REQUIRED = os.environ.get("SITEMAP_REQUIRE_NGINX") == "1"
 
-# $http_x_step: each request names itself, so its log line can be found.
+# $http_x_step: each request names itself, so its log line can be found. {deployment} is the
+# guide's configuration; the server on {extra} is the test's own.
 NGINX_CONF = """
 daemon off;
 {user}
@@ -61,44 +74,20 @@ http {{
     scgi_temp_path {tmp}/scgi_temp;
     log_format steps '$http_x_step $request_method $request_uri $status '
                      'cache=$upstream_cache_status upstream=$upstream_status '
-                     'addr=$upstream_addr';
+                     'addr=$upstream_addr host=$host';
     access_log {tmp}/access.log steps;
-    gzip on;
-    gzip_types text/xml;
-    proxy_cache_path {tmp}/cache keys_zone=sitemaps:1m;
-    upstream replicas {{
-        server 127.0.0.1:{replica_a};
-        server 127.0.0.1:{replica_b};
-        keepalive 8;
-    }}
+{deployment}
     upstream broken {{ server 127.0.0.1:{broken}; keepalive 2; }}
     server {{
-        listen 127.0.0.1:{port};
-        # As in docs/deployment.md (X-Forwarded-Proto fixed: this nginx has no TLS).
-        location {prefix}/ {{
-            proxy_pass http://replicas/;
-            proxy_http_version 1.1;
-            proxy_set_header Connection "";
-            proxy_set_header Host $host;
-            proxy_set_header X-Forwarded-Proto https;
-            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-
-            location {prefix}/sitemap {{
-                proxy_pass http://replicas/sitemap;
-                proxy_cache sitemaps;
-                proxy_cache_revalidate on;
-                proxy_ignore_headers Cache-Control Expires;
-                proxy_cache_valid 200 1s;
-                proxy_cache_bypass $http_x_no_cache;
-                proxy_no_cache $http_x_no_cache;
-            }}
-        }}
+        listen 127.0.0.1:{extra};
+        proxy_set_header Host $host;  # a host the replicas answer for
         location /as-sent/ {{
-            proxy_pass http://replicas/;
+            proxy_pass http://app/;
             proxy_http_version 1.1;
+            proxy_set_header Host $host;
             proxy_set_header Connection "";
             proxy_cache sitemaps;
-            proxy_cache_key as-sent$request_uri;  # the default key is the upstream URL
+            proxy_cache_key as-sent$request_uri;  # apart from the guide's copies
             proxy_cache_valid 200 1m;
         }}
         location /broken/ {{
@@ -166,10 +155,12 @@ def fetch(
     headers: dict[str, str] | None = None,
     check: bool = True,
 ) -> Reply:
-    """One request; the body as sent (de-chunked, never decompressed), checked when a sitemap."""
+    """One request (``Host`` the base URL's unless given); the body as sent (de-chunked, never
+    decompressed), checked when a sitemap."""
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     try:
-        connection.request(method, path, headers={"Accept-Encoding": "identity", **(headers or {})})
+        headers = {"Host": HOST, "Accept-Encoding": "identity", **(headers or {})}
+        connection.request(method, path, headers=headers)
         response = connection.getresponse()
         reply = Reply(
             response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
@@ -190,7 +181,9 @@ def fetch(
 class Site:
     replicas: tuple[int, int]
     nginx: int
+    extra: int  # the test's own server: the failures the guide explains
     tmp: Path
+    cache_valid: int  # the guide's proxy_cache_valid for 200, in seconds
 
     def steps(self, step: str) -> list[str]:
         """nginx's log lines of the requests sent with ``X-Step: step``.
@@ -217,7 +210,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         unavailable("nginx is not installed (Debian: apt-get install nginx)")
     tmp = tmp_path_factory.mktemp("nginx")
     replica_ports = (free_port(), free_port())
-    broken, port = free_port(), free_port()
+    broken, port, extra = free_port(), free_port(), free_port()
     broken_db = tmp / "broken.sqlite3"
     engine = create_engine(f"sqlite:///{broken_db}")
     conftest.seed(engine, 1200)
@@ -228,13 +221,14 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
             env = {
                 "EXAMPLE_DB": str(tmp / "site.sqlite3"),
                 "EXAMPLE_ROWS": str(ROWS),
-                "HOST": "127.0.0.1",
-                "PORT": str(replica),
                 "BASE_URL": BASE,
-                "ROOT_PATH": PREFIX,
+                "ALLOWED_HOSTS": f"{HOST},{OTHER_HOST}",
             }
             log = tmp / f"replica-{replica}.log"
-            processes.append(launch([sys.executable, "-m", "example_app"], log, env))
+            # As the guide runs each replica (uvicorn app:app --host ... --port ... --root-path).
+            command = [sys.executable, "-m", "uvicorn", "tests.nginx_replica:app"]
+            command += ["--host", "127.0.0.1", "--port", str(replica), "--root-path", PREFIX]
+            processes.append(launch([*command, "--lifespan", "on"], log, env))
         uvicorn = [sys.executable, "-m", "uvicorn", "tests.e2e_server:app", "--port", str(broken)]
         env = {"E2E_DB": str(broken_db), "E2E_FAIL_AT": "900"}
         processes.append(launch(uvicorn, tmp / "broken.log", env))
@@ -242,18 +236,21 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
             if not listening(server, process):
                 logs = "".join(log.read_text() for log in tmp.glob("*.log"))
                 pytest.fail(f"a server on {server} did not start:\n{logs}")
+        guide = deployment_nginx()
+        deployment = nginx_config(guide, cache=tmp / "cache", replicas=replica_ports, listen=port)
         conf = tmp / "nginx.conf"
         conf.write_text(
             NGINX_CONF.format(
                 user="user root;" if os.geteuid() == 0 else "",  # workers write the cache in tmp
                 tmp=tmp,
-                port=port,
-                prefix=PREFIX,
+                deployment=deployment,
+                extra=extra,
                 replica_a=replica_ports[0],
-                replica_b=replica_ports[1],
                 broken=broken,
             )
         )
+        valid = re.search(r"proxy_cache_valid 200 (\d+)s;", guide)
+        assert valid, "the guide's proxy_cache_valid is for 200 in seconds"
         command = [nginx, "-p", str(tmp), "-c", str(conf), "-e", str(tmp / "error.log")]
         checked = subprocess.run([*command, "-t"], capture_output=True, text=True)
         if checked.returncode != 0:
@@ -261,7 +258,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         processes.append(launch(command, tmp / "nginx.out"))
         if not listening(port, processes[-1]):
             unavailable(f"nginx did not start: {(tmp / 'error.log').read_text()[-2000:]}")
-        yield Site(replica_ports, port, tmp)
+        yield Site(replica_ports, port, extra, tmp, int(valid.group(1)))
     finally:
         for process in reversed(processes):
             process.terminate()
@@ -305,7 +302,7 @@ def test_each_replica_and_nginx_send_the_same_bytes_and_validators(
 
 
 def test_proxy_cache_revalidates_with_the_replicas_304(site: Site) -> None:
-    """proxy_cache_valid 1s, proxy_cache_revalidate on: once stale, each variant is revalidated
+    """proxy_cache_valid, proxy_cache_revalidate on: once stale, each variant is revalidated
     with its own validators, a replica answers 304 and nginx serves the body it cached."""
     path = PREFIX + "/sitemap-articles-3.xml"
     variants: dict[str, dict[str, str]] = {"plain": {}, "gzip": GZIP}
@@ -313,7 +310,8 @@ def test_proxy_cache_revalidates_with_the_replicas_304(site: Site) -> None:
     for name, headers in variants.items():
         first[name] = fetch(site.nginx, path, headers={**headers, "X-Step": name + "-1"})
         again[name] = fetch(site.nginx, path, headers={**headers, "X-Step": name + "-2"})
-    time.sleep(2.1)  # nginx counts validity in whole seconds: now the copies are stale
+    # nginx counts validity in whole seconds: then the copies are stale.
+    time.sleep(site.cache_valid + 1.1)
     for name, headers in variants.items():
         revalidated = fetch(site.nginx, path, headers={**headers, "X-Step": name + "-3"})
         etag = first[name].validators[0] or ""
@@ -339,7 +337,6 @@ def test_proxy_cache_revalidates_with_the_replicas_304(site: Site) -> None:
 
 def test_locs_come_from_base_url_whatever_the_request_says(site: Site) -> None:
     spoofed = {
-        "Host": "attacker.example",
         "X-Forwarded-Proto": "http",
         "X-Forwarded-Host": "attacker.example",
         "X-Forwarded-Prefix": "/elsewhere",
@@ -348,15 +345,44 @@ def test_locs_come_from_base_url_whatever_the_request_says(site: Site) -> None:
     for path in ("/sitemap.xml", "/sitemap-articles-1.xml"):
         plain = fetch(site.replicas[0], path)
         direct = fetch(site.replicas[1], path, headers=spoofed)
-        proxied = fetch(
-            site.nginx, PREFIX + path, headers={**spoofed, "X-No-Cache": "1", "X-Step": path}
-        )
+        proxied = fetch(site.nginx, PREFIX + path, headers={**spoofed, "X-Step": "spoof" + path})
         assert plain.body == direct.body == proxied.body
         assert plain.validators == direct.validators == proxied.validators
-        [line] = site.steps(path)
-        assert "cache=BYPASS upstream=200" in line
+        # A Host the site does not answer for is refused, and nothing of it is echoed.
+        for port, prefix in ((site.replicas[0], ""), (site.nginx, PREFIX)):
+            foreign = fetch(port, prefix + path, headers={**spoofed, "Host": "attacker.example"})
+            assert foreign.status == 400 and b"attacker" not in foreign.body
     index = assert_valid_index(fetch(site.replicas[0], "/sitemap.xml").body)
     assert all(loc.startswith(BASE) for loc, _ in index)
+
+
+@pytest.mark.parametrize("path", ["/sitemap.xml", "/sitemap-articles-1.xml"])
+@pytest.mark.parametrize("headers", [{}, GZIP], ids=["plain", "gzip"])
+def test_each_host_gets_its_own_cached_sitemap(
+    site: Site, path: str, headers: dict[str, str]
+) -> None:
+    """With allowed_hosts, each host's documents list that host's URLs: nginx's cache keeps
+    them apart (the host is in proxy_cache_key), and never serves one host another's."""
+    step = f"hosts-{path}-{bool(headers)}"
+    replies: dict[str, list[Reply]] = {}
+    for n, host in enumerate((HOST, OTHER_HOST, HOST, OTHER_HOST)):
+        reply = fetch(
+            site.nginx, PREFIX + path, headers={**headers, "Host": host, "X-Step": f"{step}-{n}"}
+        )
+        direct = fetch(site.replicas[n % 2], path, headers={**headers, "Host": host})
+        assert reply.status == 200
+        assert (reply.body, reply.validators) == (direct.body, direct.validators)
+        body = gzip.decompress(reply.body) if headers else reply.body
+        listed = re.findall(rb"<loc>([^<]*)</loc>", body)
+        assert listed and all(loc.startswith(f"https://{host}/shop/".encode()) for loc in listed)
+        replies.setdefault(host, []).append(reply)
+    for host, (first, again) in replies.items():
+        assert first.body == again.body and first.validators == again.validators, host
+    assert replies[HOST][0].validators[0] != replies[OTHER_HOST][0].validators[0]
+    statuses = [site.steps(f"{step}-{n}")[0] for n in range(4)]
+    # The base host's copy may be cached by an earlier test; the other host's is not.
+    assert "cache=MISS upstream=200" in statuses[1], statuses
+    assert all("cache=HIT upstream=-" in line for line in statuses[2:]), statuses
 
 
 def test_the_site_and_its_sitemap_answer_under_the_prefix(
@@ -391,7 +417,7 @@ def test_the_site_and_its_sitemap_answer_under_the_prefix(
 def test_without_ignoring_cache_control_nginx_stores_nothing(site: Site) -> None:
     """Why the guide sets proxy_ignore_headers: nginx does not store a ``no-cache`` response."""
     for step in ("as-sent-1", "as-sent-2"):
-        reply = fetch(site.nginx, "/as-sent/sitemap-pages-1.xml", headers={"X-Step": step})
+        reply = fetch(site.extra, "/as-sent/sitemap-pages-1.xml", headers={"X-Step": step})
         assert reply.status == 200 and reply.headers["cache-control"] == "no-cache"
         [line] = site.steps(step)
         assert "cache=MISS upstream=200" in line
@@ -401,7 +427,7 @@ def test_an_aborted_transfer_is_neither_passed_on_whole_nor_cached(site: Site) -
     """With proxy_http_version 1.1 the replica's cut chunked body reaches the client cut."""
     for step in ("broken-1", "broken-2"):
         with pytest.raises(http.client.IncompleteRead):
-            fetch(site.nginx, "/broken/broken.xml", headers={"X-Step": step})
+            fetch(site.extra, "/broken/broken.xml", headers={"X-Step": step})
         [line] = site.steps(step)
         assert "cache=MISS upstream=200" in line  # asked again: nothing was cached
 
@@ -413,10 +439,10 @@ def test_http10_to_the_upstream_never_gets_a_cut_body(site: Site) -> None:
     caches. (The guide still asks for proxy_http_version 1.1: it streams.)"""
     for step in ("http10-1", "http10-2"):
         reply = fetch(
-            site.nginx, "/broken-http10/broken.xml", headers={"X-Step": step}, check=False
+            site.extra, "/broken-http10/broken.xml", headers={"X-Step": step}, check=False
         )
         assert reply.status == 503 and b"<" not in reply.body
     assert "upstream=503" in site.steps("http10-1")[0]
     assert "cache=HIT" not in site.steps("http10-2")[0]
-    whole = fetch(site.nginx, "/http10/sitemap.xml", check=False)
+    whole = fetch(site.extra, "/http10/sitemap.xml", check=False)
     assert whole.status == 200 and whole.body.rstrip().endswith(b"</sitemapindex>")

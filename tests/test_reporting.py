@@ -246,3 +246,59 @@ async def test_a_lasting_failure_logs_its_traceback_once_then_counts(
     assert (await call(app)).status == 200
     assert len(caplog.records) == 1  # recovery is said once
     down.dispose()
+
+
+async def test_recovery_is_said_once_the_failed_sources_answer(
+    make_app: MakeApp, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A request that read only other sources (a list beside the database) says nothing
+    while the database is down, and does not restart the episode (no second traceback)."""
+    directory = tmp_path / "later"
+    down = create_engine(f"sqlite:///{directory}/db.sqlite3")
+    app = make_app(
+        sources={"articles": article_source(down), "static": ["/a", "/b"]},
+        base_url="https://example.com/",
+        index="always",
+    )
+    caplog.set_level(logging.WARNING, "sitemap_middleware")
+    assert (await call(app)).status == 503
+    assert (await call(app, path="/sitemap-static-1.xml")).status == 200
+    assert (await call(app, path="/sitemap-articles-1.xml")).status == 503
+    assert [record.exc_info is not None for record in caplog.records] == [True, False]
+    assert not [r for r in caplog.records if "answer again" in r.getMessage()]
+    caplog.clear()
+    directory.mkdir()
+    seed(down, 20)
+    assert (await call(app, path="/sitemap-static-1.xml")).status == 200
+    assert not caplog.records  # the articles have not been read yet
+    assert (await call(app, path="/sitemap-articles-1.xml")).status == 200
+    (recovered,) = caplog.records
+    assert "answer again, after 2 failed requests" in recovered.getMessage()
+    down.dispose()
+
+
+async def test_a_304_from_pages_in_memory_is_no_recovery(
+    make_app: MakeApp, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """With the default freshness a conditional request is answered from the pages kept
+    current, without a read: while the database is down it says nothing of recovery."""
+    directory = tmp_path / "up"
+    directory.mkdir()
+    engine = create_engine(f"sqlite:///{directory}/db.sqlite3")
+    seed(engine, 20)
+    app = make_app(sources=[article_source(engine)], base_url="https://example.com/")
+    first = await call(app)
+    assert first.status == 200
+    etag = dict(first.headers)["etag"]
+    engine.dispose()
+    directory.rename(tmp_path / "gone")  # the database is down
+    caplog.set_level(logging.WARNING, "sitemap_middleware")
+    assert (await call(app)).status == 503  # the rows cannot be read
+    assert caplog.records and caplog.records[0].levelno == logging.ERROR
+    for _ in range(2):
+        assert (await call(app, headers={"If-None-Match": etag})).status == 304
+    assert not [r for r in caplog.records if "answer again" in r.getMessage()]
+    (tmp_path / "gone").rename(directory)
+    assert (await call(app)).status == 200
+    assert "answer again, after 1 failed requests" in caplog.records[-1].getMessage()
+    engine.dispose()

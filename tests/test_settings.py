@@ -91,6 +91,7 @@ CHECKS: dict[str, tuple[list[Any], list[Any]]] = {
     "freshness": (["fast", None], ["incremental", "exact"]),
     "refresh_interval": ([-0.1, 3_601, None, True], [0, 0.25, 3_600]),
     "recount_interval": ([-1, 86_401, False], [None, 0, 86_400]),
+    "exact_rows": ([-1, 10_000_001, 1.5, True], [0, 10_000, 10_000_000]),
     "indexnow_key": (
         ["short", "a" * 129, "bad key!", "clé-12345", 12345678, ""],
         [None, "abcdefgh", "A-" * 64],
@@ -164,3 +165,29 @@ def test_the_defaults_are_the_readmes() -> None:
     assert sorted(defaults) == sorted(f.name for f in fields(Settings) if f.name != "base_url")
     for name, cell in defaults.items():
         assert getattr(settings, name) == documented(cell), name
+
+
+def test_a_source_without_a_setting_it_needs_is_told_which() -> None:
+    """As every other mistake: a ConfigurationError naming the setting (and a TypeError, as
+    Python's own was), never Python's message about an internal ``__init__``."""
+    from sqlalchemy import column, create_engine, select
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    from sitemap_middleware import AsyncSQLAlchemySource, SQLAlchemySource
+
+    stmt = select(column("id"), column("slug"))
+    engine, async_engine = create_engine("sqlite://"), create_async_engine("sqlite+aiosqlite://")
+    made: list[tuple[Any, str]] = [
+        (lambda: SQLAlchemySource(stmt, engine, loc="/{slug}"), "name: SQLAlchemySource"),
+        (lambda: SQLAlchemySource(stmt, engine, name="a"), "loc: SQLAlchemySource"),
+        (
+            lambda: AsyncSQLAlchemySource(stmt, async_engine, loc="/{slug}"),
+            "name: AsyncSQLAlchemySource",
+        ),
+    ]
+    for make, named in made:
+        with pytest.raises(ConfigurationError, match=f"^{named} needs ") as raised:
+            make()
+        assert isinstance(raised.value, TypeError)
+        assert "__init__" not in str(raised.value) and "SQLSourceBase" not in str(raised.value)
+    engine.dispose()

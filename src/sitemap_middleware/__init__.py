@@ -6,6 +6,7 @@ from .asgi import SitemapApp, SitemapMiddleware
 from .entry import BadRowError, Entry
 from .extensions import Alternate, Extensions, Image, News, Video
 from .flow import SitemapAborted
+from .optional import MissingExtra
 from .settings import ConfigurationError, Settings
 from .sources.base import ALL, AsyncSource, KeyRange, SyncSource
 from .sources.iterable import AsyncIterableSource, IterableSource
@@ -32,6 +33,7 @@ __all__ = [
     "Image",
     "IterableSource",
     "KeyRange",
+    "MissingExtra",
     "News",
     "SQLAlchemySource",
     "Settings",

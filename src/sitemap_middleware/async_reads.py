@@ -9,9 +9,10 @@ that hands each chunk to the event loop as it is ready.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 from collections import deque
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from datetime import datetime, tzinfo
 from functools import partial
 from typing import Any
@@ -22,16 +23,22 @@ import anyio.to_thread
 
 from .coalesce import AsyncCoalescer
 from .flow import Transfer, arun
-from .needs import Background, Need, ReadChanges, Summarize
-from .sources.base import AnySource, AsyncSource, KeyRange, Page, horizon_arguments
+from .needs import Await, Background, Need, ReadChanges, Summarize
+from .sources.base import AnySource, AsyncSource, KeyRange, Page, SyncSource, horizon_arguments
 from .validators import Summary
 
 
 class AsyncReads:
-    """Performs the needs of the flow and of the pages kept current, for one middleware."""
+    """Performs the needs of the flow and of the pages kept current, for one middleware.
 
-    def __init__(self) -> None:
+    ``background``: the context a job of pages kept current runs in (default: a copy of
+    the request's that started it); the Django middleware gives one that outlives the
+    request's thread for sync work.
+    """
+
+    def __init__(self, background: Callable[[], contextvars.Context] | None = None) -> None:
         self._coalescer = AsyncCoalescer()
+        self._background = background
         self._jobs: set[asyncio.Task[None]] = set()  # held until done (the loop keeps weak refs)
 
     async def perform(self, need: Need) -> Any:
@@ -50,9 +57,13 @@ class AsyncReads:
             ]
         if isinstance(need, ReadChanges):
             return await changed(need)
+        if isinstance(need, Await):  # the job may run in a thread: wait in one
+            return await anyio.to_thread.run_sync(need.done.wait, need.timeout)
         if isinstance(need, Background):
             # Pages kept current: the request goes on; the job's reads are its own.
-            task = asyncio.get_running_loop().create_task(arun(need.job, self.perform))
+            context = self._background() if self._background is not None else None
+            job = arun(need.job, self.perform)
+            task = asyncio.get_running_loop().create_task(job, context=context)
             self._jobs.add(task)
             task.add_done_callback(self._jobs.discard)
             return None
@@ -93,6 +104,11 @@ async def chunks(
                 await batches.aclose()
         return
 
+    if source.thread_bound:
+        async for chunk in _bound_chunks(source, keys, body, size):
+            yield chunk
+        return
+
     handoff = _Handoff(asyncio.get_running_loop())
     sync_batches = source.batches(keys, size)
 
@@ -121,6 +137,45 @@ async def chunks(
             await asyncio.wait([worker])  # it stops after its current batch
             if not worker.cancelled():
                 worker.exception()  # raised above already, or superseded by what ended us
+
+
+async def _bound_chunks(
+    source: SyncSource, keys: KeyRange, body: Transfer, size: int
+) -> AsyncGenerator[bytes, None]:
+    """:func:`chunks` of a source bound to a thread (``thread_bound``): each step, up to
+    the next chunk, runs in :meth:`~SyncSource.in_thread`, and the rows are closed there.
+    The next step starts as a chunk is handed over, so the thread renders it while the
+    loop sends the one before; the thread is free between steps (other reads, and the
+    request's own sync work, take turns in it)."""
+    batches = iter(source.batches(keys, size))
+
+    def step() -> bytes | None:
+        for batch in batches:
+            if chunk := body.feed(source.name, batch):
+                return chunk
+        return None
+
+    def close() -> None:
+        close = getattr(batches, "close", None)
+        if close is not None:
+            close()
+
+    def next_step() -> asyncio.Future[bytes | None]:
+        return asyncio.ensure_future(source.in_thread(step))
+
+    pending = next_step()
+    try:
+        # Shielded: cancellation lands between steps, never inside a database call.
+        while (chunk := await asyncio.shield(pending)) is not None:
+            pending = next_step()
+            await anyio.lowlevel.checkpoint_if_cancelled()
+            yield chunk
+    finally:
+        with anyio.CancelScope(shield=True):
+            await asyncio.wait([pending])  # the step under way ends first
+            if not pending.cancelled():
+                pending.exception()  # raised above already, or superseded by what ended us
+            await source.in_thread(close)
 
 
 class TransferChunks:
@@ -242,7 +297,7 @@ async def summarize(
     extra = horizon_arguments(source.summarize, horizon)
     if isinstance(source, AsyncSource):
         return await source.summarize(keys, naive_timezone, *extra)
-    return await anyio.to_thread.run_sync(partial(source.summarize, keys, naive_timezone, *extra))
+    return await source.in_thread(partial(source.summarize, keys, naive_timezone, *extra))
 
 
 async def pages(
@@ -251,7 +306,7 @@ async def pages(
     extra = horizon_arguments(source.pages, horizon)
     if isinstance(source, AsyncSource):
         return await source.pages(width, naive_timezone, *extra)
-    return await anyio.to_thread.run_sync(partial(source.pages, width, naive_timezone, *extra))
+    return await source.in_thread(partial(source.pages, width, naive_timezone, *extra))
 
 
 async def changed(need: ReadChanges) -> list[tuple[Any, Any]]:
@@ -259,4 +314,4 @@ async def changed(need: ReadChanges) -> list[tuple[Any, Any]]:
     arguments = (need.since, need.horizon, need.naive_timezone, need.limit)
     if isinstance(source, AsyncSource):
         return await source.changed(*arguments)
-    return await anyio.to_thread.run_sync(partial(source.changed, *arguments))
+    return await source.in_thread(partial(source.changed, *arguments))

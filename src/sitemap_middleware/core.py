@@ -96,11 +96,26 @@ class Sitemap:
         """Bad rows per source name, counted since the process started (a snapshot)."""
         return self.rules.stats
 
-    def keep_current(self, live: LivePages, now: datetime | None = None) -> Reads[None]:
-        """The due refresh or recount of ``live`` (claimed by the caller), as reads."""
+    def keep_current(
+        self,
+        live: LivePages,
+        now: datetime | None = None,
+        *,
+        inline: bool = False,
+        recount: bool = False,
+    ) -> Reads[None]:
+        """A refresh or recount of ``live`` as reads (see :func:`.live_pages.keep_current`):
+        claimed by the caller in the background, or ``inline`` before an answer."""
         settings = self.settings
         moment = now or datetime.now(UTC)
-        return keep_current(live, moment, settings.naive_timezone, settings.lastmod_tolerance)
+        return keep_current(
+            live,
+            moment,
+            settings.naive_timezone,
+            settings.lastmod_tolerance,
+            inline=inline,
+            recount=recount,
+        )
 
     @property
     def url(self) -> str:
@@ -158,9 +173,9 @@ class Sitemap:
         """The view a request gets (see :meth:`.views.HostViews.view_for`); None: a 400."""
         return self.views.view_for(request.host, "host" in request.headers)
 
-    def key_file(self, request: Request, now: datetime) -> Response:
+    def key_file(self, request: Request) -> Response:
         """The IndexNow key file (see :mod:`.key_file`)."""
-        return key_file.answer(self.settings, request, now)
+        return key_file.answer(self.settings, request)
 
     def wants_robots(self, path: str, method: str) -> bool:
         """Whether this request is for the robots.txt that the sitemap is added to."""
@@ -249,7 +264,11 @@ def _live_pages(
         return {}
     return {
         source.name: LivePages(
-            source, widths[source.name], settings.refresh_interval, settings.recount_interval
+            source,
+            widths[source.name],
+            settings.refresh_interval,
+            settings.recount_interval,
+            settings.exact_rows,
         )
         for source in sources
         if source.live

@@ -124,3 +124,8 @@ def check_not_future(value: object, naive_timezone: tzinfo, horizon: datetime) -
             f"lastmod {format_lastmod(value, naive_timezone)} is in the future "
             "(later than now + lastmod_tolerance)"
         )
+
+
+def iso(moment: date | None) -> str:
+    """A moment as a summary's token writes it (empty for none)."""
+    return moment.isoformat() if moment is not None else ""

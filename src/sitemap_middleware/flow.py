@@ -15,7 +15,6 @@ asking it, at each point, what may be sent.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Awaitable, Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -24,8 +23,7 @@ from typing import IO, Any, Generic, TypeVar
 
 from .core import Body, Part, Plan, Request, Response, Sitemap, Slot
 from .entry import Batch
-from .live_pages import read_whole
-from .needs import Need, Reads, in_background, read_pages, summarize
+from .needs import Need, Reads, await_job, in_background, read_pages, summarize
 from .routing import Target
 from .sources.base import ALL, AnySource, CutPages, NotPageable, Page
 from .validators import Summary, horizon_of
@@ -51,58 +49,70 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
     if view is None:
         return sitemap.bad_host()
     if target.key_file:
-        return sitemap.key_file(request, now)
+        return sitemap.key_file(request)
     horizon = horizon_of(now, sitemap.settings.lastmod_tolerance)
     path = sitemap.path_of(target)
     failed = f"sitemap {path}: a source failed before the response"
-    read = False  # whether this request read its sources (and so can tell they recovered)
+    read: set[str] = set()  # the sources this request read (which can tell they recovered)
     cut = sitemap.cut_source(target)
     if cut is not None:
         try:
-            read = yield from _current_pages(sitemap, cut, horizon)
+            if (yield from _current_pages(sitemap, cut, horizon)):
+                read.add(cut.name)
         except Exception as exc:
-            sitemap.failures.failed(failed, exc)
+            sitemap.failures.failed(failed, exc, (cut.name,))
             return sitemap.unavailable()
     parts = sitemap.parts(target)
     if parts is None:
         return sitemap.not_found()
     try:
-        known = yield from _live_summaries(sitemap, target, parts, now, horizon)
+        known, remembered = yield from _live_summaries(sitemap, target, parts, now, horizon)
     except Exception as exc:
-        sitemap.failures.failed(failed, exc)
+        sitemap.failures.failed(failed, exc, _names(parts))
         return sitemap.unavailable()
-    missing = tuple(part for part, summary in zip(parts, known, strict=True) if summary is None)
-    summaries: list[Summary] | None = [s for s in known if s is not None]
-    if missing:
-        summaries = sitemap.known.page_summaries(target, parts)
+    summaries: list[Summary] | None
+    while True:
+        missing = tuple(part for part, summary in zip(parts, known, strict=True) if summary is None)
+        summaries = [s for s in known if s is not None]
+        if missing:
+            summaries = sitemap.known.page_summaries(target, parts)
+            if summaries is None:
+                recent = sitemap.recent.get(missing, horizon)
+                summaries = None if recent is None else _merged(sitemap, target, known, recent)
         if summaries is None:
-            recent = sitemap.recent.get(missing, horizon)
-            summaries = None if recent is None else _merged(sitemap, target, known, recent)
-    if summaries is None:
-        try:
-            read_now = _horizoned(
-                (yield from summarize(missing, sitemap.settings.naive_timezone, horizon)), horizon
-            )
-        except CutPages:
-            # Its keys say the source is cut now: the page is found among its cuts.
-            cut = parts[0][0]
-            found = yield from _cut_page(sitemap, target, cut, failed, horizon)
-            if isinstance(found, Response):
-                return found
-            parts, summaries = found
-        except Exception as exc:
-            sitemap.failures.failed(failed, exc)
-            return sitemap.unavailable()
-        else:
-            sitemap.recent.keep(missing, read_now)
-            summaries = _merged(sitemap, target, known, read_now)
-        read = True
-    plan = sitemap.respond(request, target, parts, summaries, now, view)
+            try:
+                read_now = _horizoned(
+                    (yield from summarize(missing, sitemap.settings.naive_timezone, horizon)),
+                    horizon,
+                )
+            except CutPages:
+                # Its keys say the source is cut now: the page is found among its cuts.
+                cut = parts[0][0]
+                found = yield from _cut_page(sitemap, target, cut, failed, now, horizon)
+                if isinstance(found, Response):
+                    return found
+                parts, summaries = found
+            except Exception as exc:
+                sitemap.failures.failed(failed, exc, _names(missing))
+                return sitemap.unavailable()
+            else:
+                sitemap.recent.keep(missing, read_now)
+                summaries = _merged(sitemap, target, known, read_now)
+            read |= _names(missing)
+        plan = sitemap.respond(request, target, parts, summaries, now, view)
+        if remembered and isinstance(plan, Plan) and not plan.sitemapindex:
+            # A urlset's 200 (or its HEAD) streams rows read now: its validators are those
+            # of the same rows, read exactly (one statement over the page's key range; the
+            # root urlset of a source of one page: over the source). A 304 was decided
+            # from the pages kept current, reading nothing.
+            known, remembered = [None] * len(parts), False
+            continue
+        break
     if isinstance(plan, Plan) and plan.sitemapindex:
         return (yield from _index(sitemap, plan, summaries, path, read))
     if not isinstance(plan, Plan) or not plan.stream:
         if read:
-            sitemap.failures.succeeded(path)
+            sitemap.failures.succeeded(path, read)
         return plan if isinstance(plan, Response) else plan.response()
     slot = sitemap.generations.acquire()
     if slot is None:
@@ -114,19 +124,27 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
             yield from _current_pages(sitemap, sitemap.by_name[target.source], horizon)
         except Exception as exc:
             slot.release()
-            sitemap.failures.failed(failed, exc)
+            sitemap.failures.failed(failed, exc, (target.source,))
             return sitemap.unavailable()
     return Transfer(sitemap, plan, slot, spool=request.http_version == "1.0")
 
 
 def _cut_page(
-    sitemap: Sitemap, target: Target, source: AnySource, failed: str, horizon: datetime
+    sitemap: Sitemap,
+    target: Target,
+    source: AnySource,
+    failed: str,
+    now: datetime,
+    horizon: datetime,
 ) -> Generator[Need, Any, tuple[tuple[Part, ...], list[Summary]] | Response]:
     """The parts and summary of a page of a source whose data says it is cut now."""
     try:
+        live = sitemap.live.get(source.name)
+        if live is not None and not live.cut:  # its pages kept current are not cut: a recount
+            yield from sitemap.keep_current(live, now, inline=True, recount=True)
         yield from _current_pages(sitemap, source, horizon)
     except Exception as exc:
-        sitemap.failures.failed(failed, exc)
+        sitemap.failures.failed(failed, exc, (source.name,))
         return sitemap.unavailable()
     parts = sitemap.parts(target, cut=True)
     if parts is None:
@@ -138,7 +156,7 @@ def _cut_page(
 
 
 def _index(
-    sitemap: Sitemap, plan: Plan, summaries: Sequence[Summary], path: str, read: bool
+    sitemap: Sitemap, plan: Plan, summaries: Sequence[Summary], path: str, read: set[str]
 ) -> Flow:
     """A ``sitemapindex``: its pages are read for HEAD as for GET, so both get one status."""
     slot = sitemap.generations.acquire() if plan.stream else None
@@ -148,52 +166,68 @@ def _index(
         for source, summary in sitemap.known.index_needs(plan.parts, summaries):
             pages = yield from _read_pages(sitemap, source, summary)
             sitemap.known.remember(source, summary, pages)
-            read = True
+            read.add(source.name)
         document = sitemap.sitemapindex(plan) if plan.stream else None
     except (LimitExceeded, NotPageable) as exc:
         return sitemap.too_large(exc, path)
     except Exception as exc:
-        sitemap.failures.failed(f"sitemap {path}: a source failed before the index", exc)
+        sitemap.failures.failed(
+            f"sitemap {path}: a source failed before the index", exc, _names(plan.parts)
+        )
         return sitemap.unavailable()
     finally:
         if slot is not None:
             slot.release()
     if read:
-        sitemap.failures.succeeded(path)
+        sitemap.failures.succeeded(path, read)
     return plan.response() if document is None else plan.response(document)
 
 
 def _live_summaries(
     sitemap: Sitemap, target: Target, parts: Sequence[Part], now: datetime, horizon: datetime
-) -> Generator[Need, Any, list[Summary | None]]:
-    """The summaries the pages kept current know (None for the parts they do not), and the
-    start of any due refresh or recount in the background.
+) -> Generator[Need, Any, tuple[list[Summary | None], bool]]:
+    """The summaries the pages kept current know (None for the parts to read exactly), and
+    whether some are from memory (a urlset's ``200`` reads them again before its head).
 
-    Only the first index of a live source waits for its pages: read whole, they seed it.
+    An index reads the pages before answering when they are not known yet, when the source
+    is small enough to be read exactly on every request, or when they lag past their bound
+    (a lone request after a silence); else it starts any due refresh or recount in the
+    background and answers from the pages as they are. A page in those cases reads its own
+    aggregates instead: one statement over its key range.
     """
     found: list[Summary | None] = []
-    settings = sitemap.settings
+    remembered = False
     for source, keys in parts:
         live = sitemap.live.get(source.name)
         if live is None or live.cut:
             found.append(None)
             continue
-        known = live.known
-        if known is None and keys == ALL:
-            started = time.monotonic()
-            whole = yield from read_whole(live, now, settings.naive_timezone, horizon)
-            known = live.seed(whole, horizon, now, time.monotonic() - started)
-        if live.claim(time.monotonic()):
+        clock = live.clock()
+        if keys == ALL and live.known is not None and not live.cheap and live.overdue(clock):
+            # Past a bound: the job running in the background, if its reads started late
+            # enough, brings the pages within it; else this request reads them itself.
+            wait = live.worth_waiting(clock)
+            if wait is not None:
+                yield from await_job(live.idle, wait)
+        if keys == ALL and (live.known is None or live.cheap or live.overdue(clock)):
+            recount = live.known is None or live.cheap or live.recount_overdue(clock)
+            yield from sitemap.keep_current(live, now, inline=True, recount=recount)
+        if not live.cheap and live.claim(live.clock()):
             yield from in_background(sitemap.keep_current(live, now))
+        known = live.known
         if known is None or live.cut:
-            found.append(None)  # a page before the first recount: read exactly
+            found.append(None)  # cut, or a page before the first recount: read exactly
         elif keys == ALL:
             sitemap.known.remember(source, known.whole, known.ordered)
             found.append(known.whole)
+            remembered = remembered or not live.cheap
+        elif live.cheap or live.overdue(clock):
+            found.append(None)
         else:
             assert target.page is not None
             found.append(live.page_summary(target.page, horizon))
-    return found
+            remembered = True
+    return found, remembered
 
 
 def _merged(
@@ -225,6 +259,11 @@ def _read_pages(sitemap: Sitemap, source: AnySource, whole: Summary) -> Reads[li
     horizon = whole.horizon or horizon_of(datetime.now(UTC), sitemap.settings.lastmod_tolerance)
     width, tz = sitemap.width(source), sitemap.settings.naive_timezone
     return (yield from read_pages(source, width, tz, horizon))
+
+
+def _names(parts: Sequence[Part]) -> set[str]:
+    """The names of the sources of ``parts``."""
+    return {source.name for source, _ in parts}
 
 
 def _current_pages(
@@ -361,7 +400,7 @@ class Transfer:
     def finish(self) -> Iterator[bytes] | Response:
         """The last chunks (for a spooled document: all of it), or a 404 when every row was
         rejected (an empty urlset is invalid)."""
-        self.sitemap.failures.succeeded(self.path)  # every row was read
+        self.sitemap.failures.succeeded(self.path, _names(self.parts))  # every row was read
         if self.body.urls == 0 and not self.started:
             return self.sitemap.not_found()
         last = self.body.close()
@@ -381,10 +420,12 @@ class Transfer:
         if isinstance(error, LimitExceeded) and not self.started:
             return self.sitemap.too_large(error, self.path)
         if self.started:
-            self.sitemap.failures.failed(f"sitemap {self.path}: aborting the transfer", error)
+            self.sitemap.failures.failed(
+                f"sitemap {self.path}: aborting the transfer", error, _names(self.parts)
+            )
             raise error
         self.sitemap.failures.failed(
-            f"sitemap {self.path}: a source failed before the first byte", error
+            f"sitemap {self.path}: a source failed before the first byte", error, _names(self.parts)
         )
         return self.sitemap.unavailable()
 

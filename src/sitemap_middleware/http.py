@@ -25,6 +25,25 @@ _MONTH_NUMBER = {name.lower(): i for i, name in enumerate(_MONTHS, 1)}
 
 _ENTITY_TAG = re.compile(rf"[ \t]*({ENTITY_TAG.pattern})[ \t]*(?:,|$)")
 
+SINGLETON_FIELDS = (
+    "age",
+    "content-length",
+    "content-location",
+    "content-range",
+    "content-type",
+    "date",
+    "etag",
+    "expires",
+    "last-modified",
+    "location",
+    "retry-after",
+    "server",
+)
+"""Response fields whose grammar is one value, not a list (RFC 9110; ``Age`` and ``Expires``
+RFC 9111): a message carries each at most once (§5.3), for a recipient that merges repeated
+lines reads a comma-joined value that is none. List-based fields (``Cache-Control``,
+``Vary``, ``Content-Encoding``, ``Allow``) may be repeated."""
+
 
 def format_http_date(moment: datetime) -> str:
     """IMF-fixdate, the only form a sender may generate."""

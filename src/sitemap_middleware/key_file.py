@@ -23,7 +23,7 @@ FIXED_SINCE = datetime(2000, 1, 1, tzinfo=UTC)
 """The ``Last-Modified`` of a key file whose URL names its key: it never changes."""
 
 
-def answer(settings: Settings, request: Request, now: datetime) -> Response:
+def answer(settings: Settings, request: Request) -> Response:
     """The key file's answer to a GET or HEAD (the flow refused other methods)."""
     key = settings.indexnow_key
     assert key is not None, "routed only with a key"
@@ -31,7 +31,7 @@ def answer(settings: Settings, request: Request, now: datetime) -> Response:
     # A strong tag: one representation, the same bytes on every replica.
     etag = make_etag(["indexnow-key", key]).removeprefix("W/")
     modified = FIXED_SINCE if settings.indexnow_key_location is None else None
-    headers = [("date", format_http_date(now)), ("etag", etag)]
+    headers = [("etag", etag)]  # the Date is the server's (see validators.DATE_LAG)
     if modified is not None:
         headers.append(("last-modified", format_http_date(modified)))
     if settings.cache_control is not None:

@@ -7,6 +7,7 @@ ASGI, async ones awaited) and sends the result back.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Generator
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
@@ -60,7 +61,17 @@ class Background:
     job: Generator[Any, Any, None]
 
 
-Need = Summarize | ReadPages | ReadChanges | Background
+@dataclass(frozen=True, slots=True)
+class Await:
+    """Wait until ``done`` is set (a job in the background has ended), at most ``timeout``
+    seconds: the adapter blocks this request's thread (WSGI) or waits in a worker thread
+    (ASGI), and answers whether it was set."""
+
+    done: threading.Event
+    timeout: float
+
+
+Need = Summarize | ReadPages | ReadChanges | Background | Await
 
 
 Reads = Generator[Need, object, T]
@@ -91,6 +102,11 @@ def read_changes(
 def in_background(job: Generator[Any, Any, None]) -> Reads[None]:
     """Start ``job`` without waiting for it."""
     yield Background(job)
+
+
+def await_job(done: threading.Event, timeout: float) -> Reads[bool]:
+    """Wait for the job in the background that sets ``done`` (whether it ended in time)."""
+    return _checked((yield Await(done, timeout)), bool)
 
 
 def _checked(result: object, kind: type[T]) -> T:

@@ -68,9 +68,10 @@ class Planner:
         news_cutoff, tick = self._news(parts, now)
         etag = self._etag(view, target, index, parts, summaries, tick, coding)
         newest = [summary.newest for summary in summaries]
-        # One clock reading gives the Date and caps the Last-Modified (RFC 9110 §8.8.2.1).
+        # The server writes the Date (see validators.DATE_LAG): the clock caps Last-Modified
+        # below any Date it can write for this request (RFC 9110 §8.8.2.1).
         modified = last_modified(newest if tick is None else [*newest, tick], now)
-        headers = self._headers(now, etag, modified, coding)
+        headers = self._headers(etag, modified, coding)
         status = evaluate_preconditions(request.method, dict(request.headers), etag, modified)
         if status in (304, 412):
             return Response(status, headers)
@@ -139,12 +140,11 @@ class Planner:
             self._tags[key] = tag
         return tag
 
-    def _headers(
-        self, now: datetime, etag: str, modified: datetime | None, coding: str
-    ) -> list[tuple[str, str]]:
-        """The headers of a 200 and of a 304 alike: validators and caching."""
+    def _headers(self, etag: str, modified: datetime | None, coding: str) -> list[tuple[str, str]]:
+        """The headers of a 200 and of a 304 alike: validators and caching (no ``Date``: the
+        server's, see :data:`.validators.DATE_LAG`)."""
         settings = self._settings
-        headers = [("date", format_http_date(now)), ("etag", etag)]
+        headers = [("etag", etag)]
         if modified is not None:
             headers.append(("last-modified", format_http_date(modified)))
         if settings.cache_control is not None:

@@ -6,6 +6,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import UTC, tzinfo
+from importlib.util import find_spec
 from typing import Any, Literal, Required, TypedDict
 from urllib.parse import urlsplit
 
@@ -69,6 +70,7 @@ class Settings:
     freshness: str = "incremental"
     refresh_interval: float = 1.0
     recount_interval: float | None = None
+    exact_rows: int = 2_000
     indexnow_key: str | None = None
     indexnow_key_location: str | None = None
     indexnow_endpoint: str = INDEXNOW_ENDPOINT
@@ -138,6 +140,7 @@ class Settings:
         _seconds("refresh_interval", self.refresh_interval, 0, 3_600)
         if self.recount_interval is not None:
             _seconds("recount_interval", self.recount_interval, 0, 86_400)
+        _positive_int("exact_rows", self.exact_rows, 0, 10_000_000)
         check_indexnow(self)
 
     def _hosts(self, value: object) -> tuple[str, ...]:
@@ -229,6 +232,7 @@ class Options(TypedDict, total=False):
     freshness: Literal["incremental", "exact"]
     refresh_interval: float
     recount_interval: float | None
+    exact_rows: int
     indexnow_key: str | None
     indexnow_key_location: str | None
     indexnow_endpoint: str
@@ -263,6 +267,12 @@ def check_indexnow(settings: Settings) -> None:
         _seconds("indexnow_every", every, 1, 86_400)
         if key is None:
             raise ConfigurationError(f"indexnow_every: {every!r} needs indexnow_key, to push")
+        missing = [name for name in ("httpx", "sqlalchemy") if find_spec(name) is None]
+        if missing:
+            raise ConfigurationError(
+                f"indexnow_every: pushing needs {' and '.join(missing)} (not installed): "
+                "pip install 'sitemap_middleware[indexnow]'"
+            )
 
 
 def _check_key_location(location: object, path: str) -> None:

@@ -16,18 +16,23 @@ from typing import Any, TypeVar
 from .coalesce import ThreadCoalescer
 from .entry import Batch
 from .flow import Transfer, run
-from .needs import Background, Need, ReadChanges, Summarize
+from .needs import Await, Background, Need, ReadChanges, Summarize
 from .sources.base import AnySource, AsyncSource, KeyRange, horizon_arguments
 
 T = TypeVar("T")
 
 
 class SyncReads:
-    """Performs the needs of the flow and of the pages kept current, for one middleware."""
+    """Performs the needs of the flow and of the pages kept current, for one middleware.
 
-    def __init__(self) -> None:
+    ``background``: starts a job of pages kept current (default: in a thread of its own);
+    the Django middleware defers one started inside a transaction to the request's thread.
+    """
+
+    def __init__(self, background: Callable[[Callable[[], None]], None] | None = None) -> None:
         self.loop = _Loop()
         self._coalescer = ThreadCoalescer()
+        self._background = background or start_thread
 
     def perform(self, need: Need) -> Any:
         """Read what the flow needs; concurrent requests for the same aggregates share one
@@ -46,11 +51,11 @@ class SyncReads:
         if isinstance(need, ReadChanges):
             arguments = (need.since, need.horizon, need.naive_timezone, need.limit)
             return self.call(need.source, "changed", *arguments)
+        if isinstance(need, Await):
+            return need.done.wait(need.timeout)
         if isinstance(need, Background):
             # Pages kept current: the request goes on; the job's reads are its own.
-            threading.Thread(
-                target=run, args=(need.job, self.perform), name="sitemap-pages", daemon=True
-            ).start()
+            self._background(partial(run, need.job, self.perform))
             return None
         return shared(
             ("pages", need.source.name, need.width, need.horizon),
@@ -104,6 +109,11 @@ class SyncReads:
     def close(self) -> None:
         """Stop the background event loop of async sources, if one was started."""
         self.loop.close()
+
+
+def start_thread(job: Callable[[], None]) -> None:
+    """Run a background job in a thread of its own."""
+    threading.Thread(target=job, name="sitemap-pages", daemon=True).start()
 
 
 class TransferChunks:

@@ -18,8 +18,15 @@ FORMAT_VERSION = "2"
 """Bumped whenever the bytes written for the same data change."""
 
 DATE_LAG = timedelta(seconds=2)
-"""How far a server's own ``Date`` may lag the middleware's clock: uvicorn (and gunicorn's
-uvicorn worker) send a Date they refresh about once a second, beside the middleware's."""
+"""How far the server's ``Date`` may lag the clock the middleware reads for a request.
+
+``Date`` is a singleton field and the server's to write: uvicorn and hypercorn add their own
+to every response, werkzeug's server too (two fields if the application sent one), gunicorn
+drops the application's, waitress and wsgiref add theirs when it has none. So no answer of
+the middleware carries one, and ``Last-Modified`` is capped below any the server may write:
+uvicorn's (gunicorn's uvicorn worker's) is the one it formatted at its last once-a-second
+tick before the request arrived, up to a second older than the clock read after; waitress's
+is when its worker took the request. The others read the clock as they send the head."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,9 +69,9 @@ def last_modified(newest: Iterable[datetime | None], now: datetime) -> datetime 
     :data:`DATE_LAG`.
 
     RFC 9110 §8.8.2.1: an origin server must not send a Last-Modified later than
-    its Date. The middleware's own Date is ``now``; a server that adds a cached
-    Date of its own may send one up to a second older, hence the lag. A lastmod
-    within ``lastmod_tolerance`` of the clock is capped this way.
+    its Date. The Date is the server's, read at the request (``now``) or up to a
+    second before it (a cached one), hence the lag. A lastmod within
+    ``lastmod_tolerance`` of the clock is capped this way.
     """
     known = [moment for moment in newest if moment is not None]
     if not known:

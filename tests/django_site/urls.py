@@ -13,8 +13,15 @@ def home(request: HttpRequest) -> HttpResponse:
     return HttpResponse("home")
 
 
+def value(request: HttpRequest, slug: str) -> HttpResponse:
+    """A page named by a column's value (tests/test_template_values.py routes locs here)."""
+    return HttpResponse(slug)
+
+
 urlpatterns = [
     path("", home),
+    path("values/<str:slug>", value, name="value-str"),
+    path("paths/<path:slug>", value, name="value-path"),
     path(
         "django/sitemap.xml",
         views.index,

@@ -4,18 +4,21 @@ An httpx transport hands each request of ``check`` (the sitemaps, the
 conditional probes, the audit's pages, any method) to the application
 through the in-process clients ``render`` uses (:mod:`.asgi_client`, its
 lifespan run around the whole check; :mod:`.wsgi_client`), with the URL's
-host in ``Host``. The answer comes back as sent, ``Content-Encoding`` and all.
-A response the application does not complete (it raised, or a source failed
-mid-stream) is a broken transfer to ``check``.
+host in ``Host``. The answer comes back as sent, ``Content-Encoding`` and all,
+with the ``Date`` a server would add (:class:`ServerDate`). A response the
+application does not complete (it raised, or a source failed mid-stream) is a
+broken transfer to ``check``.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
 import httpx
 
+from ..http import format_http_date
 from .asgi_client import with_lifespan
 from .check import CheckOptions, Report, run_check
 from .inprocess import Fetch, ResponseFailed
@@ -47,6 +50,28 @@ class InProcessTransport(httpx.AsyncBaseTransport):
         )
 
 
+class ServerDate(httpx.AsyncBaseTransport):
+    """An in-process transport that adds ``Date`` as a server does when the application
+    writes none (waitress, wsgiref; uvicorn, hypercorn and gunicorn write theirs always).
+
+    The middleware leaves ``Date`` to the server, so checking an application without one
+    would find none; a ``Date`` the application writes itself is kept, repeats and all.
+    It is the clock when the request arrived, as uvicorn's and waitress's are."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
+        self.inner = inner
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        arrived = datetime.now(UTC)
+        response = await self.inner.handle_async_request(request)
+        if "date" not in response.headers:
+            response.headers["date"] = format_http_date(arrived)
+        return response
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
 class _Broken(httpx.AsyncByteStream):
     def __init__(self, body: bytes, failure: str) -> None:
         self.body = body
@@ -65,9 +90,10 @@ async def run_app_check(options: CheckOptions, app: str, app_dir: str = ".") -> 
     parts = urlsplit(options.url)
     origin = f"{parts.scheme}://{parts.netloc}/"
     if loaded.interface == "wsgi":
-        return await run_check(options, InProcessTransport(WSGIClient(loaded.app, origin).fetch))
+        client = WSGIClient(loaded.app, origin)
+        return await run_check(options, ServerDate(InProcessTransport(client.fetch)))
 
     async def work(fetch: Fetch) -> Report:
-        return await run_check(options, InProcessTransport(fetch))
+        return await run_check(options, ServerDate(InProcessTransport(fetch)))
 
     return await with_lifespan(loaded.app, origin, work)

@@ -4,9 +4,12 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from .argtypes import positive
-from .audit import AuditOptions
+
+if TYPE_CHECKING:  # the audit needs httpx (the cli extra); --help must not
+    from .audit import AuditOptions
 
 USER_AGENT = "sitemap-middleware-check/1"
 
@@ -61,6 +64,8 @@ def add_check_options(check: argparse.ArgumentParser) -> None:
 def audit_options(args: argparse.Namespace) -> AuditOptions | None:
     if args.audit_lastmod is None:
         return None
+    from .audit import AuditOptions
+
     return AuditOptions(
         args.audit_lastmod, args.audit_concurrency, args.audit_delay, args.audit_seed
     )

@@ -11,7 +11,8 @@
   ``Content-Type``, ``Content-Encoding``, ``ETag``, ``Last-Modified``, ``Vary``,
   ``Cache-Control``, and ``Content-Length`` when both send it;
 * when the answer depends on ``Accept-Encoding``, ``Vary`` says so (§12.5.5), and
-  gzip goes only to clients that accept it.
+  gzip goes only to clients that accept it;
+* no answer repeats a singleton field (:func:`.headers.check_singletons`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import httpx
 
 from .fetch import Exchange, request
 from .findings import Findings
-from .headers import content_codings, varies_by_encoding, wants_gzip_file
+from .headers import check_singletons, content_codings, varies_by_encoding, wants_gzip_file
 
 MISMATCH_TAG = '"sitemap-middleware-check-no-such-tag"'
 REPEATED_ON_304 = ("etag", "vary", "cache-control", "expires", "content-location")
@@ -45,22 +46,29 @@ async def probe(
 ) -> None:
     """Probe ``url``, whose first GET (with ``accept_encoding``) gave ``first``."""
     asked = {"accept-encoding": accept_encoding}
+
+    async def send(method: str, headers: dict[str, str], name: str) -> Exchange:
+        answer = await request(client, method, url, headers)
+        check_singletons(answer.headers, findings, f"{name} ({answer.status})")
+        return answer
+
     if not wants_gzip_file(url, first.headers):
-        plain = await request(client, "GET", url, {"accept-encoding": "identity"})
+        plain = await send("GET", {"accept-encoding": "identity"}, "GET identity")
         _vary(first, plain, findings)
     etag = first.headers.get("etag")
     last_modified = first.headers.get("last-modified")
     if etag:
-        answer = await request(client, "GET", url, {**asked, "if-none-match": etag})
+        answer = await send("GET", {**asked, "if-none-match": etag}, "If-None-Match")
         _not_modified(answer, first, "conditional.if-none-match", "If-None-Match", findings)
     if last_modified:
-        answer = await request(client, "GET", url, {**asked, "if-modified-since": last_modified})
+        answer = await send(
+            "GET", {**asked, "if-modified-since": last_modified}, "If-Modified-Since"
+        )
         _not_modified(answer, first, "conditional.if-modified-since", "If-Modified-Since", findings)
-        answer = await request(
-            client,
+        answer = await send(
             "GET",
-            url,
             {**asked, "if-none-match": MISMATCH_TAG, "if-modified-since": last_modified},
+            "If-None-Match mismatch",
         )
         if answer.status != 200:
             findings.add(
@@ -70,7 +78,7 @@ async def probe(
                 "be 200",
                 f"got {answer.status}",
             )
-    head = await request(client, "HEAD", url, asked)
+    head = await send("HEAD", asked, "HEAD")
     _same_as_get(head, first, findings)
 
 

@@ -7,6 +7,10 @@
   than ``Date`` (itself present and in IMF-fixdate). A document without
   ``Last-Modified`` (one without lastmods) is information, not an error: the
   ``ETag`` revalidates it.
+* No field defined as one value (``Date``, ``Content-Type``, ``ETag``, ...:
+  :data:`~sitemap_middleware.http.SINGLETON_FIELDS`) sent twice, in any answer: a
+  server that adds its own ``Date`` beside the application's sends two, which a
+  client merging repeated fields reads as one comma-joined value that is no date.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from ..http import format_http_date, parse_http_date
+from ..http import SINGLETON_FIELDS, format_http_date, parse_http_date
 from ..protocol import ENTITY_TAG
 from .findings import INFO, Findings
 
@@ -55,8 +59,23 @@ def imf_fixdate(value: str) -> bool:
     return moment is not None and format_http_date(moment) == value
 
 
+REPEATED = (
+    "a field defined as one value is sent more than once (RFC 9110 §5.3): a client that "
+    "merges repeated fields reads one comma-joined value, which is none"
+)
+
+
+def check_singletons(headers: httpx.Headers, findings: Findings, answer: str) -> None:
+    """Each singleton field at most once in the ``answer`` (``GET``, ``HEAD``, a ``304``...)."""
+    for name in SINGLETON_FIELDS:
+        values = headers.get_list(name)  # the field lines as sent, commas not split
+        if len(values) > 1:
+            findings.add("http.repeated", REPEATED, f"{answer}: {name}: {' | '.join(values)}")
+
+
 def check_headers(url: str, headers: httpx.Headers, findings: Findings) -> None:
     """Content type, coding and validators of a 200 for the sitemap at ``url``."""
+    check_singletons(headers, findings, "GET")
     content_type = headers.get("content-type")
     kind, parameters = media_type(content_type)
     codings = content_codings(headers)
@@ -87,10 +106,10 @@ def check_headers(url: str, headers: httpx.Headers, findings: Findings) -> None:
     etag = headers.get_list("etag")
     if not etag:
         findings.add("http.etag", "no ETag: crawlers cannot revalidate with If-None-Match")
-    elif len(etag) > 1 or not ENTITY_TAG.fullmatch(etag[0]):
-        findings.add("http.etag", 'ETag is not one entity-tag such as W/"abc"', ", ".join(etag))
-    # Servers that add a Date of their own beside the application's (uvicorn, hypercorn,
-    # werkzeug) send two lines: each must be a date, and Last-Modified not later than any.
+    elif not all(ENTITY_TAG.fullmatch(tag) for tag in etag):
+        findings.add("http.etag", 'ETag is not an entity-tag such as W/"abc"', ", ".join(etag))
+    # Repeated Dates are http.repeated; each must still be a date, and Last-Modified not
+    # later than any.
     dates = headers.get_list("date")
     latest = datetime.max.replace(tzinfo=UTC)
     date = min(dates, key=lambda d: parse_http_date(d) or latest, default=None)
@@ -107,14 +126,14 @@ def check_headers(url: str, headers: httpx.Headers, findings: Findings) -> None:
             severity=INFO,
         )
         return
-    value = last_modified[0]
-    if len(last_modified) > 1 or not imf_fixdate(value):
+    if not all(imf_fixdate(value) for value in last_modified):
         findings.add(
             "http.last-modified",
-            "Last-Modified is not one IMF-fixdate such as Sun, 06 Nov 1994 08:49:37 GMT",
+            "Last-Modified is not an IMF-fixdate such as Sun, 06 Nov 1994 08:49:37 GMT",
             ", ".join(last_modified),
         )
         return
+    value = max(last_modified, key=lambda v: parse_http_date(v) or latest)
     moment, now = parse_http_date(value), parse_http_date(date or "")
     if moment is not None and now is not None and moment > now:
         findings.add("http.last-modified", "Last-Modified is later than Date", f"{value} > {date}")

@@ -24,6 +24,7 @@ from .loader import (
     sitemap_holders,
     wsgi_middlewares,
 )
+from .logs import after_startup
 
 OK, FAILED, USAGE = 0, 1, 2
 
@@ -54,6 +55,7 @@ async def run_indexnow(options: IndexNowOptions, stdout: TextIO, stderr: TextIO)
     app = loaded.app
 
     async def work(_: Any = None) -> int:
+        after_startup()  # the application's logging is configured by now
         pushers = await _pushers(app, options)
         return await _rounds(pushers, options, stdout)
 

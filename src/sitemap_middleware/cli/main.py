@@ -4,7 +4,6 @@ each subcommand names."""
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -17,6 +16,7 @@ from ..protocol import MAX_BYTES
 from .argtypes import app_path, not_negative, positive
 from .check_options import add_check_options as add_audit_options
 from .check_options import audit_options
+from .logs import library_logging
 
 USAGE_ERROR = 2
 
@@ -60,7 +60,8 @@ sitemap index, every sitemap it lists within its scope. For each document:
   headers    status 200; Content-Type XML (application/gzip without
              Content-Encoding for .xml.gz); ETag; Last-Modified in IMF-fixdate
              and not later than Date; Vary: Accept-Encoding when the body
-             depends on it
+             depends on it; no field defined as one value (Date, ETag,
+             Content-Type, Last-Modified, ...) sent twice, in any answer
   requests   If-None-Match with the ETag gets 304 with the same validators;
              If-Modified-Since with the Last-Modified gets 304; If-None-Match
              takes precedence over If-Modified-Since; HEAD sends GET's headers
@@ -444,32 +445,33 @@ def render_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> 
         quiet=args.quiet,
         interface=args.interface,
     )
-    # The middleware reports bad rows and failures on its logger: show them, unless the
-    # process already routes logging somewhere.
-    logger = logging.getLogger("sitemap_middleware")
-    handler = logging.StreamHandler(stderr)
-    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
-    quiet_logging = bool(logger.handlers or logging.getLogger().handlers)
-    if not quiet_logging:
-        logger.addHandler(handler)
+    # The middleware reports bad rows and failures on its logger: show them once, on stderr
+    # unless the application's logging (configured as it loads) handles them.
     try:
-        return anyio.run(run_render, options, stdout, stderr)
+        with library_logging(stderr):
+            return anyio.run(run_render, options, stdout, stderr)
     except (LoadError, StartupFailed, OptionError) as exc:
         stderr.write(f"sitemap-middleware render: {exc}\n")
         return USAGE_ERROR
     except (RenderError, OSError) as exc:
         stderr.write(f"sitemap-middleware render: {exc}; nothing was written\n")
         return 1
-    finally:
-        logger.removeHandler(handler)
 
 
 def _indexnow(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     import anyio
 
-    from .indexnow import IndexNowOptions, run_indexnow
     from .inprocess import StartupFailed
     from .loader import LoadError
+
+    try:
+        from .indexnow import IndexNowOptions, run_indexnow
+    except ImportError as exc:
+        stderr.write(
+            f"sitemap-middleware indexnow needs the 'indexnow' extra ({exc.name} is missing): "
+            "pip install 'sitemap_middleware[indexnow]'\n"
+        )
+        return USAGE_ERROR
 
     options = IndexNowOptions(
         app=args.app,
@@ -480,20 +482,14 @@ def _indexnow(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         max_urls=min(args.max_urls, 10_000),
         lag=max(0.0, args.lag),
     )
-    logger = logging.getLogger("sitemap_middleware")
-    handler = logging.StreamHandler(stderr)
-    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
-    if not (logger.handlers or logging.getLogger().handlers):
-        logger.addHandler(handler)
     try:
-        return anyio.run(run_indexnow, options, stdout, stderr)
+        with library_logging(stderr):
+            return anyio.run(run_indexnow, options, stdout, stderr)
     except (LoadError, StartupFailed) as exc:
         stderr.write(f"sitemap-middleware indexnow: {exc}\n")
         return USAGE_ERROR
     except KeyboardInterrupt:
         return 0
-    finally:
-        logger.removeHandler(handler)
 
 
 def _seconds(text: str) -> float:

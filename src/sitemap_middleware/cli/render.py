@@ -35,6 +35,7 @@ from .loader import (
     resolve_app,
     wsgi_middlewares,
 )
+from .logs import after_startup
 from .progress import Progress
 from .staging import Staging, UnsafePath
 from .wsgi_client import WSGIClient
@@ -104,6 +105,7 @@ async def run_render(options: RenderOptions, stdout: TextIO, stderr: TextIO) -> 
     app = loaded.app
 
     async def work(fetch: Fetch) -> list[Path]:
+        after_startup()  # the application's logging is configured by now
         roots = plan(app, options.paths)  # after startup: Starlette builds its stack then
         if options.html:
             for root in roots:

@@ -33,10 +33,20 @@ from django.utils import translation
 from ..entry import Batch, Repeated
 from ..extensions import Extensions, Shape
 from ..settings import ConfigurationError, ConfigurationTypeError
-from ..sources.base import ALL, CutPages, KeyRange, Page, SyncSource, check_name
+from ..sources.base import (
+    ALL,
+    REQUIRED,
+    CutPages,
+    KeyRange,
+    Page,
+    SyncSource,
+    check_given,
+    check_name,
+)
 from ..sources.iterable import Digest, Item, Lastmods, batch_of
 from ..validators import Summary, default_horizon
 from .instances import instances, plain_instances
+from .threads import InDjango, read, read_rows
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +60,7 @@ class LimitedShape(Shape):
         return max(1, min(rows, self.limit // self.urls_per_row))
 
 
-class DjangoSitemapSource(SyncSource):
+class DjangoSitemapSource(InDjango, SyncSource):
     """The URLs of a Django ``Sitemap`` class (or instance), as Django's views list them.
 
     ``base_url``: when given, each URL is built as Django builds it, ``protocol://host``
@@ -64,11 +74,12 @@ class DjangoSitemapSource(SyncSource):
         self,
         sitemap: type[Sitemap] | Sitemap,
         *,
-        name: str,
+        name: str = REQUIRED,
         base_url: str | None = None,
         version: Callable[[], object] | None = None,
         chunk_size: int = 2000,
     ) -> None:
+        check_given("DjangoSitemapSource", name=name)
         self.name = check_name(name)
         if isinstance(sitemap, type) and issubclass(sitemap, Sitemap):
             sitemap = sitemap()
@@ -187,6 +198,7 @@ class DjangoSitemapSource(SyncSource):
 
     # -- the source protocol ----------------------------------------------------------------
 
+    @read
     def summarize(
         self, keys: KeyRange, naive_timezone: tzinfo, horizon: datetime | None = None
     ) -> Summary:
@@ -201,27 +213,44 @@ class DjangoSitemapSource(SyncSource):
             digest.add_all(entries)
         summary = digest.summary()
         if self.latest_overridden:  # the index shows it: the page's validators follow it
-            summary = replace(summary, newest=self._latest(naive_timezone, horizon))
+            latest = self._latest(naive_timezone, horizon)
+            summary = replace(
+                summary,
+                newest=summary.newest if latest.newest is None else latest.newest,
+                expires=_earliest(summary.expires, latest.expires),
+            )
         return replace(summary, checksum=summary.token)  # a page's checksum is its token
 
-    def _latest(self, naive_timezone: tzinfo, horizon: datetime) -> datetime | None:
-        """The class's own ``get_latest_lastmod()``, under the rules of any lastmod (one in
-        the future is not listed)."""
+    def _latest(self, naive_timezone: tzinfo, horizon: datetime) -> Lastmods:
+        """The class's own ``get_latest_lastmod()``, under the rules of any lastmod: None,
+        a value that is no date, or one in the future is not usable (``newest`` is None),
+        and a future one is the moment it becomes usable (``expires``)."""
         lastmods = Lastmods(naive_timezone, horizon)
         lastmods.add(self.sitemap.get_latest_lastmod())
-        return lastmods.newest
+        return lastmods
 
     def _section(self, pages: list[Page], naive_timezone: tzinfo, horizon: datetime) -> list[Page]:
-        """The pages, with the overriding ``get_latest_lastmod()`` as each one's newest."""
+        """The pages, with the overriding ``get_latest_lastmod()`` as each one's newest; when
+        it gives nothing usable, each page keeps its own newest lastmod."""
         if not self.latest_overridden or not pages:
             return pages
         latest = self._latest(naive_timezone, horizon)
-        return [replace(page, newest=latest) for page in pages]
+        if latest.newest is None:
+            if latest.expires is None:
+                return pages
+            return [
+                replace(page, expires=_earliest(page.expires, latest.expires)) for page in pages
+            ]
+        return [
+            replace(page, newest=latest.newest, expires=_earliest(page.expires, latest.expires))
+            for page in pages
+        ]
 
     def _lowest(self) -> Any:
         """The lowest primary key of the QuerySet (0 without rows): one aggregate."""
         return self.sitemap.items().aggregate(lowest=Min("pk"))["lowest"] or 0
 
+    @read
     def pages(
         self, width: int, naive_timezone: tzinfo, horizon: datetime | None = None
     ) -> list[Page]:
@@ -289,6 +318,7 @@ class DjangoSitemapSource(SyncSource):
             )
             yield list(batch.keys), [(raw, None) for raw in fields]
 
+    @read_rows
     def batches(self, keys: KeyRange = ALL, size: int = 500) -> Iterator[Batch]:
         if not self.sitemap.i18n:  # one URL an item: built column by column
             items = self._items(keys)
@@ -323,6 +353,13 @@ class DjangoSitemapSource(SyncSource):
 
 _FIELDS = ("location", "lastmod", "changefreq", "priority")
 _CHUNK = 128  # items digested a column at a time (few enough to stay in the CPU's caches)
+
+
+def _earliest(first: datetime | None, second: datetime | None) -> datetime | None:
+    """The earlier of two moments, either of which may be missing."""
+    if first is None or second is None:
+        return first or second
+    return min(first, second)
 
 
 def _page(index: int, count: int, digest: Digest, last: Any) -> Page:

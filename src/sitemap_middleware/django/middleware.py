@@ -14,6 +14,7 @@ The rows and the generation slot are released however the iteration ends.
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator
 from datetime import UTC, datetime
@@ -28,11 +29,12 @@ from ..entry import BadRowStats
 from ..events import Chunk, End, Event, Start, adrive, drive, transfer_events
 from ..flow import Transfer, answer, arun, run
 from ..routing import Target
-from ..sync_reads import SyncReads
+from ..sync_reads import SyncReads, start_thread
 from ..sync_reads import TransferChunks as SyncTransferChunks
 from . import robots_txt
 from .conf import SETTING, configured
 from .responses import complete, is_asgi, request_from, route_path, streaming
+from .threads import background_context, in_transaction
 
 T = TypeVar("T")
 GetResponse = Callable[[HttpRequest], HttpResponseBase]
@@ -60,8 +62,10 @@ class SitemapMiddleware:
             markcoroutinefunction(self)
         self.configured = configured(self.setting)
         self.sitemap = self.configured.sitemap()
-        self._sync = SyncReads()
-        self._async = AsyncReads()
+        self._sync = SyncReads(background=self._start_background)
+        self._deferred = threading.local()  # jobs a request's thread runs once answered
+        # A refresh started by a request outlives the request's thread for sync work.
+        self._async = AsyncReads(background=background_context)
 
     @property
     def stats(self) -> dict[str, BadRowStats]:
@@ -120,7 +124,10 @@ class SitemapMiddleware:
         """Answer a request for one of the sitemap's documents (sync: WSGI)."""
         core_request = request_from(request)
         flow = answer(self.sitemap, core_request, target, datetime.now(UTC))
-        outcome = run(flow, self._sync.perform)
+        try:
+            outcome = run(flow, self._sync.perform)
+        finally:
+            self._run_deferred()
         if isinstance(outcome, Response):
             return complete(outcome, core_request.method)
         body = _body(outcome, self._sync.transfer_chunks(outcome))
@@ -131,6 +138,20 @@ class SitemapMiddleware:
         if is_asgi(request):  # a sync middleware below Django's ASGI handler: see _in_thread
             return streaming(start, ClosedWithTask(_in_thread(chunks), request))
         return streaming(start, chunks)
+
+    def _start_background(self, job: Callable[[], None]) -> None:
+        """A refresh or recount in a thread of its own, unless the request's thread is in a
+        transaction (a ``TestCase``'s): no other connection sees its rows, so the job runs
+        in this thread once the answer is planned (:meth:`_run_deferred`)."""
+        if in_transaction():
+            self._deferred.__dict__.setdefault("jobs", []).append(job)
+        else:
+            start_thread(job)
+
+    def _run_deferred(self) -> None:
+        jobs = self._deferred.__dict__.pop("jobs", [])
+        for job in jobs:
+            job()
 
     async def aserve(self, target: Target, request: HttpRequest) -> HttpResponseBase:
         """Answer a request for one of the sitemap's documents (async: ASGI)."""

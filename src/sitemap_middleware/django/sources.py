@@ -11,18 +11,36 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Callable, Generator, Sequence
 from datetime import datetime, tzinfo
+from functools import partial
 from itertools import islice
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from asgiref.sync import sync_to_async
+from django.conf import settings as django_settings
 from django.db.models.query import QuerySet
 
+from ..optional import MissingExtra
+
+try:  # the SQL sources' statements (keyset pages, aggregate summaries) run on the QuerySet
+    import sqlalchemy  # noqa: F401
+except ModuleNotFoundError as exc:
+    raise MissingExtra.of(exc, "DjangoSource", "django,sqlalchemy") from exc
+
 from ..entry import Batch
-from ..sources.base import ALL, AsyncSource, Changes, KeyRange, Mark, Page
+from ..sources.base import (
+    ALL,
+    REQUIRED,
+    AsyncSource,
+    Changes,
+    KeyRange,
+    Mark,
+    Page,
+    check_given,
+)
 from ..sources.sql_options import LocSpec
 from ..sources.sqlalchemy import SQLAlchemySource
 from ..validators import Summary
 from .statements import check_queryset, engine, statement
+from .threads import InDjango, in_django
 
 if TYPE_CHECKING:
     from ..sources.sql_options import VersionSpec
@@ -33,22 +51,25 @@ T = TypeVar("T")
 ROWS_PER_TRIP = 2_000
 
 
-class DjangoSource(SQLAlchemySource):
+class DjangoSource(InDjango, SQLAlchemySource):
     """The rows of a ``QuerySet`` (its filters kept), read from its database (``using``).
 
     ``loc``, ``lastmod``, ``changefreq_column``, ``priority_column`` and ``images`` name
     fields by their ``attname`` (``author_id`` for a foreign key); a loc callable gets
     the row, with every concrete field as an attribute (``row.slug``), never a model
-    instance. ``key`` defaults to the primary key; ``name`` to the model's name. Each
-    read runs on Django's own connection of the thread it runs in, inside whatever
-    transaction that connection is in.
+    instance. ``key`` defaults to the primary key; ``name`` to the model's name. With
+    ``languages``, ``x_default=True`` writes x-default as Django's i18n sitemaps do
+    (``LANGUAGE_CODE``'s URL without its ``/{lang}/`` prefix); ``x_default="en"`` points it
+    at that language's URL. Each read runs on Django's own connection of the thread it runs
+    in, inside whatever transaction that connection is in. Under an async server it reads in
+    Django's thread for sync work, as :class:`AsyncDjangoSource` does, rendering there too.
     """
 
     def __init__(
         self,
         queryset: QuerySet[Any],
         *,
-        loc: LocSpec,
+        loc: LocSpec = REQUIRED,
         name: str | None = None,
         lastmod: str | None = None,
         changefreq: str | None = None,
@@ -60,6 +81,7 @@ class DjangoSource(SQLAlchemySource):
         query_id: str | None = None,
         **extensions: Any,
     ) -> None:
+        check_given("DjangoSource", loc=loc)
         queryset = check_queryset(queryset)
         stmt, primary_key = statement(queryset)
         self.queryset = queryset
@@ -78,6 +100,9 @@ class DjangoSource(SQLAlchemySource):
             query_id=query_id,
             **extensions,
         )
+
+    def _default_language(self) -> str | None:
+        return str(django_settings.LANGUAGE_CODE)
 
 
 # What a source declares about itself, the same for both kinds.
@@ -147,7 +172,7 @@ class AsyncDjangoSource(AsyncSource):
 
 
 async def _in_django(function: Callable[..., T], *args: Any) -> T:
-    return await sync_to_async(function, thread_sensitive=True)(*args)
+    return await in_django(partial(function, *args))
 
 
 def _trip(rows: Generator[Batch, None, None], count: int) -> list[Batch]:

@@ -46,6 +46,7 @@ from sqlalchemy.pool import NullPool
 from sqlalchemy.types import NullType, TypeEngine
 
 from ..settings import ConfigurationError, ConfigurationTypeError
+from .threads import begin_read, end_read
 
 if TYPE_CHECKING:
     from ..sources.sql_options import AnySelect
@@ -164,21 +165,23 @@ class _Lent:
     The connection and its transaction stay Django's: the read runs in the caller's
     transaction (it sees rows written there and not yet committed), and neither
     commits nor rolls back. A server-side cursor outside a transaction is declared
-    ``WITH HOLD``, as Django declares its own. A connection the read had to open is
-    closed after it when ``CONN_MAX_AGE`` is 0, as Django closes a request's: reads
-    also run in threads whose connections no request ends.
+    ``WITH HOLD``, as Django declares its own. A connection the reads of a thread had to
+    open is closed after the last of them when ``CONN_MAX_AGE`` is 0, as Django closes a
+    request's: reads also run in threads whose connections no request ends
+    (:func:`~.threads.begin_read`, :func:`~.threads.end_read`).
     """
 
-    __slots__ = ("_opened", "_raw", "_wrapper")
+    __slots__ = ("_ended", "_raw", "_wrapper")
 
     def __init__(self, wrapper: Any) -> None:
         self._wrapper = wrapper
-        if wrapper.errors_occurred and not wrapper.in_atomic_block:
-            # A read failed on it since: checked (and replaced if broken) as Django checks
-            # a request's connection, which no request does for a worker thread's.
-            wrapper.close_if_unusable_or_obsolete()
-        self._opened = wrapper.connection is None
-        wrapper.ensure_connection()  # opened by Django: its settings, its session setup
+        self._ended = False
+        begin_read()  # a connection on which a read failed is checked first
+        try:
+            wrapper.ensure_connection()  # opened by Django: its settings, its session setup
+        except BaseException:
+            self.close()
+            raise
         self._raw = wrapper.connection
 
     def __getattr__(self, name: str) -> Any:
@@ -196,13 +199,9 @@ class _Lent:
         """Django ends its transactions."""
 
     def close(self) -> None:
-        wrapper = self._wrapper
-        if (
-            self._opened
-            and wrapper.settings_dict.get("CONN_MAX_AGE", 0) == 0
-            and not wrapper.in_atomic_block
-        ):
-            wrapper.close()
+        if not self._ended:
+            self._ended = True
+            end_read()
 
 
 def _lend(alias: str) -> _Lent:

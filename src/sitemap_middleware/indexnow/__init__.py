@@ -8,9 +8,14 @@ the ASGI lifespan), or from code with :class:`IndexNow`. Deleted rows have no la
 to be found by: :func:`queue_urls` queues their URLs in the application's transaction.
 """
 
-from .answers import Backoff
-from .pusher import IndexNow, Round
-from .steps import Report
-from .store import install, queue_urls
+from ..optional import MissingExtra
+
+try:  # HTTP through httpx; the watermarks in SQLAlchemy tables
+    from .answers import Backoff
+    from .pusher import IndexNow, Round
+    from .steps import Report
+    from .store import install, queue_urls
+except ModuleNotFoundError as exc:
+    raise MissingExtra.of(exc, "IndexNow", "indexnow") from exc
 
 __all__ = ["Backoff", "IndexNow", "Report", "Round", "install", "queue_urls"]

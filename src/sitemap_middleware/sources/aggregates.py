@@ -1,13 +1,18 @@
 """The aggregates that let a SQL source's summary follow the bytes it serves.
 
-* A **checksum** of every row's key, lastmod, changefreq and priority: the sum
-  of a per-row hash, so that an insert, delete or edit of any of them (also two
-  rows trading values) changes it. PostgreSQL hashes the row's text with
-  ``hashtextextended``; SQLite has no hash function, so its term is modular
-  arithmetic on the key, the lastmod's epoch and codes of the changefreq and
-  priority (C-level functions only: a Python function per row would cost 10x).
-  Dates enter as epochs, never as text, so the session's time zone and date
-  style cannot make replicas disagree.
+* A **checksum** of every row's values that feed a served byte: the key, the
+  lastmod (at the precision it is stored), changefreq and priority, and the
+  *shown* columns (a loc template's fields, an image column; every selected
+  column when a loc callable or an extension function takes the row). It is the
+  sum of a per-row hash, so that an insert, delete or edit of any of them (also
+  two rows trading values) changes it. PostgreSQL hashes the row's text with
+  ``hashtextextended`` (dates as epochs with their microseconds, never as text,
+  so the session's time zone and date style cannot make replicas disagree).
+  SQLite has no hash function: its term is modular arithmetic on an integer key
+  and codes of the changefreq and priority, and the CRC-32 of the stored values of
+  the other columns (a text key, the lastmod's text with its fraction of a second,
+  the shown columns) from ``sitemap_row_hash`` (:mod:`.sqlite_hash`), a function
+  registered on the connection.
 * The **newest lastmod served**: the newest one not later than the horizon
   (now + ``lastmod_tolerance``, a bound parameter), and the **earliest future**
   one, after which a remembered summary is stale. SQLite keeps dates as text,
@@ -19,17 +24,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from datetime import UTC, date, datetime, timedelta, tzinfo
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta, tzinfo
 from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     Date,
     DateTime,
     Float,
     Integer,
+    LargeBinary,
+    Numeric,
     String,
     Text,
     and_,
@@ -48,6 +56,7 @@ from sqlalchemy.sql.selectable import FromClause
 
 from ..dates import to_utc
 from ..protocol import CHANGEFREQS
+from .sqlite_hash import ROW_HASH
 from .stored_dates import Parser, parse_one
 
 HORIZON = "sitemap_horizon"
@@ -56,13 +65,13 @@ HORIZON_EPOCH = "sitemap_horizon_epoch"
 """The horizon as an epoch of the stored wall clock (SQLite key ranges)."""
 
 # SQLite term: (K * V) mod P mod Q, with K = 2 * (key mod M) + 1 (odd, never 0) and V the
-# fields mod P. P is a prime wider than the span of epochs (years 0 to 9999), so one edit
-# of one lastmod always moves V; (2M + 1) * P < 2**63 keeps every product an integer;
+# fields mod P: codes of the changefreq and priority and the CRC-32 of the other stored
+# values (the lastmod's text among them). P is a prime wider than a CRC, so one edit of
+# one value always moves V; (2M + 1) * P < 2**63 keeps every product an integer;
 # Q < 2**32 lets a sum of 2**31 terms stay an integer.
 _P = 549_755_813_881
 _Q = 4_294_967_291
 _M = 8_388_593
-_NO_DATE = -99_999_999_999  # the epoch of a lastmod SQLite cannot read: no real date's
 _CHANGEFREQS = "," + ",".join(CHANGEFREQS) + ","  # codes: positions in this text
 # What str.strip() removes (the renderer reads " Daily\t" as "daily").
 _WHITESPACE = "".join(chr(c) for c in range(0x3100) if chr(c).isspace())
@@ -81,9 +90,15 @@ class Aggregates:
         changefreq: str | None,
         priority: str | None,
         parser: Parser | None,
+        shown: Sequence[tuple[str, Any]] = (),
+        types: Mapping[str, Any] | None = None,
     ) -> None:
         self.dialect = dialect
         self.keys = list(key_columns)
+        self.shown = list(shown)
+        """The other columns that feed served bytes (name, type)."""
+        self.types = dict(types or {})
+        """Every selected column's type, by name (how PostgreSQL's hash joins its value)."""
         self.lastmod = lastmod
         self.changefreq, self.priority = changefreq, priority
         self.parser = parser
@@ -96,40 +111,75 @@ class Aggregates:
         self.aware = isinstance(lastmod_type, DateTime) and bool(lastmod_type.timezone)
         self.horizon: BindParameter[Any] = _horizon_param(lastmod_type)
         self.horizon_epoch: BindParameter[Any] = bindparam(HORIZON_EPOCH, type_=BigInteger)
+        self.hashed = [
+            *(name for name, type_ in self.keys if not isinstance(type_, Integer)),
+            *([lastmod[0]] if lastmod is not None else []),
+            *(name for name, _ in self.shown),
+        ]
+        """SQLite: the columns whose stored values ``sitemap_row_hash`` reads."""
+        self.row_hash = dialect == "sqlite" and bool(self.hashed)
+        """Whether the statements with a checksum call ``sitemap_row_hash``: the connection
+        that runs them needs it (:func:`.sqlite_hash.ensure`)."""
 
     # -- checksum -------------------------------------------------------------------------
 
-    def term(
-        self, c: Columns, epoch: ColumnElement[Any] | None = None
-    ) -> ColumnElement[Any] | None:
-        """The per-row hash whose sum is the checksum; None on a dialect without one.
-        ``epoch``: SQLite's ``unixepoch(lastmod)``, already computed by a subquery."""
+    def term(self, c: Columns) -> ColumnElement[Any] | None:
+        """The per-row hash whose sum is the checksum; None on a dialect without one. The
+        same expression in every statement (a page's summary, the pages of a recount, the
+        cuts): the same rows give the same checksum whichever read them."""
         if self.dialect == "postgresql":
             return self._postgres_term(c)
         if self.dialect == "sqlite":
-            return self._sqlite_term(c, epoch)
+            return self._sqlite_term(c)
         return None
 
     def _postgres_term(self, c: Columns) -> ColumnElement[Any]:
-        parts: list[ColumnElement[Any]] = [cast(c(name), Text) for name, _ in self.keys]
+        # Numbers and epochs hold no control character: joined by U+001F, NULL as U+001E.
+        # Texts may hold anything: each but the last is prefixed with its length and the
+        # last with '=', so no two rows' values join to the same text (cheaper than
+        # quoting each value: a recount costs the same as without the texts).
+        fixed: list[ColumnElement[Any]] = []
+        texts: list[ColumnElement[Any]] = []
+
+        def add(value: ColumnElement[Any], type_: Any) -> None:
+            if isinstance(type_, Date | DateTime):
+                # As its epoch (microseconds kept): its text would depend on the
+                # session's TimeZone and DateStyle.
+                fixed.append(cast(extract("epoch", value), Text))
+            elif isinstance(type_, Integer | Numeric | Float | Boolean):
+                fixed.append(cast(value, Text))
+            else:
+                texts.append(cast(value, Text))
+
+        for name, type_ in self.keys:
+            add(c(name), type_)
         if self.lastmod is not None:
-            value = c(self.lastmod[0])
-            parts.append(cast(extract("epoch", value) if self.epochs else value, Text))
-        for name in (self.changefreq, self.priority):
-            if name is not None:
-                parts.append(cast(c(name), Text))
-        marker: ColumnElement[Any] = literal_column("chr(30)")  # NULL and '' differ
-        row = func.concat_ws(literal_column("chr(31)"), *(func.coalesce(p, marker) for p in parts))
+            add(c(self.lastmod[0]), self.lastmod[1] if self.epochs else None)
+        for column in (self.changefreq, self.priority):
+            if column is not None:
+                add(c(column), self.types.get(column))
+        for name, type_ in self.shown:
+            add(c(name), type_)
+        marker: ColumnElement[Any] = literal_column("chr(30)")
+        parts = [func.coalesce(value, marker) for value in fixed]
+        for at, value in enumerate(texts):
+            if at == len(texts) - 1:
+                joined = literal_column("'='", Text).concat(value)
+            else:
+                length = cast(func.octet_length(value), Text)
+                joined = length.concat(literal_column("':'", Text)).concat(value)
+            parts.append(func.coalesce(joined, marker))
+        row = func.concat_ws(literal_column("chr(31)"), *parts)
         return func.hashtextextended(row, literal_column("0"))
 
-    def _sqlite_term(self, c: Columns, epoch: ColumnElement[Any] | None) -> ColumnElement[Any]:
+    def _sqlite_term(self, c: Columns) -> ColumnElement[Any]:
         # A row without a key is never served: its NULL term is left out of the sum.
         key: ColumnElement[Any] | None = None
         for name, type_ in self.keys:
             column = c(name)
             if isinstance(type_, Integer):
                 feature: ColumnElement[Any] = column % _M
-            else:  # text: its length and first and last characters
+            else:  # text: its length and first and last characters (all of it: the row hash)
                 feature = (
                     (func.length(column) * 1_114_112 + func.coalesce(func.unicode(column), 0))
                     * 1_114_112
@@ -138,11 +188,6 @@ class Aggregates:
             key = feature if key is None else (key + feature) % _M
         assert key is not None
         fields: ColumnElement[Any] | None = None
-        if self.lastmod is not None:
-            # Every epoch (and _NO_DATE) lies within (-P, P): no reduction needed.
-            if epoch is None:
-                epoch = func.unixepoch(c(self.lastmod[0]))
-            fields = func.coalesce(epoch, _NO_DATE)
         extra: ColumnElement[Any] | None = None
         if self.changefreq is not None:
             column = c(self.changefreq)
@@ -159,8 +204,15 @@ class Aggregates:
             )
             extra = (extra if extra is not None else 0) + scaled + shape * 4_194_304
         if extra is not None:
-            fields = ((fields % _P) * 1_000_003 if fields is not None else 0) + extra
-            fields = fields % _P
+            fields = extra % _P
+        if self.hashed:
+            # The stored values as blobs: no text decoded, every value readable, and the
+            # lastmod's text with whatever fraction of a second it holds (SQLite's date
+            # functions read whole seconds, or milliseconds).
+            crc = getattr(func, ROW_HASH)(
+                *(cast(c(name), LargeBinary) for name in self.hashed), type_=BigInteger
+            )
+            fields = ((fields * 1_000_003 if fields is not None else 0) + crc) % _P
         if fields is None:
             fields = literal_column("1")
         return (2 * key + 1) * fields % _P % _Q
@@ -250,7 +302,7 @@ class Aggregates:
         # LIMIT -1 keeps SQLite from flattening the subquery (and computing each epoch thrice).
         scan = select(*(rows.c[name] for name in names), epoch).limit(-1).subquery("sitemap_scan")
         e = scan.c.sitemap_epoch
-        term = self.term(scan.c.__getitem__, e)
+        term = self.term(scan.c.__getitem__)
         assert term is not None
         bound = self.horizon_epoch
         return select(
@@ -332,8 +384,3 @@ def _over(aggregate: Any, window: ColumnElement[Any] | None) -> ColumnElement[An
 def _horizon_param(lastmod_type: Any) -> BindParameter[Any]:
     type_ = lastmod_type if isinstance(lastmod_type, DateTime | Date) else String()
     return bindparam(HORIZON, type_=type_)
-
-
-def iso(moment: date | None) -> str:
-    """A moment as the token writes it."""
-    return moment.isoformat() if moment is not None else ""

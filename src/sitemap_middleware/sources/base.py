@@ -17,17 +17,20 @@ import inspect
 import re
 import warnings
 from abc import ABC, abstractmethod
-from collections.abc import AsyncGenerator, Iterator
+from collections.abc import AsyncGenerator, Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
-from typing import Any
+from typing import Any, TypeVar
+
+import anyio.to_thread
 
 from ..entry import Batch
 from ..extensions import Shape
-from ..settings import ConfigurationError
+from ..settings import ConfigurationError, ConfigurationTypeError
 from ..stats import BadRowStats, tally_of
 from ..validators import Summary
 
+T = TypeVar("T")
 _NAME = re.compile(r"[a-z0-9](?:[a-z0-9_-]{0,62}[a-z0-9])?")
 
 
@@ -98,6 +101,31 @@ class CutPages(Exception):
     from the source's cuts."""
 
 
+class _Required:
+    """The default of a keyword a source needs: its absence is a configuration error that
+    names the setting, not Python's ``TypeError`` about an internal ``__init__``."""
+
+    def __repr__(self) -> str:
+        return "<required>"
+
+
+REQUIRED: Any = _Required()
+
+
+def check_given(source: str, **settings: object) -> None:
+    """Raise the configuration error of the first setting left at :data:`REQUIRED`."""
+    examples = {
+        "name": "name='articles' (a URL segment: the pages are /sitemap-articles-1.xml)",
+        "loc": "loc='/articles/{slug}' (a template over the selected columns, or a function "
+        "of the row)",
+    }
+    for setting, value in settings.items():
+        if value is REQUIRED:
+            raise ConfigurationTypeError(
+                f"{setting}: {source} needs {examples.get(setting, f'{setting}=...')}"
+            )
+
+
 def check_name(name: str) -> str:
     """A source name must be usable as a URL segment (``articles``, ``blog-posts``)."""
     if not isinstance(name, str) or not _NAME.fullmatch(name):
@@ -161,6 +189,17 @@ class Source(ABC):
 
 
 class SyncSource(Source):
+    thread_bound: bool = False
+    """Whether its reads belong in the thread :meth:`in_thread` gives (True), not in any
+    thread: an async server then runs each of its steps there, one chunk of a body at a
+    time, never holding that thread between them."""
+
+    async def in_thread(self, call: Callable[[], T]) -> T:
+        """Run one of its sync reads for an async server: in a worker thread of anyio's
+        pool. A source whose reads belong to a thread of their own (Django's, where a
+        request's connection and transaction are) overrides it, with ``thread_bound``."""
+        return await anyio.to_thread.run_sync(call)
+
     @abstractmethod
     def summarize(
         self, keys: KeyRange, naive_timezone: tzinfo, horizon: datetime | None = None

@@ -5,8 +5,10 @@ Options of :class:`~sitemap_middleware.SQLAlchemySource` (and the async one):
 * ``languages=["en", "de"]`` with a loc template holding ``{lang}``
   (``"/{lang}/articles/{slug}"``): every row is listed once per language, each
   URL with the alternates of all languages (itself included), and
-  ``x_default="en"`` adds ``hreflang="x-default"`` pointing at that language's URL
-  (Django's ``i18n``/``alternates``/``x_default``);
+  ``x_default="en"`` adds ``hreflang="x-default"`` pointing at that language's URL;
+  on :class:`~sitemap_middleware.django.DjangoSource`, ``x_default=True`` points it where
+  Django's i18n sitemaps do (``Sitemap.x_default = True``): at ``LANGUAGE_CODE``'s URL
+  without its ``/{lang}/`` prefix;
 * ``alternates=callable(row)`` returning ``{hreflang: url}`` (at most
   ``max_alternates``) when the versions are not one template;
 * ``images="column"`` (one image URL, or NULL) or ``images=callable(row)``
@@ -48,16 +50,28 @@ OPTIONS = (
 
 
 def extras_spec(
-    name: str, columns: Sequence[str], loc: object, options: dict[str, Any]
+    name: str,
+    columns: Sequence[str],
+    loc: object,
+    options: dict[str, Any],
+    default_language: str | None = None,
 ) -> ExtrasSpec:
-    """The extension options a source was given (an unknown option is named)."""
+    """The extension options a source was given (an unknown option is named);
+    ``default_language``: the language ``x_default=True`` names (Django's ``LANGUAGE_CODE``),
+    None where ``x_default=True`` means nothing."""
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
         raise ConfigurationTypeError(
             f"{unknown[0]}: source {name!r}: not an option; the extension options are "
             f"{', '.join(OPTIONS)}"
         )
-    return ExtrasSpec(name, columns, loc, **{option: options.get(option) for option in OPTIONS})
+    return ExtrasSpec(
+        name,
+        columns,
+        loc,
+        default_language=default_language,
+        **{option: options.get(option) for option in OPTIONS},
+    )
 
 
 class ExtrasSpec:
@@ -70,7 +84,7 @@ class ExtrasSpec:
         loc: object,
         *,
         languages: Sequence[str] | None,
-        x_default: str | None,
+        x_default: str | bool | None,
         alternates: RowFunction | None,
         max_alternates: int | None,
         images: str | RowFunction | None,
@@ -78,10 +92,19 @@ class ExtrasSpec:
         videos: RowFunction | None,
         max_videos: int | None,
         news: RowFunction | None,
+        default_language: str | None = None,
     ) -> None:
         _check_callables(name, alternates=alternates, videos=videos, news=news, images=images)
         self.languages = _languages(name, languages, loc, alternates)
         self.templates = [str(loc).replace("{lang}", lang) for lang in self.languages]
+        self.x_default_template: str | None = None
+        """The loc template of x-default when it is no language's URL (Django's form)."""
+        if x_default is False:
+            x_default = None
+        elif x_default is True:
+            x_default, self.x_default_template = _unprefixed(
+                name, self.languages, loc, default_language
+            )
         if x_default is not None and x_default not in self.languages:
             raise _fail(name, "x_default", f"{x_default!r} must be one of {list(self.languages)}")
         self.x_default = x_default
@@ -122,6 +145,8 @@ class ExtrasSpec:
         self.active = self.shape != Shape()
         self.language_templates: list[Callable[[Sequence[Any]], list[Any]]] = []
         """Set by the source: each language's loc template, column-wise over rows."""
+        self.x_default_locs: Callable[[Sequence[Any]], list[Any]] | None = None
+        """Set by the source: :attr:`x_default_template`, column-wise over rows."""
 
     @property
     def first_loc(self) -> str | None:
@@ -134,12 +159,22 @@ class ExtrasSpec:
             for f in (self.alternates, self.images, self.videos, self.news)
             if f is not None
         ]
-        return repr((self.languages, self.x_default, self.image_column, functions, self.shape))
+        return repr(
+            (
+                self.languages,
+                self.x_default,
+                self.x_default_template,
+                self.image_column,
+                functions,
+                self.shape,
+            )
+        )
 
     def apply(self, batch: Batch, rows: Sequence[Any]) -> Batch:
         """``batch`` with each row's extension data; with languages, one entry per language."""
         extras = [self._extras(row) for row in rows]
         per_language = [column(rows) for column in self.language_templates]
+        x_defaults = None if self.x_default_locs is None else self.x_default_locs(rows)
         if not self.languages:
             return _with(batch, list(batch.locs), extras, list(batch.keys), 1)
         count = len(self.languages)
@@ -151,7 +186,9 @@ class ExtrasSpec:
             if isinstance(batch.locs[i], Unreadable):  # a row that cannot be listed (NULL key)
                 versions = dict.fromkeys(self.languages, batch.locs[i])
             alternates: dict[str, Any] = dict(versions)
-            if self.x_default is not None:
+            if x_defaults is not None and not isinstance(batch.locs[i], Unreadable):
+                alternates["x-default"] = x_defaults[i]
+            elif self.x_default is not None:
                 alternates["x-default"] = versions[self.x_default]
             base = extras[i] or Extensions()
             for lang in self.languages:
@@ -250,6 +287,35 @@ def _languages(
             "loc must then be a template holding {lang}, e.g. '/{lang}/articles/{slug}'",
         )
     return tuple(languages)
+
+
+def _unprefixed(
+    name: str, languages: Sequence[str], loc: object, default_language: str | None
+) -> tuple[str, str]:
+    """``x_default=True``: the default language, and the template of its URL without the
+    language's prefix, as Django's i18n sitemaps write x-default."""
+    if default_language is None:
+        raise _fail(
+            name,
+            "x_default",
+            "True (Django's form) is DjangoSource's; give one of the languages, e.g. "
+            f"{languages[0] if languages else 'en'!r}",
+        )
+    if default_language not in languages:
+        raise _fail(
+            name,
+            "x_default",
+            f"True points x-default at LANGUAGE_CODE {default_language!r}'s URL, but it is "
+            f"not one of the languages {list(languages)}; add it, or name one of them",
+        )
+    if not isinstance(loc, str) or "/{lang}/" not in loc:
+        raise _fail(
+            name,
+            "x_default",
+            "True writes LANGUAGE_CODE's URL without its '/{lang}/' prefix, as Django's "
+            f"i18n_patterns serve it; loc {loc!r} holds no '/{{lang}}/'",
+        )
+    return default_language, loc.replace("/{lang}/", "/", 1)
 
 
 def _limit(name: str, setting: str, value: int | None, default: int, high: int) -> int:

@@ -198,8 +198,9 @@ class SQLStatements:
         return self.with_lowest(summary, keys)
 
     def _shown_columns(self) -> list[str]:
-        """The columns the checksum reads: keys, lastmod, changefreq, priority."""
+        """The columns the checksum reads: keys, lastmod, changefreq, priority, shown."""
         names = [*self.key_names, self.lastmod_name, self.changefreq_name, self.priority_name]
+        names += [name for name, _ in self.aggregates.shown]
         return list(dict.fromkeys(name for name in names if name is not None))
 
     def horizon_bounds(self, horizon: datetime, naive_timezone: tzinfo) -> dict[str, Any]:

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.engine import Row
 
+from ..dates import iso
 from ..validators import Summary
-from .aggregates import Aggregates, iso
+from .aggregates import Aggregates
 from .base import KeyRange
 from .change_counter import ChangeCounter
 

@@ -26,15 +26,31 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Select
-from sqlalchemy.engine import Connection, Engine
+from ..optional import MissingExtra
+
+try:
+    from sqlalchemy import Select
+    from sqlalchemy.engine import Connection, Engine
+except ModuleNotFoundError as exc:
+    raise MissingExtra.of(exc, "SQLAlchemySource", "sqlalchemy") from exc
 
 from ..entry import Batch
 from ..settings import ConfigurationTypeError
 from ..validators import Summary, default_horizon
+from . import sqlite_hash
 from .aggregates import Aggregates
-from .base import ALL, Changes, CutPages, KeyRange, Mark, Page, SyncSource
-from .extras import extras_spec
+from .base import (
+    ALL,
+    REQUIRED,
+    Changes,
+    CutPages,
+    KeyRange,
+    Mark,
+    Page,
+    SyncSource,
+    check_given,
+)
+from .extras import ExtrasSpec, extras_spec
 from .sql_locs import LocTemplate
 from .sql_options import LocSpec, SQLOptions, sql_options
 from .sql_pages import SQLPages
@@ -64,8 +80,8 @@ class SQLSourceBase:
         stmt: AnySelect,
         engine: Any,
         *,
-        name: str,
-        loc: LocSpec,
+        name: str = REQUIRED,
+        loc: LocSpec = REQUIRED,
         lastmod: str | None = None,
         changefreq: str | None = None,
         changefreq_column: str | None = None,
@@ -76,11 +92,12 @@ class SQLSourceBase:
         query_id: str | None = None,
         **extensions: Any,
     ) -> None:
+        check_given(type(self).__name__, name=name, loc=loc)
         if not isinstance(engine, self.engine_type):
             raise ConfigurationTypeError(f"engine: source {name!r}: {self.wrong_engine}")
         self.engine = engine
         columns = [str(c.key) for c in stmt.selected_columns] if isinstance(stmt, Select) else []
-        self.extras = extras_spec(name, columns, loc, extensions)
+        self.extras = extras_spec(name, columns, loc, extensions, self._default_language())
         self.options: SQLOptions = sql_options(
             stmt,
             name=name,
@@ -99,7 +116,7 @@ class SQLSourceBase:
         self.read_plan = ReadPlan.choose(options, extensions=self.extras.active)
         """How the rows are read, chosen once from the options."""
         self.rows = RowMapping(options, self.read_plan)
-        aggregates = _aggregates(options)
+        aggregates = _aggregates(options, self.extras)
         self.statements = SQLStatements(options, self.read_plan, aggregates)
         self.paging = SQLPages(options, self.statements)
         self.summaries = SQLSummaries(options, aggregates)
@@ -118,6 +135,12 @@ class SQLSourceBase:
         self.extras.language_templates = [
             LocTemplate(template, columns).locs for template in self.extras.templates
         ]
+        if self.extras.x_default_template is not None:
+            self.extras.x_default_locs = LocTemplate(self.extras.x_default_template, columns).locs
+
+    def _default_language(self) -> str | None:
+        """The language ``x_default=True`` names: none here (it is Django's form)."""
+        return None
 
     def fingerprint(self) -> str:
         # Settings only, fixed once built (asked for by every request's validators).
@@ -139,7 +162,7 @@ class SQLSourceBase:
         return self.extras.apply(batch, rows) if self.extras.active else batch
 
 
-def _aggregates(options: SQLOptions) -> Aggregates:
+def _aggregates(options: SQLOptions, extras: ExtrasSpec) -> Aggregates:
     """The aggregate terms of the summary and pages, by the key and shown columns' types."""
     selected = options.stmt.selected_columns
     lastmod = options.lastmod_name
@@ -150,7 +173,24 @@ def _aggregates(options: SQLOptions) -> Aggregates:
         options.changefreq_name,
         options.priority_name,
         options.lastmod_parser,
+        [(options.columns[index], selected[index].type) for index in shown(options, extras)],
+        {name: column.type for name, column in zip(options.columns, selected, strict=True)},
     )
+
+
+def shown(options: SQLOptions, extras: ExtrasSpec) -> list[int]:
+    """The positions of the columns besides the key, lastmod, changefreq and priority whose
+    values feed served bytes: a loc template's fields and an image column; every selected
+    column when a function takes the row (a loc callable, ``alternates``, ``images``,
+    ``videos``, ``news``), since it may read any of them."""
+    functions = (extras.alternates, extras.images, extras.videos, extras.news)
+    if not isinstance(options.loc, LocTemplate) or any(f is not None for f in functions):
+        used: set[int | None] = set(range(len(options.columns)))
+    else:
+        used = {*options.loc.fields, extras.image_column}
+    own = {*options.key_index, options.lastmod_index, options.changefreq_index}
+    own.add(options.priority_index)
+    return sorted(index for index in used - own if index is not None)
 
 
 class SQLAlchemySource(SQLSourceBase, SyncSource):
@@ -203,6 +243,8 @@ class SQLAlchemySource(SQLSourceBase, SyncSource):
                 **self.statements.bounds(keys),
                 **self.statements.horizon_bounds(horizon, naive_timezone),
             }
+            if self.statements.aggregates.row_hash:
+                sqlite_hash.ensure(conn)
             row = conn.execute(self.statements.summary_stmt(keys), bounds).first()
         if (
             self.statements.checks_lowest(keys)
@@ -221,6 +263,8 @@ class SQLAlchemySource(SQLSourceBase, SyncSource):
             nulls = self.statements.nulls_stmt()
             if nulls is not None:
                 self.paging.report_nulls(conn.scalar(nulls))
+            if self.statements.aggregates.row_hash:
+                sqlite_hash.ensure(conn)
             stmt = self.paging.pages_stmt(width)
             found = self.paging.pages(conn.execute(stmt, bounds).all(), naive_timezone, horizon)
             if found is None:  # a key below 0: cut like any other key

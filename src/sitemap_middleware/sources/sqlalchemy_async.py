@@ -11,11 +11,17 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from datetime import datetime, tzinfo
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection, CursorResult
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from ..optional import MissingExtra
+
+try:
+    from sqlalchemy import Connection, CursorResult
+    from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+except ModuleNotFoundError as exc:
+    raise MissingExtra.of(exc, "AsyncSQLAlchemySource", "sqlalchemy") from exc
 
 from ..entry import Batch
 from ..validators import Summary, default_horizon
+from . import sqlite_hash
 from .base import ALL, AsyncSource, Changes, CutPages, KeyRange, Mark, Page
 from .sql_summaries import UNKNOWN
 from .sqlalchemy import SQLSourceBase
@@ -68,6 +74,8 @@ class AsyncSQLAlchemySource(SQLSourceBase, AsyncSource):
                 **self.statements.bounds(keys),
                 **self.statements.horizon_bounds(horizon, naive_timezone),
             }
+            if self.statements.aggregates.row_hash:
+                await sqlite_hash.ensure_async(conn)
             row = (await conn.execute(self.statements.summary_stmt(keys), bounds)).first()
         if (
             self.statements.checks_lowest(keys)
@@ -86,6 +94,8 @@ class AsyncSQLAlchemySource(SQLSourceBase, AsyncSource):
             nulls = self.statements.nulls_stmt()
             if nulls is not None:
                 self.paging.report_nulls(await conn.scalar(nulls))
+            if self.statements.aggregates.row_hash:
+                await sqlite_hash.ensure_async(conn)
             rows = (await conn.execute(self.paging.pages_stmt(width), bounds)).all()  # per page
             found = self.paging.pages(rows, naive_timezone, horizon)
             if found is None:  # a key below 0: cut like any other key

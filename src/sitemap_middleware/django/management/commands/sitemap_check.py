@@ -34,10 +34,13 @@ class Command(BaseCommand):  # type: ignore[misc]  # Django ships no types
     def handle(self, *args: Any, **options: Any) -> None:
         import httpx
 
+        from ....cli.app_transport import ServerDate
+
         transport = None
         if options["url"] is None:
             options["url"] = root_url()
-            transport = httpx.ASGITransport(app=asgi_application())
+            # In-process, no server writes the Date: the transport does, as one would.
+            transport = ServerDate(httpx.ASGITransport(app=asgi_application()))
         namespace = argparse.Namespace(**options)
         status = check_command(namespace, self.stdout, self.stderr, transport)
         if status:

@@ -1,0 +1,138 @@
+"""Django's connections in the threads that read the sources.
+
+Django's connections belong to threads, and a transaction to its connection: a
+``TestCase``'s rows are seen only in the test's thread. Under an async server the Django
+sources read where Django's async ORM runs its queries (:func:`in_django`:
+``sync_to_async(thread_sensitive=True)``): the thread of a sync test calling async code,
+or the request's thread for sync work under Django's ASGI handler, whose connections
+Django closes when the request ends. Reads also run in threads no request ends (a
+background refresh, a server's thread outside Django's handlers, asgiref's one thread
+for sync work outside requests): :func:`reading` closes what a read opened there, as
+Django closes a request's connections.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import wraps
+from typing import Any, ParamSpec, TypeVar, cast
+
+from asgiref.sync import SyncToAsync, sync_to_async
+from django.db import connections
+
+T = TypeVar("T")
+P = ParamSpec("P")
+
+
+async def in_django(call: Callable[[], T]) -> T:
+    """Run a read in Django's thread for sync work, as the async ORM runs a query."""
+    return await sync_to_async(call, thread_sensitive=True)()
+
+
+def background_context() -> contextvars.Context:
+    """The context a background job started by a request runs in: the request's, without
+    the request's thread for sync work (Django's ASGI handler ends it with the request,
+    and a long recount there would hold up the request that started it). Its reads then
+    run in asgiref's thread for sync work outside requests, or in the thread of a sync
+    caller (a test calling async code) that is still waiting."""
+    context = contextvars.copy_context()
+    context.run(cast(Any, SyncToAsync.thread_sensitive_context).set, None)
+    return context
+
+
+def in_transaction() -> bool:
+    """Whether a connection of this thread is in a transaction (a ``TestCase``'s): rows
+    it wrote are seen by no other connection."""
+    return any(wrapper.in_atomic_block for wrapper in connections.all(initialized_only=True))
+
+
+class _Reads(threading.local):
+    """The reads under way in this thread (steps of several requests' reads interleave in
+    one thread for sync work), and the connections open before the first of them."""
+
+    active = 0
+    open_before: frozenset[str] = frozenset()
+
+
+_reads = _Reads()
+
+
+def begin_read() -> None:
+    """A read starts in this thread: the first of a run of reads checks a connection on
+    which a read failed, as Django checks a request's (replaced when it is broken), and
+    notes which connections were open."""
+    if _reads.active == 0:
+        for wrapper in connections.all(initialized_only=True):
+            failed = wrapper.connection is not None and wrapper.errors_occurred
+            if failed and not wrapper.in_atomic_block:
+                wrapper.close_if_unusable_or_obsolete()
+        _reads.open_before = frozenset(
+            wrapper.alias
+            for wrapper in connections.all(initialized_only=True)
+            if wrapper.connection is not None
+        )
+    _reads.active += 1
+
+
+def end_read() -> None:
+    """A read ends: once no other read of this thread is under way, the connections the
+    reads opened are closed when their ``CONN_MAX_AGE`` is 0 and no transaction is open on
+    them, as Django closes a request's (in a thread no request ends, nothing else would);
+    one open before stays open."""
+    _reads.active -= 1
+    if _reads.active > 0:
+        return
+    for wrapper in connections.all(initialized_only=True):
+        if (
+            wrapper.alias not in _reads.open_before
+            and wrapper.connection is not None
+            and wrapper.settings_dict.get("CONN_MAX_AGE", 0) == 0
+            and not wrapper.in_atomic_block
+        ):
+            wrapper.close()
+
+
+@contextmanager
+def reading() -> Iterator[None]:
+    """Around a read, in whatever thread it runs: :func:`begin_read`, :func:`end_read`."""
+    begin_read()
+    try:
+        yield
+    finally:
+        end_read()
+
+
+def read(method: Callable[P, T]) -> Callable[P, T]:
+    """A source method that reads, run in :func:`reading`."""
+
+    @wraps(method)
+    def reads(*args: P.args, **kwargs: P.kwargs) -> T:
+        with reading():
+            return method(*args, **kwargs)
+
+    return reads
+
+
+def read_rows(method: Callable[P, Iterator[T]]) -> Callable[P, Iterator[T]]:
+    """A source method giving an iterator over rows, iterated in :func:`reading` (until it
+    is exhausted or closed)."""
+
+    @wraps(method)
+    def rows(*args: P.args, **kwargs: P.kwargs) -> Iterator[T]:
+        with reading():
+            yield from method(*args, **kwargs)
+
+    return rows
+
+
+class InDjango:
+    """A sync Django source's reads under an async server: in Django's thread for sync
+    work (:func:`in_django`), each step of a body there too."""
+
+    thread_bound = True
+
+    async def in_thread(self, call: Callable[[], T]) -> T:
+        return await in_django(call)
