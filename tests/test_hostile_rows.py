@@ -9,6 +9,7 @@ the source and the row's key (see tests/hostile.py for the expectations).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Mapping
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -385,6 +386,18 @@ def async_engine(
 LOCS = {"template": "{loc}", "callable": lambda row: row.loc}
 
 
+def _as_template_value(row: Row) -> Row:
+    """A loc drawn to be given whole, put in a template instead: its ``%``, ``?`` and ``#``
+    are data there (``%25``, ``%3F``, ``%23``), so what it names is no longer what it was
+    drawn to name; such a row may be listed or skipped, as any row may, and when listed its
+    loc is still checked to be on the site (tests/test_template_values.py checks the
+    encoding itself)."""
+    value = row.loc.value
+    if isinstance(value, str) and any(c in value for c in "%?#"):
+        return replace(row, loc=hostile.Field(value, hostile.ANY))
+    return row
+
+
 @pytest.mark.parametrize("index", [False, True], ids=["urlset", "index"])
 @pytest.mark.parametrize("engine_kind", ["sync", "async"])
 @budget(0.05)
@@ -429,9 +442,10 @@ def test_sqlalchemy_sources(
         hostile_table.c.changefreq,
         hostile_table.c[priority_column],
     )
+    loc_kind = data.draw(st.sampled_from(sorted(LOCS)), "loc")
     options: dict[str, Any] = {
         "name": "rows",
-        "loc": LOCS[data.draw(st.sampled_from(sorted(LOCS)), "loc")],
+        "loc": LOCS[loc_kind],
         "lastmod": lastmod_column,
         "changefreq_column": "changefreq",
         "priority_column": priority_column,
@@ -444,6 +458,8 @@ def test_sqlalchemy_sources(
     gzip, gzip_files = data.draw(st.booleans(), "gzip"), data.draw(st.booleans(), "gz files")
     app = driver.make(source, **app_settings(layout, index, gzip_files))
     try:
+        if loc_kind == "template":
+            table = [_as_template_value(row) for row in table]
         table_rows = list(zip(keys, table, strict=True))
         check_served_rows(driver, app, layout, "rows", table_rows, index, gzip, gzip_files)
     finally:
