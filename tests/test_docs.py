@@ -104,6 +104,9 @@ def run_python(example: Example) -> None:
 def run_shell(example: Example) -> None:
     __tracebackhide__ = True
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    # A user's shell has no Django settings of its own: the tests' (set by an in-process
+    # Django test earlier in this process) would win over the project's setdefault().
+    env.pop("DJANGO_SETTINGS_MODULE", None)
     done = subprocess.run(
         ["bash", "-euo", "pipefail", "-c", str(example.parsed)],
         env=env,
