@@ -26,7 +26,12 @@ def quick_start_commands(readme: str) -> list[str]:
     own command."""
     section = readme.split("\n## Quick start\n", 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"^```sh\n(.*?)^```$", section, flags=re.MULTILINE | re.DOTALL)
-    return [block.strip() for block in blocks if ".ci/run" not in block]
+    commands = []
+    for block in blocks:
+        if ".ci/run" in block:
+            break  # the suite's own commands follow
+        commands.append(block.strip())
+    return commands
 
 
 def test_the_commands_are_read_from_the_readme() -> None:
@@ -37,7 +42,8 @@ def test_the_commands_are_read_from_the_readme() -> None:
     assert flask.endswith("python -m example_app.flask_app")
     assert django.endswith("python -m example_app.django_app")
     sample = (
-        "# T\n## Quick start\n```sh\nrun\n```\n```sh\nbash .ci/run\n```\n## Use\n```sh\nno\n```"
+        "# T\n## Quick start\n```sh\nrun\n```\n```sh\nbash .ci/run\n```\n```sh\npytest\n```\n"
+        "## Use\n```sh\nno\n```"
     )
     assert quick_start_commands(sample) == ["run"]
 
