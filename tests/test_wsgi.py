@@ -185,3 +185,37 @@ print("served")
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=20, cwd=root
     )
     assert result.returncode == 0 and result.stdout == "served\n", result.stderr
+
+
+def test_close_waits_for_the_reads_in_flight() -> None:
+    """A driver's worker thread hands its result to the loop when its query ends (aiosqlite's
+    call_soon_threadsafe): close() during a read lets it end, never closes the loop under it."""
+    import asyncio
+    import threading
+
+    from sitemap_middleware.sync_reads import _Loop
+
+    loop = _Loop()
+    started, failures, results = threading.Event(), [], []
+
+    async def query() -> str:
+        future = asyncio.get_running_loop().create_future()
+
+        def worker() -> None:  # a driver's thread, as aiosqlite runs one per connection
+            started.set()
+            threading.Event().wait(0.3)
+            try:
+                future.get_loop().call_soon_threadsafe(future.set_result, "rows")
+            except RuntimeError as exc:  # the loop was closed under the query
+                failures.append(exc)
+
+        threading.Thread(target=worker).start()
+        return await future
+
+    reader = threading.Thread(target=lambda: results.append(loop.call(query)), daemon=True)
+    reader.start()
+    assert started.wait(5)
+    loop.close()
+    reader.join(5)
+    assert (results, failures) == (["rows"], [])
+    assert not loop.running

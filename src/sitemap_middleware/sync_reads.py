@@ -8,6 +8,7 @@ pages kept current are refreshed by threads of their own.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import threading
 from collections.abc import Awaitable, Callable, Generator
 from functools import partial
@@ -150,6 +151,7 @@ class _Loop:
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
+        self._pending: set[concurrent.futures.Future[Any]] = set()
 
     def call(self, function: Callable[..., Awaitable[T]], *args: Any) -> T:
         """Run ``function(*args)`` on the loop and wait for its result in this thread."""
@@ -161,20 +163,39 @@ class _Loop:
                 )
                 self._thread.start()
             loop = self._loop
-        return asyncio.run_coroutine_threadsafe(_awaited(function, args), loop).result()
+            future = asyncio.run_coroutine_threadsafe(_awaited(function, args), loop)
+            self._pending.add(future)
+        future.add_done_callback(self._pending.discard)
+        return future.result()
 
     @property
     def running(self) -> bool:
         return self._loop is not None
 
-    def close(self) -> None:
+    def close(self, grace: float = 10.0) -> None:
+        """Stop the loop once the reads in flight have ended (for at most ``grace`` seconds):
+        a driver's worker thread (aiosqlite's, asyncpg's) hands its result to the loop, and
+        one closed under it fails in that thread."""
         with self._lock:
             loop, thread = self._loop, self._thread
+            pending = list(self._pending)
             self._loop = self._thread = None
-        if loop is not None and thread is not None:
-            loop.call_soon_threadsafe(loop.stop)
-            thread.join(10)
-            loop.close()
+        if loop is None or thread is None:
+            return
+        concurrent.futures.wait(pending, timeout=grace)
+        asyncio.run_coroutine_threadsafe(_stop(loop), loop)
+        thread.join(grace)
+        loop.close()
+
+
+async def _stop(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel what still runs on ``loop`` (past the grace), then stop it."""
+    others = [task for task in asyncio.all_tasks(loop) if task is not asyncio.current_task()]
+    for task in others:
+        task.cancel()
+    await asyncio.gather(*others, return_exceptions=True)
+    await loop.shutdown_asyncgens()
+    loop.stop()
 
 
 async def _awaited(function: Callable[..., Awaitable[T]], args: tuple[Any, ...]) -> T:
