@@ -16,7 +16,7 @@ from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
 from sitemap_middleware import Entry, SitemapMiddleware
-from sitemap_middleware.http import format_http_date
+from sitemap_middleware.core.http import format_http_date
 
 URLS = int(os.environ.get("AUDIT_URLS", "5000"))
 BASE = os.environ.get("AUDIT_BASE", "http://127.0.0.1:8000/")

@@ -90,7 +90,7 @@ def app_of(kind: str) -> WSGI:
     from django_site.sitemaps import ArticleSitemap
 
     from sitemap_middleware import SitemapWSGIApp
-    from sitemap_middleware.django import DjangoSitemapSource, DjangoSource
+    from sitemap_middleware.contrib.django import DjangoSitemapSource, DjangoSource
 
     if kind.startswith("adopted"):
         version = (lambda: "v1") if kind == "adopted+version" else None

@@ -2,7 +2,7 @@
 
 One page of a 50,000-row SQLite table served by ``SitemapWSGIApp`` and ``SitemapApp`` (the
 baselines), and by Django's WSGI and ASGI handlers around
-``sitemap_middleware.django.SitemapMiddleware`` (sync and async mode), on the tests' Django
+``sitemap_middleware.contrib.django.SitemapMiddleware`` (sync and async mode), on the tests' Django
 project: URLs/s of a whole page
 (``Accept-Encoding: identity``), and the time of a ``304`` against a ``200``. Prints a
 table and asserts nothing.

@@ -50,8 +50,8 @@ from sqlalchemy import create_engine, event, update
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from sitemap_middleware import SitemapApp
-from sitemap_middleware.sources.change_counter import ChangeCounter
-from sitemap_middleware.xml import MAX_BYTES, MAX_URLS, page_rows
+from sitemap_middleware.output.xml import MAX_BYTES, MAX_URLS, page_rows
+from sitemap_middleware.sources.sqlalchemy.change_counter import ChangeCounter
 
 WIDTH = page_rows(MAX_URLS, MAX_BYTES, 2047)
 # The deep table declares its short locs, so that a page holds the full 50,000 rows.

@@ -50,7 +50,7 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from sitemap_middleware import AsyncSQLAlchemySource, SitemapApp, SQLAlchemySource
-from sitemap_middleware.indexnow import IndexNow, install
+from sitemap_middleware.contrib.indexnow import IndexNow, install
 from sitemap_middleware.sources.base import Mark
 
 DEFAULT_URL = "postgresql://sitemap:sitemap@127.0.0.1:54329/sitemap_test"

@@ -58,8 +58,8 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from sitemap_middleware import ALL, AsyncSQLAlchemySource, SitemapApp, SQLAlchemySource
-from sitemap_middleware.entry import EntryRules
-from sitemap_middleware.render import Renderer
+from sitemap_middleware.output.entry import EntryRules
+from sitemap_middleware.output.fast_path import Renderer
 from sitemap_middleware.settings import make_settings
 
 DEFAULT_URL = "postgresql://sitemap:sitemap@127.0.0.1:54329/sitemap_test"  # .ci/postgres

@@ -795,7 +795,7 @@ async def stages(path: Path, rows: int, shape: str, repeat: int) -> None:
     unprofiled): the baseline; the library's statement fetched with plain sqlite3; the
     source's batches; rendering batches read beforehand; reading and rendering together;
     the whole request through the ASGI app (read and rendered in a worker thread)."""
-    from sitemap_middleware.documents import Body, Urlset
+    from sitemap_middleware.output.body import Body, Urlset
     from sitemap_middleware.sources.base import ALL
 
     engine = create_engine(f"sqlite:///{path}")

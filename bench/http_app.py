@@ -34,7 +34,7 @@ from starlette.routing import Route
 from example_app.app import create_app
 from example_app.db import Article
 from sitemap_middleware import AsyncSQLAlchemySource, SitemapMiddleware, SQLAlchemySource
-from sitemap_middleware.sources.change_counter import ChangeCounter
+from sitemap_middleware.sources.sqlalchemy.change_counter import ChangeCounter
 
 BASE_URL = "https://www.example.com/"
 DB = os.environ["LOAD_DB"]

@@ -14,7 +14,7 @@ from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
 from sitemap_middleware import AsyncSQLAlchemySource, Settings, SitemapMiddleware
-from sitemap_middleware.indexnow import install
+from sitemap_middleware.contrib.indexnow import install
 
 from .db import seed
 from .site import (

@@ -29,10 +29,11 @@ from zoneinfo import ZoneInfo
 
 from lxml import etree
 
-from sitemap_middleware import Entry, Settings, SyncSource, flow, needs
-from sitemap_middleware.core import Request, Response, Sitemap
-from sitemap_middleware.dates import LastmodError, format_lastmod, to_utc
-from sitemap_middleware.http import (
+from sitemap_middleware import Entry, Settings, SyncSource
+from sitemap_middleware.core import effects as needs
+from sitemap_middleware.core import handler as flow
+from sitemap_middleware.core.dates import LastmodError, format_lastmod, to_utc
+from sitemap_middleware.core.http import (
     accepts_gzip,
     evaluate_preconditions,
     format_http_date,
@@ -41,9 +42,10 @@ from sitemap_middleware.http import (
     strong_match,
     weak_match,
 )
-from sitemap_middleware.routing import Routes
-from sitemap_middleware.urls import LocError, Site, iri_to_uri
-from sitemap_middleware.xml import escape
+from sitemap_middleware.core.routing import Routes
+from sitemap_middleware.core.sitemap import Request, Response, Sitemap
+from sitemap_middleware.core.urls import LocError, Site, iri_to_uri
+from sitemap_middleware.output.xml import escape
 
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 NOW = datetime(2026, 7, 1, 12, 0, 0, tzinfo=UTC)

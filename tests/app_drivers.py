@@ -20,8 +20,8 @@ from sitemap_middleware import BadRowStats, SitemapApp, SitemapWSGIApp
 from sitemap_middleware.cli.asgi_client import http_scope
 from sitemap_middleware.cli.inprocess import ResponseFailed
 from sitemap_middleware.cli.wsgi_client import WSGIResponse, call_app, wsgi_environ
-from sitemap_middleware.http import SINGLETON_FIELDS, format_http_date
-from sitemap_middleware.interfaces import Message
+from sitemap_middleware.core.http import SINGLETON_FIELDS, format_http_date
+from sitemap_middleware.servers.types import Message
 
 from .driver import exchange_asgi
 

@@ -41,7 +41,7 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
 from sitemap_middleware import Entry, SitemapMiddleware
-from sitemap_middleware.http import format_http_date
+from sitemap_middleware.core.http import format_http_date
 
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 XML = '<?xml version="1.0" encoding="UTF-8"?>'

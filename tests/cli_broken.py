@@ -17,8 +17,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sitemap_middleware import SitemapApp
-from sitemap_middleware.http import format_http_date
-from sitemap_middleware.interfaces import Message
+from sitemap_middleware.core.http import format_http_date
+from sitemap_middleware.servers.types import Message
 
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 ETAG = 'W/"v1"'

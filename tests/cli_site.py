@@ -33,7 +33,7 @@ from sitemap_middleware import (
     Summary,
     SyncSource,
 )
-from sitemap_middleware.entry import Batch
+from sitemap_middleware.output.entry import Batch
 
 BASE = "https://example.com/"
 ARTICLES = [

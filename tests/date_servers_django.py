@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from sitemap_middleware.django import SitemapMiddleware
+from sitemap_middleware.contrib.django import SitemapMiddleware
 from tests import date_servers_app
 from tests.django_site.settings import *  # noqa: F403
 
@@ -18,7 +18,7 @@ SITEMAP_MIDDLEWARE = _by_path["/sitemap.xml"]
 SOON_SITEMAP = _by_path["/soon.xml"]
 BROKEN_SITEMAP = _by_path["/broken.xml"]
 ROOT_URLCONF = __name__
-INSTALLED_APPS = ["sitemap_middleware.django"]
+INSTALLED_APPS = ["sitemap_middleware.contrib.django"]
 DATABASES: dict[str, Any] = {}
 urlpatterns: list[Any] = []
 
@@ -32,7 +32,7 @@ class Broken(SitemapMiddleware):
 
 
 MIDDLEWARE = [
-    "sitemap_middleware.django.SitemapMiddleware",
+    "sitemap_middleware.contrib.django.SitemapMiddleware",
     f"{__name__}.Soon",
     f"{__name__}.Broken",
 ]

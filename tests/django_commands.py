@@ -24,7 +24,7 @@ def sources() -> list[IterableSource]:
 
 
 MIDDLEWARE = os.environ.get(
-    "SITEMAP_TEST_MIDDLEWARE", "sitemap_middleware.django.SitemapMiddleware"
+    "SITEMAP_TEST_MIDDLEWARE", "sitemap_middleware.contrib.django.SitemapMiddleware"
 ).split(",")
 MIDDLEWARE = [path for path in MIDDLEWARE if path]
 SITEMAP_MIDDLEWARE = {

@@ -20,7 +20,7 @@ import os
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from sitemap_middleware.django import SitemapMiddleware
+from sitemap_middleware.contrib.django import SitemapMiddleware
 from tests.django_site.settings import *  # noqa: F403
 
 BASE = "https://example.com/"
@@ -59,7 +59,11 @@ class Tracked(SitemapMiddleware):
 
 
 def sources() -> list[Any]:
-    from sitemap_middleware.django import AsyncDjangoSource, DjangoSource, django_sitemap_sources
+    from sitemap_middleware.contrib.django import (
+        AsyncDjangoSource,
+        DjangoSource,
+        django_sitemap_sources,
+    )
     from tests.django_site.shop.models import Article
     from tests.django_site.shop.sitemaps import SITEMAPS
 

@@ -23,14 +23,14 @@ from django.test import override_settings
 
 from sitemap_middleware import BadRowStats
 from sitemap_middleware.cli.wsgi_client import wsgi_environ
-from sitemap_middleware.core import Sitemap
-from sitemap_middleware.django import SitemapMiddleware
+from sitemap_middleware.contrib.django import SitemapMiddleware
+from sitemap_middleware.core.sitemap import Sitemap
 
 from .app_drivers import RawHeaders, Reply, _exchange, _scope, _wsgi_exchange
 from .django_setup import setup
 
 T = TypeVar("T")
-MIDDLEWARE = "sitemap_middleware.django.SitemapMiddleware"
+MIDDLEWARE = "sitemap_middleware.contrib.django.SitemapMiddleware"
 urlpatterns: list[Any] = []
 
 

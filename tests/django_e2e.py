@@ -10,7 +10,7 @@ import json
 import os
 from typing import Any
 
-from sitemap_middleware.django import SitemapMiddleware
+from sitemap_middleware.contrib.django import SitemapMiddleware
 from tests import e2e_server
 from tests.django_site.settings import *  # noqa: F403
 
@@ -20,7 +20,7 @@ PAGED_SITEMAP = _by_path["/paged/sitemap.xml"]
 BROKEN_SITEMAP = _by_path["/broken.xml"]
 SLOW_SITEMAP = _by_path["/slow.xml"]
 ROOT_URLCONF = __name__
-INSTALLED_APPS = ["sitemap_middleware.django"]
+INSTALLED_APPS = ["sitemap_middleware.contrib.django"]
 DATABASES: dict[str, Any] = {}
 
 
@@ -37,7 +37,7 @@ class Slow(SitemapMiddleware):
 
 
 MIDDLEWARE = [
-    "sitemap_middleware.django.SitemapMiddleware",
+    "sitemap_middleware.contrib.django.SitemapMiddleware",
     f"{__name__}.Paged",
     f"{__name__}.Broken",
     f"{__name__}.Slow",

@@ -19,7 +19,7 @@ from sitemap_middleware.cli.asgi_client import exchange as exchange_messages
 from sitemap_middleware.cli.asgi_client import http_scope
 from sitemap_middleware.cli.inprocess import ResponseFailed
 from sitemap_middleware.cli.wsgi_client import WSGIResponse, call_app, wsgi_environ
-from sitemap_middleware.interfaces import Message
+from sitemap_middleware.servers.types import Message
 
 from .conftest import check_served
 

@@ -20,7 +20,7 @@ from sitemap_middleware.cli.audit_rules import (
     stamp_finding,
 )
 from sitemap_middleware.cli.audit_sample import Listed, allocate, presample, take
-from sitemap_middleware.http import format_http_date
+from sitemap_middleware.core.http import format_http_date
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 

@@ -25,10 +25,10 @@ from sitemap_middleware import (
     ConfigurationError,
     Entry,
     SitemapAborted,
-    planning,
 )
-from sitemap_middleware.encoding import GzipStream
-from sitemap_middleware.sources import sqlalchemy_async
+from sitemap_middleware.core import planning
+from sitemap_middleware.output.gzip import GzipStream
+from sitemap_middleware.sources.sqlalchemy import async_source as sqlalchemy_async
 
 from .conftest import (
     BASE_TIME,

@@ -32,7 +32,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from sitemap_middleware import AsyncSQLAlchemySource, SitemapApp, SQLAlchemySource
 from sitemap_middleware.sources.base import KeyRange
-from sitemap_middleware.sources.change_counter import ChangeCounter, revisions
+from sitemap_middleware.sources.sqlalchemy.change_counter import ChangeCounter, revisions
 
 from .conftest import statements
 from .driver import call

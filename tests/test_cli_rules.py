@@ -27,7 +27,7 @@ from sitemap_middleware.cli.values import (
     priority_problem,
     xsd_lastmod,
 )
-from sitemap_middleware.http import SINGLETON_FIELDS
+from sitemap_middleware.core.http import SINGLETON_FIELDS
 
 from .conftest import SCHEMAS, _schema
 

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import Engine, event
 
 from sitemap_middleware import SitemapApp
-from sitemap_middleware.coalesce import AsyncCoalescer, ThreadCoalescer
+from sitemap_middleware.state.coalesce import AsyncCoalescer, ThreadCoalescer
 
 from .conftest import article_source
 from .driver import call

@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from sitemap_middleware import ConfigurationError, IterableSource, KeyRange, Settings
-from sitemap_middleware.core import Request, Response, Sitemap, build_sources
-from sitemap_middleware.validators import Summary
+from sitemap_middleware.core.sitemap import Request, Response, Sitemap, build_sources
+from sitemap_middleware.core.validators import Summary
 
 NOW = datetime(2024, 6, 1, 12, 0, 0, tzinfo=UTC)
 

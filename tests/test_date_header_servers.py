@@ -27,7 +27,7 @@ from email.utils import parsedate_to_datetime
 import pytest
 from sqlalchemy import create_engine
 
-from sitemap_middleware.http import SINGLETON_FIELDS, format_http_date, parse_http_date
+from sitemap_middleware.core.http import SINGLETON_FIELDS, format_http_date, parse_http_date
 
 from .date_servers_app import KEY, seed
 from .uvicorn_process import free_port, serving

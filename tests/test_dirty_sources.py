@@ -47,10 +47,10 @@ from sitemap_middleware import (
     SitemapApp,
     SQLAlchemySource,
 )
-from sitemap_middleware.entry import Batch
+from sitemap_middleware.core.validators import Summary
+from sitemap_middleware.output.entry import Batch
 from sitemap_middleware.sources.base import KeyRange, SyncSource
-from sitemap_middleware.sources.change_counter import ChangeCounter
-from sitemap_middleware.validators import Summary
+from sitemap_middleware.sources.sqlalchemy.change_counter import ChangeCounter
 
 from .conftest import NS, assert_valid_index, assert_valid_urlset, locs, statements
 from .driver import call

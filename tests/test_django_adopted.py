@@ -30,7 +30,7 @@ from django.db.models import Max  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.utils.http import http_date  # noqa: E402
 
-from sitemap_middleware.django import DjangoSitemapSource, django_sitemap_sources  # noqa: E402
+from sitemap_middleware.contrib.django import DjangoSitemapSource, django_sitemap_sources  # noqa: E402
 
 from .django_site.shop.models import Article, Page  # noqa: E402
 from .django_site.shop.sitemaps import LATEST_SITEMAPS, SITEMAPS, ArticleSitemap  # noqa: E402
@@ -431,7 +431,7 @@ def test_each_page_listed_carries_its_own_summary(
     """What ``pages()`` gives each page (read a chunk of items at a time: fixed ranges of
     the key, cuts of any other, an ``i18n`` class's items with their languages) is what the
     page's own summary gives: its newest lastmod and checksum (and count)."""
-    from sitemap_middleware.django import adopted
+    from sitemap_middleware.contrib.django import adopted
     from sitemap_middleware.sources.base import KeyRange
 
     monkeypatch.setattr(adopted, "_CHUNK", 2)  # pages and cuts cross chunks

@@ -20,7 +20,9 @@ from .app_drivers import _wsgi_exchange
 from .conftest import assert_valid_index, assert_valid_urlset
 from .uvicorn_process import free_port, pythonpath
 
-GZIP_FIRST = "django.middleware.gzip.GZipMiddleware,sitemap_middleware.django.SitemapMiddleware"
+GZIP_FIRST = (
+    "django.middleware.gzip.GZipMiddleware,sitemap_middleware.contrib.django.SitemapMiddleware"
+)
 
 
 def manage(

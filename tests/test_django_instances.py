@@ -19,7 +19,7 @@ setup()
 from django.db.models import F, signals  # noqa: E402
 from django.db.models.query import QuerySet  # noqa: E402
 
-from sitemap_middleware.django.instances import instances, plain_instances  # noqa: E402
+from sitemap_middleware.contrib.django.instances import instances, plain_instances  # noqa: E402
 
 from .django_site.shop.models import Article, Page  # noqa: E402
 

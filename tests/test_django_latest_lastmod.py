@@ -23,7 +23,7 @@ setup()
 from django.contrib.sitemaps import GenericSitemap  # noqa: E402
 from django.utils.http import http_date  # noqa: E402
 
-from sitemap_middleware.django import DjangoSitemapSource  # noqa: E402
+from sitemap_middleware.contrib.django import DjangoSitemapSource  # noqa: E402
 
 from .django_site.shop.models import Article  # noqa: E402
 

@@ -26,7 +26,7 @@ setup()
 from django.test import Client, RequestFactory, override_settings  # noqa: E402
 from django.urls import NoReverseMatch, resolve, reverse  # noqa: E402
 
-from sitemap_middleware.django import DjangoSitemapSource, DjangoSource  # noqa: E402
+from sitemap_middleware.contrib.django import DjangoSitemapSource, DjangoSource  # noqa: E402
 
 from .django_site.shop.models import Article, Page  # noqa: E402
 from .django_site.shop.sitemaps import PageSitemap  # noqa: E402

@@ -22,7 +22,7 @@ from .driver import call, sitemap_app
 
 setup()
 
-from sitemap_middleware.django import AsyncDjangoSource, DjangoSource  # noqa: E402
+from sitemap_middleware.contrib.django import AsyncDjangoSource, DjangoSource  # noqa: E402
 
 from .django_site.shop.models import Article, Page, Product  # noqa: E402
 
@@ -184,7 +184,7 @@ def test_connections_read_the_alias_when_opened(tmp_path: Any) -> None:
 
     from django.db import connections
 
-    from sitemap_middleware.django.statements import dispose
+    from sitemap_middleware.contrib.django.statements import dispose
 
     from .django_site.shop.models import ModelRow
 
@@ -417,7 +417,7 @@ def test_a_client_gone_mid_body_closes_the_rows_in_django_s_thread(alias: str, k
     from asgiref.sync import sync_to_async
     from django.contrib.sitemaps import Sitemap
 
-    from sitemap_middleware.django import DjangoSitemapSource
+    from sitemap_middleware.contrib.django import DjangoSitemapSource
 
     moment = datetime(2024, 1, 1, tzinfo=UTC)
     Article.objects.using(alias).bulk_create(
@@ -464,7 +464,7 @@ def test_concurrent_bodies_take_turns_in_django_s_thread(alias: str, kind: str) 
     from django.contrib.sitemaps import Sitemap
     from django.db import connections
 
-    from sitemap_middleware.django import DjangoSitemapSource
+    from sitemap_middleware.contrib.django import DjangoSitemapSource
 
     moment = datetime(2024, 1, 1, tzinfo=UTC)
     Article.objects.using(alias).bulk_create(

@@ -47,7 +47,7 @@ from django.test.utils import (  # noqa: E402
     teardown_test_environment,
 )
 
-from sitemap_middleware.django import (  # noqa: E402
+from sitemap_middleware.contrib.django import (  # noqa: E402
     AsyncDjangoSource,
     DjangoSitemapSource,
     DjangoSource,
@@ -58,7 +58,7 @@ from .django_site.shop.models import Article  # noqa: E402
 # The default freshness (tests/conftest.py runs unmarked tests in the exact mode).
 BASE = "https://example.com/"
 NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
-MIDDLEWARE = ["sitemap_middleware.django.SitemapMiddleware"]
+MIDDLEWARE = ["sitemap_middleware.contrib.django.SitemapMiddleware"]
 _databases: dict[str, Any] = {}  # alias -> what teardown_databases restores
 
 

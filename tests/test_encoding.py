@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sitemap_middleware.encoding import GzipStream, gzip_whole
+from sitemap_middleware.output.gzip import GzipStream, gzip_whole
 
 chunks = st.lists(st.binary(max_size=3000), max_size=8)
 

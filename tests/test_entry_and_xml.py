@@ -9,7 +9,8 @@ from decimal import Decimal
 import pytest
 from lxml import etree
 
-from sitemap_middleware.entry import (
+from sitemap_middleware.core.urls import Site
+from sitemap_middleware.output.entry import (
     BadRowError,
     Entry,
     EntryRules,
@@ -17,8 +18,7 @@ from sitemap_middleware.entry import (
     coerce_item,
     format_priority,
 )
-from sitemap_middleware.urls import Site
-from sitemap_middleware.xml import LimitExceeded, UrlsetWriter, url_element
+from sitemap_middleware.output.xml import LimitExceeded, UrlsetWriter, url_element
 
 from .conftest import assert_valid_urlset
 

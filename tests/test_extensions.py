@@ -8,7 +8,8 @@ from datetime import UTC, date, datetime, timedelta
 import pytest
 from lxml import etree
 
-from sitemap_middleware.extensions import (
+from sitemap_middleware.core.urls import Site
+from sitemap_middleware.output.extensions import (
     MAX_DESCRIPTION,
     MAX_NEWS_TITLE,
     MAX_TEXT,
@@ -23,7 +24,6 @@ from sitemap_middleware.extensions import (
     check,
     urlset_open,
 )
-from sitemap_middleware.urls import Site
 
 from .conftest import _schema
 

@@ -22,7 +22,7 @@ from sitemap_middleware import (
     SQLAlchemySource,
     Video,
 )
-from sitemap_middleware.core import Request, Sitemap
+from sitemap_middleware.core.sitemap import Request, Sitemap
 from sitemap_middleware.settings import Settings
 
 from .conftest import assert_valid_index, assert_valid_urlset, locs

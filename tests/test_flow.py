@@ -15,13 +15,20 @@ from typing import Any
 
 import pytest
 
-from sitemap_middleware.core import Request, Response, Sitemap
-from sitemap_middleware.entry import Batch, RawEntry
-from sitemap_middleware.flow import Flow, Transfer, answer
-from sitemap_middleware.needs import Await, Background, Need, ReadChanges, ReadPages, Summarize
+from sitemap_middleware.core.effects import (
+    Await,
+    Background,
+    Need,
+    ReadChanges,
+    ReadPages,
+    Summarize,
+)
+from sitemap_middleware.core.handler import Flow, Transfer, answer
+from sitemap_middleware.core.sitemap import Request, Response, Sitemap
+from sitemap_middleware.core.validators import Summary, horizon_of
+from sitemap_middleware.output.entry import Batch, RawEntry
 from sitemap_middleware.settings import make_settings
 from sitemap_middleware.sources.base import ALL, CutPages, KeyRange, Page, SyncSource, page_keys
-from sitemap_middleware.validators import Summary, horizon_of
 
 from .clock import Clock, drive
 from .conftest import assert_valid_index, assert_valid_urlset

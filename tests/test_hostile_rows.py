@@ -42,10 +42,10 @@ from sitemap_middleware import (
     Entry,
     SQLAlchemySource,
 )
-from sitemap_middleware.entry import Batch, EntryRules, RawEntry
-from sitemap_middleware.render import Renderer
-from sitemap_middleware.urls import Site
-from sitemap_middleware.xml import UrlsetWriter, url_element
+from sitemap_middleware.core.urls import Site
+from sitemap_middleware.output.entry import Batch, EntryRules, RawEntry
+from sitemap_middleware.output.fast_path import Renderer
+from sitemap_middleware.output.xml import UrlsetWriter, url_element
 
 from . import hostile
 from .app_drivers import DRIVERS, AppDriver, Reply

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from sitemap_middleware.http import (
+from sitemap_middleware.core.http import (
     accepts_gzip,
     evaluate_preconditions,
     format_http_date,

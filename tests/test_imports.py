@@ -1,5 +1,5 @@
 """The package's shape: modules import each other without a cycle, the protocol's
-namespaces and limits are written in one module only (:mod:`sitemap_middleware.protocol`),
+namespaces and limits are written in one module only (:mod:`sitemap_middleware.core.spec`),
 and what each install promises imports only what that install brings.
 
 Read from the source with ``ast``. For the cycles every import counts, those under
@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from sitemap_middleware import protocol
+import sitemap_middleware
+from sitemap_middleware.core import spec as protocol
 
-PACKAGE = Path(protocol.__file__).parent
+PACKAGE = Path(sitemap_middleware.__file__).parent
 NAME = PACKAGE.name
 
 
@@ -91,12 +92,12 @@ def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
 
 def test_the_walker_sees_the_imports_it_must() -> None:
     edges = graph()
-    assert f"{NAME}.xml" in edges[f"{NAME}.extensions"]  # from .xml import ...
-    assert f"{NAME}.html" in edges[f"{NAME}.core"]  # from . import html
-    assert f"{NAME}.protocol" in edges[f"{NAME}.cli.values"]  # from ..protocol import ...
+    assert f"{NAME}.output.xml" in edges[f"{NAME}.output.extensions"]  # from .xml import ...
+    assert f"{NAME}.output.html" in edges[f"{NAME}.core.sitemap"]  # from . import html
+    assert f"{NAME}.core.spec" in edges[f"{NAME}.cli.values"]  # from ..protocol import ...
     assert f"{NAME}.check" not in edges[f"{NAME}.cli.main"]
     assert f"{NAME}.cli.check" in edges[f"{NAME}.cli.main"]  # inside a function
-    assert edges[f"{NAME}.protocol"] == set()
+    assert edges[f"{NAME}.core.spec"] == set()
 
 
 def test_find_cycle_finds_one() -> None:
@@ -131,7 +132,7 @@ NUMBERS_DECLARED_ONCE = [
 @pytest.mark.parametrize("value", DECLARED_ONCE)
 def test_written_in_protocol_only(value: str) -> None:
     holders = [name for name, path in MODULES.items() if value in path.read_text("utf-8")]
-    assert holders == [f"{NAME}.protocol"]
+    assert holders == [f"{NAME}.core.spec"]
 
 
 def _number_literals(path: Path) -> Iterator[int]:
@@ -143,7 +144,7 @@ def _number_literals(path: Path) -> Iterator[int]:
 @pytest.mark.parametrize("value", NUMBERS_DECLARED_ONCE)
 def test_limits_in_protocol_only(value: int) -> None:
     holders = [name for name, path in MODULES.items() if value in set(_number_literals(path))]
-    assert holders == [f"{NAME}.protocol"]
+    assert holders == [f"{NAME}.core.spec"]
 
 
 # Still spelling the changefreq words out: the SQL form of the list, to be built from
@@ -154,7 +155,7 @@ def test_changefreqs_in_protocol_only() -> None:
     # The seven words in a row, in any quoting: "always", "hourly", ... or 'always','hourly'.
     listed = re.compile(r"always\W+hourly\W+daily\W+weekly\W+monthly\W+yearly\W+never")
     holders = [name for name, path in MODULES.items() if listed.search(path.read_text("utf-8"))]
-    assert holders == [f"{NAME}.protocol"]
+    assert holders == [f"{NAME}.core.spec"]
 
 
 # What runs on import. Each install the README names promises some modules: they may
@@ -225,40 +226,40 @@ PROMISES = {
     f"{NAME}.cli.render": set(),  # render needs only the application
     f"{NAME}.cli.check": CLI,
     f"{NAME}.cli.app_transport": CLI,
-    f"{NAME}.sources.sqlalchemy": SQLALCHEMY,
-    f"{NAME}.sources.sqlalchemy_async": SQLALCHEMY,
-    f"{NAME}.indexnow": INDEXNOW,
-    f"{NAME}.indexnow.background": INDEXNOW,
+    f"{NAME}.sources.sqlalchemy.source": SQLALCHEMY,
+    f"{NAME}.sources.sqlalchemy.async_source": SQLALCHEMY,
+    f"{NAME}.contrib.indexnow": INDEXNOW,
+    f"{NAME}.contrib.indexnow.background": INDEXNOW,
     f"{NAME}.cli.indexnow": INDEXNOW,
-    f"{NAME}.django": DJANGO,  # adopted Sitemap classes and the middleware: no SQLAlchemy
-    f"{NAME}.django.apps": DJANGO,
-    f"{NAME}.django.checks": DJANGO,
-    f"{NAME}.django.project": DJANGO,
-    f"{NAME}.django.management.commands.sitemap_render": DJANGO,
-    f"{NAME}.django.management.commands.sitemap_check": DJANGO,
-    f"{NAME}.django.sources": DJANGO | SQLALCHEMY,  # DjangoSource compiles with SQLAlchemy
+    f"{NAME}.contrib.django": DJANGO,  # adopted Sitemap classes and the middleware: no SQLAlchemy
+    f"{NAME}.contrib.django.apps": DJANGO,
+    f"{NAME}.contrib.django.checks": DJANGO,
+    f"{NAME}.contrib.django.project": DJANGO,
+    f"{NAME}.contrib.django.management.commands.sitemap_render": DJANGO,
+    f"{NAME}.contrib.django.management.commands.sitemap_check": DJANGO,
+    f"{NAME}.contrib.django.sources": DJANGO | SQLALCHEMY,  # DjangoSource compiles with SQLAlchemy
 }
 
 
 def test_the_import_time_walker_sees_what_runs() -> None:
-    assert loaded_with(f"{NAME}.sources.aggregates")["sqlalchemy"] == {
-        f"{NAME}.sources.aggregates",
-        f"{NAME}.sources.stored_dates",
+    assert loaded_with(f"{NAME}.sources.sqlalchemy.aggregates")["sqlalchemy"] == {
+        f"{NAME}.sources.sqlalchemy.aggregates",
+        f"{NAME}.sources.sqlalchemy.stored_dates",
     }
     # "if TYPE_CHECKING:" and function bodies do not run on import; "try:" does.
     assert f"{NAME}.cli.audit" not in on_import()[f"{NAME}.cli.check_options"]
     assert f"{NAME}.cli.audit" in graph()[f"{NAME}.cli.check_options"]
     assert f"{NAME}.cli.check" not in on_import()[f"{NAME}.cli.main"]
     assert "httpx" in loaded_with(f"{NAME}.cli.audit")
-    assert f"{NAME}.sources.sqlalchemy" in on_import()[f"{NAME}.django.sources"]
-    assert loaded_with(f"{NAME}.sources.sqlalchemy")["sqlalchemy"] >= {
-        f"{NAME}.sources.sqlalchemy",  # in "try:"
-        f"{NAME}.sources.aggregates",
+    assert f"{NAME}.sources.sqlalchemy.source" in on_import()[f"{NAME}.contrib.django.sources"]
+    assert loaded_with(f"{NAME}.sources.sqlalchemy.source")["sqlalchemy"] >= {
+        f"{NAME}.sources.sqlalchemy.source",  # in "try:"
+        f"{NAME}.sources.sqlalchemy.aggregates",
     }
     # A module's packages run first: the django package's imports count for its commands.
-    assert loaded_with(f"{NAME}.django.management.commands.sitemap_check")["django"] >= {
-        f"{NAME}.django.adopted",
-        f"{NAME}.django.management.commands.sitemap_check",
+    assert loaded_with(f"{NAME}.contrib.django.management.commands.sitemap_check")["django"] >= {
+        f"{NAME}.contrib.django.adopted",
+        f"{NAME}.contrib.django.management.commands.sitemap_check",
     }
 
 
@@ -271,3 +272,47 @@ def test_imports_only_what_its_install_brings(entry: str) -> None:
 
 def test_every_promise_names_a_module() -> None:
     assert set(PROMISES) <= set(MODULES)
+
+
+# The layers of docs/architecture.md ("The tree"): a folder never imports the folders
+# that build on it. Two crossings are the design: the ASGI lifespan runs the IndexNow
+# task of ``indexnow_every`` (imported when that setting is given), and Django's
+# management commands are the command line's commands in ``manage.py``.
+BUILT_ON = {
+    "core": ("servers", "contrib", "cli"),
+    "state": ("servers", "contrib", "cli"),
+    "output": ("servers", "contrib", "cli"),
+    "sources": ("servers", "contrib", "cli"),
+    "servers": ("contrib.django", "cli"),
+    "contrib.indexnow": ("contrib.django", "cli"),
+    "contrib.django": ("cli",),
+}
+COMMANDS = f"{NAME}.contrib.django.management"
+
+
+def _in(module: str, folder: str) -> bool:
+    return module == f"{NAME}.{folder}" or module.startswith(f"{NAME}.{folder}.")
+
+
+@pytest.mark.parametrize("folder", sorted(BUILT_ON))
+def test_a_layer_imports_no_layer_built_on_it(folder: str) -> None:
+    edges = graph()
+    wrong = sorted(
+        f"{module} -> {target}"
+        for module, targets in edges.items()
+        if _in(module, folder) and not module.startswith(COMMANDS)
+        for target in targets
+        if any(_in(target, above) for above in BUILT_ON[folder])
+    )
+    assert wrong == []
+
+
+def test_the_root_holds_the_api_and_one_folder_per_layer() -> None:
+    entries = sorted(
+        path.name
+        for path in PACKAGE.iterdir()
+        if path.name not in ("__pycache__", "py.typed") and not path.name.endswith(".pyc")
+    )
+    folders = {"core", "state", "output", "sources", "servers", "contrib", "cli"}
+    assert set(entries) - folders <= {"__init__.py", "settings.py", "errors.py", "testing.py"}
+    assert folders <= {path.name for path in PACKAGE.iterdir() if path.is_dir()}

@@ -25,7 +25,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from sitemap_middleware import SitemapApp
-from sitemap_middleware.indexnow import IndexNow, Round, install, queue_urls
+from sitemap_middleware.contrib.indexnow import IndexNow, Round, install, queue_urls
 
 from . import indexnow_site
 from .indexnow_endpoint import Endpoint, free_port, running, serve_site

@@ -10,14 +10,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sitemap_middleware.entry import Batch, EntryRules
-from sitemap_middleware.extensions import Extensions
-from sitemap_middleware.http import format_http_date
-from sitemap_middleware.indexnow.answers import Accepted, Backoff, Rejected, Retry, verdict
-from sitemap_middleware.indexnow.submission import Submission
+from sitemap_middleware.contrib.indexnow.answers import Accepted, Backoff, Rejected, Retry, verdict
+from sitemap_middleware.contrib.indexnow.submission import Submission
+from sitemap_middleware.core.http import format_http_date
+from sitemap_middleware.core.urls import Site
+from sitemap_middleware.output.entry import Batch, EntryRules
+from sitemap_middleware.output.extensions import Extensions
 from sitemap_middleware.sources.base import Changes, Mark
-from sitemap_middleware.stats import LanguageKey
-from sitemap_middleware.urls import Site
+from sitemap_middleware.state.bad_rows import LanguageKey
 
 NOW = datetime(2025, 1, 1, tzinfo=UTC)
 

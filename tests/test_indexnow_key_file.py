@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sitemap_middleware import ConfigurationError, Settings
-from sitemap_middleware.http import parse_http_date
+from sitemap_middleware.core.http import parse_http_date
 
 from .driver import call
 

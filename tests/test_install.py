@@ -36,7 +36,7 @@ import os
 from datetime import date
 
 from sitemap_middleware import Entry, SitemapApp, SitemapWSGIApp, Summary, SyncSource
-from sitemap_middleware.entry import Batch
+from sitemap_middleware.output.entry import Batch
 
 BASE = os.environ.get("SITE_BASE", {BASE!r})
 
@@ -274,9 +274,9 @@ def test_no_extra_names_the_extra_of_what_it_lacks(tmp_path: Path, wheel: Path) 
     lacking = {
         "from sitemap_middleware import SQLAlchemySource": "sqlalchemy",
         "from sitemap_middleware import AsyncSQLAlchemySource": "sqlalchemy",
-        "import sitemap_middleware.django": "django",
-        "from sitemap_middleware.indexnow import IndexNow": "indexnow",
-        "from sitemap_middleware.sources.sqlalchemy import SQLAlchemySource": "sqlalchemy",
+        "import sitemap_middleware.contrib.django": "django",
+        "from sitemap_middleware.contrib.indexnow import IndexNow": "indexnow",
+        "from sitemap_middleware.sources.sqlalchemy.source import SQLAlchemySource": "sqlalchemy",
     }
     for statement, extra in lacking.items():
         message = import_error(venv, statement)
@@ -309,7 +309,7 @@ def test_sqlalchemy_extra_serves_a_table(tmp_path: Path, wheel: Path) -> None:
     # The async source imports (greenlet came with the extra); its driver is the site's.
     imported = venv.python("from sitemap_middleware import AsyncSQLAlchemySource")
     assert imported.returncode == 0, imported.stderr
-    fails_naming(import_error(venv, "import sitemap_middleware.django"), "django")
+    fails_naming(import_error(venv, "import sitemap_middleware.contrib.django"), "django")
     push = venv.run("sitemap-middleware", "indexnow", "--app", "site_sql:wsgi")
     assert push.returncode == 2
     fails_naming(push.stderr, "indexnow")
@@ -349,7 +349,7 @@ def test_indexnow_extra_pushes(tmp_path: Path, wheel: Path) -> None:
     (venv.work / "site_sql.py").write_text(SQL_SITE)
     helps(venv, "sitemap-middleware", "indexnow")
     made = venv.python(
-        "from site_sql import engine; from sitemap_middleware.indexnow import install; "
+        "from site_sql import engine; from sitemap_middleware.contrib.indexnow import install; "
         "install(engine)"
     )
     assert made.returncode == 0, made.stderr
@@ -383,9 +383,9 @@ USE_TZ = True
 INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.auth",
-    "sitemap_middleware.django",
+    "sitemap_middleware.contrib.django",
 ]
-MIDDLEWARE = ["sitemap_middleware.django.SitemapMiddleware"]
+MIDDLEWARE = ["sitemap_middleware.contrib.django.SitemapMiddleware"]
 ROOT_URLCONF = "proj.urls"
 DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": "db.sqlite3"}}
 SITEMAP_MIDDLEWARE = {
@@ -439,7 +439,7 @@ class Types(Sitemap):
 
 
 def sources():
-    from sitemap_middleware.django import django_sitemap_sources
+    from sitemap_middleware.contrib.django import django_sitemap_sources
 
     return django_sitemap_sources({"pages": Pages, "types": Types}, base_url="https://example.com/")
 """
@@ -448,7 +448,7 @@ QUERYSET = """
 def sources():
     from django.contrib.contenttypes.models import ContentType
 
-    from sitemap_middleware.django import DjangoSource
+    from sitemap_middleware.contrib.django import DjangoSource
 
     return [DjangoSource(ContentType.objects.all(), name="types", loc="/types/{id}/")]
 """
@@ -488,7 +488,7 @@ def test_django_extra_adopts_sitemap_classes_without_sqlalchemy(
     django_project(venv, ADOPTED)
     manage_commands_work(venv, documents=3)
     # DjangoSource compiles its statements with SQLAlchemy: asked for, it says so.
-    message = import_error(venv, "from sitemap_middleware.django import DjangoSource")
+    message = import_error(venv, "from sitemap_middleware.contrib.django import DjangoSource")
     assert message.startswith("MissingExtra: DjangoSource needs sqlalchemy"), message
     fails_naming(message, "django,sqlalchemy")
     # In the project's setting, Django's system check reports it, naming the extra.

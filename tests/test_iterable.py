@@ -168,7 +168,7 @@ _LASTMODS = st.one_of(
 def test_digesting_items_together_gives_the_digest_of_each(rows: list[Any], cut: int) -> None:
     """``Digest.add_all`` (the C-level passes an adopted Django class's pages use) gives the
     summary of ``add`` item by item: newest, expiry, count and token."""
-    from sitemap_middleware.extensions import Extensions
+    from sitemap_middleware.output.extensions import Extensions
     from sitemap_middleware.sources.iterable import Digest
 
     items = [

@@ -9,10 +9,10 @@ from datetime import UTC, datetime, timedelta, tzinfo
 import pytest
 
 from sitemap_middleware import ALL, IterableSource, KeyRange, SyncSource
-from sitemap_middleware.entry import Batch
-from sitemap_middleware.known_pages import KnownPages, RecentSummaries
+from sitemap_middleware.core.validators import Summary
+from sitemap_middleware.output.entry import Batch
 from sitemap_middleware.sources.base import NotPageable, Page
-from sitemap_middleware.validators import Summary
+from sitemap_middleware.state.remembered_pages import KnownPages, RecentSummaries
 
 NOW = datetime(2024, 6, 1, 12, tzinfo=UTC)
 

@@ -30,10 +30,10 @@ from sitemap_middleware import (
     SitemapApp,
     SitemapWSGIApp,
 )
-from sitemap_middleware.flow import run
-from sitemap_middleware.live_pages import Known, LivePages, keep_current
-from sitemap_middleware.needs import Background, Need, ReadChanges, ReadPages, Summarize
+from sitemap_middleware.core.effects import Background, Need, ReadChanges, ReadPages, Summarize
+from sitemap_middleware.core.handler import run
 from sitemap_middleware.sources.base import SyncSource, page_keys
+from sitemap_middleware.state.current_pages import Known, LivePages, keep_current
 
 from .clock import Clock, drive
 from .conftest import (

@@ -50,9 +50,9 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
 from sitemap_middleware import AsyncSQLAlchemySource, News, SQLAlchemySource, Video
+from sitemap_middleware.core.validators import DATE_LAG
 from sitemap_middleware.settings import Settings
-from sitemap_middleware.sources.change_counter import ChangeCounter
-from sitemap_middleware.validators import DATE_LAG
+from sitemap_middleware.sources.sqlalchemy.change_counter import ChangeCounter
 
 from . import model
 from .app_drivers import DRIVERS, AppDriver, AsgiDriver, Reply
@@ -106,7 +106,7 @@ def build_source(
     else:
         loc = model.LANGUAGE_TEMPLATE if options.languages else model.TEMPLATE
     if isinstance(engine, DjangoAlias):
-        from sitemap_middleware.django import DjangoSource
+        from sitemap_middleware.contrib.django import DjangoSource
 
         from .django_site.shop.models import ModelRow
 
@@ -560,7 +560,7 @@ class Database:
 
     def close(self) -> None:
         if self.backend.django:
-            from sitemap_middleware.django.statements import dispose
+            from sitemap_middleware.contrib.django.statements import dispose
 
             dispose(self.alias.alias)
         if self.backend.postgres:

@@ -11,11 +11,18 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from sitemap_middleware.duplicates import SeenLocs
-from sitemap_middleware.entry import Affixed, BadRowStats, Batch, EntryRules, RawEntry, Repeated
-from sitemap_middleware.render import Renderer
-from sitemap_middleware.urls import Site, comparison_form, iri_to_uri
-from sitemap_middleware.xml import url_element
+from sitemap_middleware.core.urls import Site, comparison_form, iri_to_uri
+from sitemap_middleware.output.duplicates import SeenLocs
+from sitemap_middleware.output.entry import (
+    Affixed,
+    BadRowStats,
+    Batch,
+    EntryRules,
+    RawEntry,
+    Repeated,
+)
+from sitemap_middleware.output.fast_path import Renderer
+from sitemap_middleware.output.xml import url_element
 
 NEW_YORK = ZoneInfo("America/New_York")
 

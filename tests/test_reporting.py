@@ -36,7 +36,7 @@ from sitemap_middleware import (
     SQLAlchemySource,
     bad_row_stats,
 )
-from sitemap_middleware.entry import EntryRules
+from sitemap_middleware.output.entry import EntryRules
 
 from .conftest import article_source, assert_valid_urlset, seed
 from .driver import call, call_wsgi

@@ -15,7 +15,7 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
 from sitemap_middleware import SitemapMiddleware, SitemapWSGIMiddleware
-from sitemap_middleware.robots import lists, minimal, with_sitemap
+from sitemap_middleware.core.robots import lists, minimal, with_sitemap
 
 from .driver import call
 

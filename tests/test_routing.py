@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sitemap_middleware.routing import NOT_FOUND, Routes, Target
+from sitemap_middleware.core.routing import NOT_FOUND, Routes, Target
 
 NAMES = ["articles", "news", "news-2024"]
 ROUTES = Routes("/sitemap.xml", NAMES)

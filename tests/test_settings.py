@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from sitemap_middleware import ConfigurationError, Settings
-from sitemap_middleware.core import Sitemap
+from sitemap_middleware.core.sitemap import Sitemap
 from sitemap_middleware.settings import make_settings
 
 BASE = "https://example.com/"

@@ -39,15 +39,15 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from sitemap_middleware import AsyncSQLAlchemySource, SitemapApp, SQLAlchemySource
-from sitemap_middleware.columns import PLAIN_PATH, not_plain, stored_layout
-from sitemap_middleware.dates import Unreadable
-from sitemap_middleware.entry import Batch, EntryRules, RawEntry
-from sitemap_middleware.render import Renderer
-from sitemap_middleware.sources import sqlalchemy_async
-from sitemap_middleware.sources.sqlalchemy import LocTemplate
-from sitemap_middleware.sources.stored_dates import parse_column, text_parser
-from sitemap_middleware.urls import Site
-from sitemap_middleware.xml import url_element
+from sitemap_middleware.core.dates import Unreadable
+from sitemap_middleware.core.urls import Site
+from sitemap_middleware.output.columns import PLAIN_PATH, not_plain, stored_layout
+from sitemap_middleware.output.entry import Batch, EntryRules, RawEntry
+from sitemap_middleware.output.fast_path import Renderer
+from sitemap_middleware.output.xml import url_element
+from sitemap_middleware.sources.sqlalchemy import async_source as sqlalchemy_async
+from sitemap_middleware.sources.sqlalchemy.source import LocTemplate
+from sitemap_middleware.sources.sqlalchemy.stored_dates import parse_column, text_parser
 
 from .conftest import assert_valid_urlset, statements
 from .driver import call

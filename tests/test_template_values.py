@@ -22,8 +22,8 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from starlette.routing import Match, Route
 
 from sitemap_middleware import AsyncSQLAlchemySource, SitemapApp, SQLAlchemySource
-from sitemap_middleware.sources.sql_locs import LocTemplate
-from sitemap_middleware.urls import XML_FORBIDDEN, has_dot_segment
+from sitemap_middleware.core.urls import XML_FORBIDDEN, has_dot_segment
+from sitemap_middleware.sources.sqlalchemy.locs import LocTemplate
 
 from .conftest import assert_valid_urlset, locs
 from .driver import call
@@ -191,7 +191,7 @@ def test_a_value_in_a_query_stays_one_parameter_value(first: str, second: str) -
     the query parses back into the stored values."""
     from urllib.parse import parse_qs
 
-    from sitemap_middleware.urls import Site
+    from sitemap_middleware.core.urls import Site
 
     template = LocTemplate("/search?q={a}&page={b}", ["a", "b"])
     site = Site.build(BASE, "/sitemap.xml")

@@ -13,9 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from lxml import etree
 
-from sitemap_middleware.dates import LastmodError, format_lastmod, parse_w3c, to_utc
-from sitemap_middleware.urls import LocError, Site, comparison_form, iri_to_uri, quote_rest
-from sitemap_middleware.xml import escape
+from sitemap_middleware.core.dates import LastmodError, format_lastmod, parse_w3c, to_utc
+from sitemap_middleware.core.urls import LocError, Site, comparison_form, iri_to_uri, quote_rest
+from sitemap_middleware.output.xml import escape
 
 SITE = Site.build("https://example.com/", "/sitemap.xml")
 

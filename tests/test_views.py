@@ -8,8 +8,8 @@ from datetime import UTC
 import pytest
 
 from sitemap_middleware import Settings
-from sitemap_middleware.entry import EntryRules
-from sitemap_middleware.views import HostViews
+from sitemap_middleware.core.hosts import HostViews
+from sitemap_middleware.output.entry import EntryRules
 
 WIDTHS = {"urls": 1000}
 

@@ -16,7 +16,7 @@ from sqlalchemy import Engine, select
 from werkzeug.middleware.dispatcher import DispatcherMiddleware
 
 from sitemap_middleware import SitemapWSGIApp, SitemapWSGIMiddleware, SQLAlchemySource
-from sitemap_middleware.interfaces import Environ
+from sitemap_middleware.servers.types import Environ
 
 from .conftest import articles, assert_valid_urlset, locs
 from .driver import call_wsgi
@@ -193,7 +193,7 @@ def test_close_waits_for_the_reads_in_flight() -> None:
     import asyncio
     import threading
 
-    from sitemap_middleware.sync_reads import _Loop
+    from sitemap_middleware.servers.sync_effects import _Loop
 
     loop = _Loop()
     started, failures, results = threading.Event(), [], []

@@ -13,9 +13,9 @@ ALLOWED_HOSTS = ["*"]
 USE_TZ = True
 TIME_ZONE = "UTC"
 ROOT_URLCONF = "example_app.django_app.urls"
-INSTALLED_APPS = ["sitemap_middleware.django", "example_app.django_app"]
+INSTALLED_APPS = ["sitemap_middleware.contrib.django", "example_app.django_app"]
 # The sitemap first: no middleware between it and the server rewrites its answers.
-MIDDLEWARE = ["sitemap_middleware.django.SitemapMiddleware"]
+MIDDLEWARE = ["sitemap_middleware.contrib.django.SitemapMiddleware"]
 SITEMAP_MIDDLEWARE = {
     "sources": "example_app.django_app.sitemaps.sources",
     "base_url": config.base_url,

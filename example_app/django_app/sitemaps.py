@@ -3,7 +3,7 @@ names :func:`sources`): the same entries as the other variants."""
 
 from __future__ import annotations
 
-from sitemap_middleware.django import DjangoSource
+from sitemap_middleware.contrib.django import DjangoSource
 from sitemap_middleware.sources.base import AnySource
 
 from ..site import ARTICLE_SITEMAP, pages_source

@@ -2,21 +2,21 @@
 
 from typing import TYPE_CHECKING
 
-from .asgi import SitemapApp, SitemapMiddleware
-from .entry import BadRowError, Entry
-from .extensions import Alternate, Extensions, Image, News, Video
-from .flow import SitemapAborted
-from .optional import MissingExtra
+from .core.handler import SitemapAborted
+from .core.validators import Summary
+from .errors import MissingExtra
+from .output.entry import BadRowError, Entry
+from .output.extensions import Alternate, Extensions, Image, News, Video
+from .servers.asgi import SitemapApp, SitemapMiddleware
+from .servers.wsgi import SitemapWSGIApp, SitemapWSGIMiddleware
 from .settings import ConfigurationError, Settings
 from .sources.base import ALL, AsyncSource, KeyRange, SyncSource
 from .sources.iterable import AsyncIterableSource, IterableSource
-from .stats import BadRow, BadRowStats, bad_row_stats
-from .validators import Summary
-from .wsgi import SitemapWSGIApp, SitemapWSGIMiddleware
+from .state.bad_rows import BadRow, BadRowStats, bad_row_stats
 
 if TYPE_CHECKING:  # SQLAlchemy is an optional extra, imported on first use below
-    from .sources.sqlalchemy import SQLAlchemySource
-    from .sources.sqlalchemy_async import AsyncSQLAlchemySource
+    from .sources.sqlalchemy.async_source import AsyncSQLAlchemySource
+    from .sources.sqlalchemy.source import SQLAlchemySource
 
 __all__ = [
     "ALL",
@@ -52,11 +52,11 @@ __all__ = [
 def __getattr__(name: str) -> object:
     # SQLAlchemy is an optional extra: import its sources only when asked for.
     if name == "SQLAlchemySource":
-        from .sources.sqlalchemy import SQLAlchemySource
+        from .sources.sqlalchemy.source import SQLAlchemySource
 
         return SQLAlchemySource
     if name == "AsyncSQLAlchemySource":
-        from .sources.sqlalchemy_async import AsyncSQLAlchemySource
+        from .sources.sqlalchemy.async_source import AsyncSQLAlchemySource
 
         return AsyncSQLAlchemySource
     raise AttributeError(f"module 'sitemap_middleware' has no attribute {name!r}")

@@ -10,7 +10,7 @@ from importlib.util import find_spec
 from typing import Any, Literal, Required, TypedDict
 from urllib.parse import urlsplit
 
-from .protocol import (
+from .core.spec import (
     INDEXNOW_ENDPOINT,
     INDEXNOW_KEY,
     MAX_BYTES,
@@ -18,8 +18,8 @@ from .protocol import (
     MAX_URLS,
     MIN_LOC_LENGTH,
 )
-from .urls import Site, normalize_host
-from .xml import page_rows
+from .core.urls import Site, normalize_host
+from .output.xml import page_rows
 
 MODES = ("intercept", "fallback")
 INDEX_MODES = ("auto", "always")

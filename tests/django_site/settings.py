@@ -28,7 +28,7 @@ MIDDLEWARE: list[str] = []
 INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.sitemaps",
-    "sitemap_middleware.django",
+    "sitemap_middleware.contrib.django",
     "tests.django_site.shop",
 ]
 TEMPLATES = [{"BACKEND": "django.template.backends.django.DjangoTemplates", "APP_DIRS": True}]

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from ..http import format_http_date
+from ..core.http import format_http_date
 from .asgi_client import with_lifespan
 from .check import CheckOptions, Report, run_check
 from .inprocess import Fetch, ResponseFailed

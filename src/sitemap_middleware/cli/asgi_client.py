@@ -15,8 +15,8 @@ from urllib.parse import unquote, urlsplit
 import anyio
 import anyio.lowlevel
 
-from ..interfaces import ASGIApp, Message
-from ..protocol import DEFAULT_PORTS
+from ..core.spec import DEFAULT_PORTS
+from ..servers.types import ASGIApp, Message
 from .inprocess import Fetch, Head, ResponseFailed, Sink, StartupFailed
 
 T = TypeVar("T")

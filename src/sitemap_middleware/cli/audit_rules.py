@@ -30,7 +30,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 
-from ..http import parse_http_date
+from ..core.http import parse_http_date
 from .audit_sample import Listed
 from .values import is_future, w3c_datetime
 

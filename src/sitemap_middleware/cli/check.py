@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 import anyio
 import httpx
 
-from ..protocol import MAX_BYTES
+from ..core.spec import MAX_BYTES
 from .audit import AuditOptions, AuditSummary, SitemapAudit, collect, run_audit
 from .check_options import USER_AGENT
 from .conditional import probe

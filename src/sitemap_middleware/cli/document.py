@@ -26,7 +26,7 @@ from datetime import datetime
 
 from lxml import etree
 
-from ..protocol import (
+from ..core.spec import (
     EXTENSION_NAMESPACES,
     IMAGE_NS,
     MAX_CHILDREN,

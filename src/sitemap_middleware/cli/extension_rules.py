@@ -28,7 +28,7 @@ from datetime import datetime, timedelta
 
 from lxml import etree
 
-from ..protocol import (
+from ..core.spec import (
     EXTENSION_NAMESPACES,
     HREFLANG,
     IMAGE_NS,

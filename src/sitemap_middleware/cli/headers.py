@@ -8,7 +8,7 @@
   ``Last-Modified`` (one without lastmods) is information, not an error: the
   ``ETag`` revalidates it.
 * No field defined as one value (``Date``, ``Content-Type``, ``ETag``, ...:
-  :data:`~sitemap_middleware.http.SINGLETON_FIELDS`) sent twice, in any answer: a
+  :data:`~sitemap_middleware.core.http.SINGLETON_FIELDS`) sent twice, in any answer: a
   server that adds its own ``Date`` beside the application's sends two, which a
   client merging repeated fields reads as one comma-joined value that is no date.
 """
@@ -20,8 +20,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from ..http import SINGLETON_FIELDS, format_http_date, parse_http_date
-from ..protocol import ENTITY_TAG
+from ..core.http import SINGLETON_FIELDS, format_http_date, parse_http_date
+from ..core.spec import ENTITY_TAG
 from .findings import INFO, Findings
 
 GZIP_TYPES = ("application/gzip", "application/x-gzip")

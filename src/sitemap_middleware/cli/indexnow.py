@@ -13,8 +13,8 @@ from typing import Any, TextIO
 
 import anyio
 
-from ..indexnow import IndexNow, Round
-from ..indexnow.steps import Report
+from ..contrib.indexnow import IndexNow, Round
+from ..contrib.indexnow.steps import Report
 from .asgi_client import with_lifespan
 from .loader import (
     Interface,
@@ -81,7 +81,7 @@ async def _pushers(app: object, options: IndexNowOptions) -> list[IndexNow]:
         if missing:
             raise NotConfigured(
                 f"the IndexNow tables are missing in {', '.join(missing)}: create them once "
-                "with sitemap_middleware.indexnow.install(engine)"
+                "with sitemap_middleware.contrib.indexnow.install(engine)"
             )
     return pushers
 

@@ -34,10 +34,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, cast
 
-from ..asgi import SitemapMiddleware
-from ..core import Sitemap
+from ..core.sitemap import Sitemap
+from ..servers.asgi import SitemapMiddleware
+from ..servers.wsgi import SitemapWSGIMiddleware
 from ..settings import ConfigurationError, Settings, make_settings
-from ..wsgi import SitemapWSGIMiddleware
 
 Interface = Literal["asgi", "wsgi"]
 

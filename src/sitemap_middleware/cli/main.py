@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import urlsplit
 
-from ..protocol import MAX_BYTES
+from ..core.spec import MAX_BYTES
 from .argtypes import app_path, not_negative, positive
 from .check_options import add_check_options as add_audit_options
 from .check_options import audit_options
@@ -134,10 +134,10 @@ Push the URLs of the rows that changed to IndexNow (Bing, Yandex, Naver, Seznam,
 Yep share one endpoint): for every sitemap of the application configured with
 indexnow_key, each SQLAlchemy source's rows whose lastmod moved since its
 watermark, in (lastmod, key) order, in posts of at most 10,000 URLs, then the
-URLs queued with sitemap_middleware.indexnow.queue_urls (deleted rows). The
+URLs queued with sitemap_middleware.contrib.indexnow.queue_urls (deleted rows). The
 watermark advances only when the endpoint accepted a post (200 or 202). The
 first run pushes nothing: it starts from now. The watermark tables must exist:
-sitemap_middleware.indexnow.install(engine), once per database.
+sitemap_middleware.contrib.indexnow.install(engine), once per database.
 
 --app is loaded as for render (an ASGI application is started with its
 lifespan). Several processes may run this at once: each change is pushed once

@@ -22,9 +22,9 @@ from typing import TextIO
 from urllib.parse import urlsplit
 from xml.etree import ElementTree
 
-from ..protocol import SITEMAP_NS
-from ..routing import Routes
-from ..urls import Site
+from ..core.routing import Routes
+from ..core.spec import SITEMAP_NS
+from ..core.urls import Site
 from .asgi_client import with_lifespan
 from .inprocess import Fetch, ResponseFailed
 from .loader import (

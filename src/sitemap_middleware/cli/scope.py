@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from ..protocol import DEFAULT_PORTS
-from ..urls import comparison_form, iri_to_uri
+from ..core.spec import DEFAULT_PORTS
+from ..core.urls import comparison_form, iri_to_uri
 
 
 def directory_of(url: str) -> str:

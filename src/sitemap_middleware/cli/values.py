@@ -17,7 +17,7 @@ from datetime import UTC, date, datetime, timedelta, timezone
 from decimal import Decimal, InvalidOperation
 from urllib.parse import urlsplit
 
-from ..protocol import (
+from ..core.spec import (
     CHANGEFREQS,
     MAX_LOC_LENGTH,
     MAX_PRIORITY,

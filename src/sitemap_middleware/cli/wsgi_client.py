@@ -23,8 +23,8 @@ from urllib.parse import unquote_to_bytes, urlsplit
 
 import anyio.to_thread
 
-from ..interfaces import WSGIApp
-from ..protocol import DEFAULT_PORTS
+from ..core.spec import DEFAULT_PORTS
+from ..servers.types import WSGIApp
 from .inprocess import Head, ResponseFailed, Sink
 
 

@@ -24,11 +24,11 @@ from typing import Any, TypeVar
 
 import anyio.to_thread
 
-from ..entry import Batch
-from ..extensions import Shape
+from ..core.validators import Summary
+from ..output.entry import Batch
+from ..output.extensions import Shape
 from ..settings import ConfigurationError, ConfigurationTypeError
-from ..stats import BadRowStats, tally_of
-from ..validators import Summary
+from ..state.bad_rows import BadRowStats, tally_of
 
 T = TypeVar("T")
 _NAME = re.compile(r"[a-z0-9](?:[a-z0-9_-]{0,62}[a-z0-9])?")

@@ -6,7 +6,7 @@ Options of :class:`~sitemap_middleware.SQLAlchemySource` (and the async one):
   (``"/{lang}/articles/{slug}"``): every row is listed once per language, each
   URL with the alternates of all languages (itself included), and
   ``x_default="en"`` adds ``hreflang="x-default"`` pointing at that language's URL;
-  on :class:`~sitemap_middleware.django.DjangoSource`, ``x_default=True`` points it where
+  on :class:`~sitemap_middleware.contrib.django.DjangoSource`, ``x_default=True`` points it where
   Django's i18n sitemaps do (``Sitemap.x_default = True``): at ``LANGUAGE_CODE``'s URL
   without its ``/{lang}/`` prefix;
 * ``alternates=callable(row)`` returning ``{hreflang: url}`` (at most
@@ -27,11 +27,11 @@ import string
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..dates import Unreadable
-from ..entry import Batch
-from ..extensions import MAX_IMAGES, Extensions, Failed, Shape
+from ..core.dates import Unreadable
+from ..output.entry import Batch
+from ..output.extensions import MAX_IMAGES, Extensions, Failed, Shape
 from ..settings import ConfigurationError, ConfigurationTypeError
-from ..stats import LanguageKey
+from ..state.bad_rows import LanguageKey
 
 RowFunction = Callable[[Any], Any]
 

@@ -29,11 +29,11 @@ from itertools import islice
 from operator import attrgetter
 from typing import Any, cast
 
-from ..dates import to_utc
-from ..entry import Batch, RawEntry, coerce_extras, coerce_item
-from ..extensions import MAX_IMAGES, Extensions, Shape
+from ..core.dates import to_utc
+from ..core.validators import Summary, default_horizon
+from ..output.entry import Batch, RawEntry, coerce_extras, coerce_item
+from ..output.extensions import MAX_IMAGES, Extensions, Shape
 from ..settings import ConfigurationError, ConfigurationTypeError
-from ..validators import Summary, default_horizon
 from .base import ALL, AsyncSource, KeyRange, Page, SyncSource, check_name
 
 Item = tuple[RawEntry, Extensions | None]

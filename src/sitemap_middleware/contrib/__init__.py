@@ -1,0 +1,1 @@
+"""Integrations: Django and IndexNow."""

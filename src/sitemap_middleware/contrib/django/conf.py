@@ -1,0 +1,114 @@
+"""The ``SITEMAP_MIDDLEWARE`` setting: one dict, read once the apps are ready.
+
+``{"sources": ..., "base_url": ..., **other settings}``: ``sources`` is what the other
+adapters take as ``sources=`` or the dotted path of it, or of a function with no arguments
+returning it (QuerySets cannot be built while the settings module is imported). The rest
+are the settings of :class:`~sitemap_middleware.Settings`. Errors name the setting as
+``SITEMAP_MIDDLEWARE['base_url']`` and say the fix.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings as django_settings
+from django.core.exceptions import ImproperlyConfigured
+from django.utils.module_loading import import_string
+
+from ...core.sitemap import Sitemap
+from ...settings import ConfigurationError, Settings, make_settings
+from ...sources.base import Source
+
+SETTING = "SITEMAP_MIDDLEWARE"
+EXAMPLE = (
+    "SITEMAP_MIDDLEWARE = {'sources': 'mysite.sitemaps.sources', "
+    "'base_url': 'https://example.com/'}"
+)
+
+
+@dataclass(frozen=True)
+class Configured:
+    """What the setting describes: the sources (resolved) and the validated settings."""
+
+    sources: object
+    settings: Settings
+    setting: str = SETTING
+    """The name of the Django setting it was read from."""
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """The settings as keyword options of the other adapters."""
+        return {name: getattr(self.settings, name) for name in self.settings.__dataclass_fields__}
+
+    def sitemap(self) -> Sitemap:
+        try:
+            return Sitemap(self.sources, self.settings)
+        except ConfigurationError as exc:  # the settings are valid: the sources are not
+            raise SettingError(f"{self.setting}['sources']: {exc}") from exc
+
+
+class SettingError(ImproperlyConfigured, ConfigurationError):  # type: ignore[misc]
+    """A wrong ``SITEMAP_MIDDLEWARE``: Django's ``ImproperlyConfigured``, and the
+    ``ConfigurationError`` the other adapters raise."""
+
+
+def named(error: ConfigurationError, setting: str = SETTING) -> SettingError:
+    """A setting's error as Django reports it: the setting's key in front."""
+    key, colon, problem = str(error).partition(": ")
+    if not colon or " " in key:
+        return SettingError(f"{setting}: {error}")
+    return SettingError(f"{setting}[{key!r}]: {problem}")
+
+
+def configured(setting: str = SETTING) -> Configured:
+    """The Django setting ``setting``, validated; a :class:`SettingError` naming it when wrong."""
+    return _configured(getattr(django_settings, setting, None), setting)
+
+
+def _configured(options: object, setting: str) -> Configured:
+    if options is None:
+        raise SettingError(f"{setting}: not set; add to the settings e.g. {EXAMPLE}")
+    if not isinstance(options, Mapping):
+        raise SettingError(
+            f"{setting}: must be a dict such as {EXAMPLE}, got {type(options).__name__}"
+        )
+    rest = dict(options)
+    if "sources" not in rest:
+        raise SettingError(
+            f"{setting}['sources']: required, the dotted path of the sources or of a function "
+            "returning them, e.g. 'mysite.sitemaps.sources'"
+        )
+    sources = resolve_sources(rest.pop("sources"), setting)
+    try:
+        return Configured(sources, make_settings(rest), setting)
+    except ConfigurationError as exc:
+        raise named(exc, setting) from exc
+
+
+def resolve_sources(value: object, setting: str = SETTING) -> object:
+    """``sources`` imported when a dotted path, and called when a function of no arguments."""
+    if isinstance(value, str):
+        try:
+            value = import_string(value)
+        except ImportError as exc:
+            raise SettingError(
+                f"{setting}['sources']: cannot import {value!r} ({exc}); give the dotted path "
+                "of the sources or of a function returning them"
+            ) from exc
+    if _is_factory(value):
+        assert callable(value)
+        try:
+            return value()
+        except ConfigurationError as exc:
+            raise SettingError(f"{setting}['sources']: {exc}") from exc
+    return value
+
+
+def _is_factory(value: object) -> bool:
+    """A plain function: not a source, nor a generator function (which is a source itself)."""
+    if isinstance(value, Source) or not callable(value) or isinstance(value, type):
+        return False
+    return not (inspect.isgeneratorfunction(value) or inspect.isasyncgenfunction(value))

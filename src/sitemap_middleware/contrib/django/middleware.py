@@ -1,0 +1,272 @@
+"""Django middleware (``settings.MIDDLEWARE``): the sitemap in front of the project's views.
+
+An adapter like :mod:`~sitemap_middleware.servers.wsgi` and
+:mod:`~sitemap_middleware.servers.asgi`, and as thin: it routes, runs the flow with the
+reads of the mode Django runs it in (sync under the WSGI handler, async under the ASGI
+handler), and turns the events of the answer into a ``HttpResponse`` or a
+``StreamingHttpResponse`` (an async iterator under ASGI). Django needs
+the status and headers when the response is returned, and the core gives them with the
+first chunk: so the first chunk is made before returning, the rest as the server pulls.
+A failure after that raises out of the iterator; Django's handlers let it through and the
+server cuts the transfer short, so no client takes a truncated sitemap for a whole one.
+The rows and the generation slot are released however the iteration ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator
+from datetime import UTC, datetime
+from typing import Any, Generic, TypeVar, cast
+
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
+from django.http import HttpRequest, HttpResponseBase
+
+from ...core.handler import Transfer, answer, arun, run
+from ...core.routing import Target
+from ...core.sending import Chunk, End, Event, Start, adrive, drive, transfer_events
+from ...core.sitemap import Response
+from ...output.entry import BadRowStats
+from ...servers.async_effects import AsyncReads, TransferChunks
+from ...servers.sync_effects import SyncReads, start_thread
+from ...servers.sync_effects import TransferChunks as SyncTransferChunks
+from . import robots_txt
+from .conf import SETTING, configured
+from .responses import complete, is_asgi, request_from, route_path, streaming
+from .threads import background_context, in_transaction
+
+T = TypeVar("T")
+GetResponse = Callable[[HttpRequest], HttpResponseBase]
+AsyncGetResponse = Callable[[HttpRequest], Awaitable[HttpResponseBase]]
+
+
+class SitemapMiddleware:
+    """Serves the sitemap ``settings.SITEMAP_MIDDLEWARE`` describes (see :mod:`.conf`).
+
+    Put it first in ``MIDDLEWARE``: the middleware listed before it see its answers on
+    their way out, and some change them (``GZipMiddleware`` compresses a second time,
+    ``ConditionalGetMiddleware`` replaces the validators); ``manage.py check`` warns.
+    ``mode="fallback"`` lets the project's views answer first; only a 404 is replaced.
+    """
+
+    sync_capable = True
+    async_capable = True
+    setting = SETTING
+    """The Django setting read; a subclass naming another serves a second sitemap."""
+
+    def __init__(self, get_response: GetResponse | AsyncGetResponse) -> None:
+        self.get_response = get_response
+        self.is_async = iscoroutinefunction(get_response)
+        if self.is_async:
+            markcoroutinefunction(self)
+        self.configured = configured(self.setting)
+        self.sitemap = self.configured.sitemap()
+        self._sync = SyncReads(background=self._start_background)
+        self._deferred = threading.local()  # jobs a request's thread runs once answered
+        # A refresh started by a request outlives the request's thread for sync work.
+        self._async = AsyncReads(background=background_context)
+
+    @property
+    def stats(self) -> dict[str, BadRowStats]:
+        """Bad rows per source, counted since start."""
+        return self.sitemap.stats
+
+    def recount(self) -> None:
+        """Read the pages of every source kept current whole, now (see ``freshness``)."""
+        for live in self.sitemap.live.values():
+            while not live.claim_recount():
+                time.sleep(0.01)  # a refresh is running: it ends soon
+            run(self.sitemap.keep_current(live), self._sync.perform)
+
+    async def arecount(self) -> None:
+        """:meth:`recount` on the running event loop (async sources bound to it)."""
+        for live in self.sitemap.live.values():
+            while not live.claim_recount():  # noqa: ASYNC110 (a refresh may run in a thread)
+                await asyncio.sleep(0.01)
+            await arun(self.sitemap.keep_current(live), self._async.perform)
+
+    def close(self) -> None:
+        """Stop the background event loop of async sources read under WSGI, if one runs."""
+        self._sync.close()
+
+    def __call__(self, request: HttpRequest) -> Any:
+        if self.is_async:
+            return self.__acall__(request)
+        get_response: GetResponse = self.get_response
+        path = route_path(request)
+        target = self.sitemap.route(path)
+        if target is None:
+            if self.sitemap.wants_robots(path, request_from(request).method):
+                return robots_txt.serve(self.sitemap, request, get_response)
+            return get_response(request)
+        if self.sitemap.settings.mode == "fallback":
+            response = get_response(request)
+            if response.status_code != 404:
+                return response
+        return self.serve(target, request)
+
+    async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
+        get_response: AsyncGetResponse = self.get_response
+        path = route_path(request)
+        target = self.sitemap.route(path)
+        if target is None:
+            if self.sitemap.wants_robots(path, request_from(request).method):
+                return await robots_txt.aserve(self.sitemap, request, get_response)
+            return await get_response(request)
+        if self.sitemap.settings.mode == "fallback":
+            response = await get_response(request)
+            if response.status_code != 404:
+                return response
+        return await self.aserve(target, request)
+
+    def serve(self, target: Target, request: HttpRequest) -> HttpResponseBase:
+        """Answer a request for one of the sitemap's documents (sync: WSGI)."""
+        core_request = request_from(request)
+        flow = answer(self.sitemap, core_request, target, datetime.now(UTC))
+        try:
+            outcome = run(flow, self._sync.perform)
+        finally:
+            self._run_deferred()
+        if isinstance(outcome, Response):
+            return complete(outcome, core_request.method)
+        body = _body(outcome, self._sync.transfer_chunks(outcome))
+        # Started (the first chunk is made): closed, and the rows released, however it ends.
+        start = next(body)
+        assert isinstance(start, Response)
+        chunks = cast(Iterator[bytes], body)
+        if is_asgi(request):  # a sync middleware below Django's ASGI handler: see _in_thread
+            return streaming(start, ClosedWithTask(_in_thread(chunks), request))
+        return streaming(start, chunks)
+
+    def _start_background(self, job: Callable[[], None]) -> None:
+        """A refresh or recount in a thread of its own, unless the request's thread is in a
+        transaction (a ``TestCase``'s): no other connection sees its rows, so the job runs
+        in this thread once the answer is planned (:meth:`_run_deferred`)."""
+        if in_transaction():
+            self._deferred.__dict__.setdefault("jobs", []).append(job)
+        else:
+            start_thread(job)
+
+    def _run_deferred(self) -> None:
+        jobs = self._deferred.__dict__.pop("jobs", [])
+        for job in jobs:
+            job()
+
+    async def aserve(self, target: Target, request: HttpRequest) -> HttpResponseBase:
+        """Answer a request for one of the sitemap's documents (async: ASGI)."""
+        core_request = request_from(request)
+        flow = answer(self.sitemap, core_request, target, datetime.now(UTC))
+        outcome = await arun(flow, self._async.perform)
+        if isinstance(outcome, Response):
+            return complete(outcome, core_request.method)
+        body = ClosedWithTask(_abody(outcome, TransferChunks(outcome)), request)
+        start = await anext(body)
+        assert isinstance(start, Response)
+        return streaming(start, cast(AsyncIterator[bytes], body))
+
+
+class ClosedWithTask(Generic[T]):
+    """An async body closed once the task that sends it ends, however it ends.
+
+    Django's ASGI handler reads a streamed body through a wrapper of its own and closes
+    only that: when the client leaves (Django 5 cancels the sending task) the body would
+    stay suspended, its rows and slot held, until the garbage collector finds it. And it
+    closes the request's body file only when the response ends normally, not when an
+    aborted transfer raises: closed here too.
+    """
+
+    def __init__(self, body: AsyncGenerator[T, None], request: HttpRequest) -> None:
+        self._body = body
+        self._request = request
+        self._bound = False
+
+    def __aiter__(self) -> ClosedWithTask[T]:
+        return self
+
+    async def __anext__(self) -> T:
+        if not self._bound:
+            self._bound = True
+            task = asyncio.current_task()
+            if task is not None:
+                task.add_done_callback(self._close)
+        return await anext(self._body)
+
+    def _close(self, task: asyncio.Task[Any]) -> None:
+        stream = getattr(self._request, "_stream", None)
+        if stream is not None and hasattr(stream, "close"):
+            stream.close()
+        closing = task.get_loop().create_task(self._body.aclose())
+        _CLOSING.add(closing)  # held until done (the loop keeps weak references)
+        closing.add_done_callback(_CLOSING.discard)
+
+
+_CLOSING: set[asyncio.Task[None]] = set()
+
+
+def _start(event: Event) -> Response:
+    """The status line and headers: the first event of every transfer."""
+    if not isinstance(event, Start):  # pragma: no cover - transfer_events starts so
+        raise RuntimeError(f"a transfer began with {event!r}")
+    return event.response
+
+
+def _data(event: Event) -> bytes:
+    """A body event's bytes; an abort raises, so the server cuts the transfer short."""
+    if isinstance(event, Chunk | End):
+        return event.data
+    if isinstance(event, Start):  # pragma: no cover - one status line per transfer
+        raise RuntimeError("a second status line")
+    raise event.error
+
+
+def _body(transfer: Transfer, parts: SyncTransferChunks) -> Iterator[Response | bytes]:
+    """The status line and headers, then the bytes; the rows and the slot released at the
+    end, whatever ends it."""
+    events = drive(transfer_events(transfer), parts.next)
+    try:
+        yield _start(next(events))
+        for event in events:
+            if data := _data(event):
+                yield data
+    finally:
+        try:
+            events.close()
+            parts.close()
+        finally:
+            transfer.close()
+
+
+def _next(chunks: Iterator[bytes]) -> bytes | None:
+    return next(chunks, None)
+
+
+async def _in_thread(chunks: Iterator[bytes]) -> AsyncGenerator[bytes, None]:
+    """A sync body for Django's ASGI handler, each chunk made in the request's thread: given
+    a sync iterator, the handler would read the whole body into memory before sending it."""
+    try:
+        while (chunk := await sync_to_async(_next)(chunks)) is not None:
+            yield chunk
+    finally:
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            await sync_to_async(close)()
+
+
+async def _abody(
+    transfer: Transfer, parts: TransferChunks
+) -> AsyncGenerator[Response | bytes, None]:
+    """:func:`_body` read with awaits."""
+    events = adrive(transfer_events(transfer), parts.next)
+    try:
+        yield _start(await anext(events))
+        async for event in events:
+            if data := _data(event):
+                yield data
+    finally:
+        try:
+            await events.aclose()
+            await parts.aclose()
+        finally:
+            transfer.close()

@@ -1,0 +1,54 @@
+"""The IndexNow task of the ASGI lifespan (``indexnow_every``): a round every so many
+seconds, from the application's startup to its shutdown. Several replicas may each run
+it: the watermark's lock pushes each change once."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from ...core.sitemap import Sitemap
+from ...servers.types import ASGIApp, Message, Receive, Scope, Send
+
+
+async def with_indexnow(
+    sitemap: Sitemap, app: ASGIApp, scope: Scope, receive: Receive, send: Send
+) -> None:
+    """The application's lifespan, with the IndexNow task running from its startup to its
+    shutdown."""
+    task = Background(sitemap)
+
+    async def receive_and_watch() -> Message:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            task.start()
+        elif message["type"] == "lifespan.shutdown":
+            await task.stop()
+        return message
+
+    try:
+        await app(scope, receive_and_watch, send)
+    finally:
+        await task.stop()
+
+
+class Background:
+    def __init__(self, sitemap: Sitemap) -> None:
+        self.sitemap = sitemap
+        self.task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        from .pusher import IndexNow  # httpx, only when IndexNow is used
+
+        every = self.sitemap.settings.indexnow_every
+        assert every is not None
+        pusher = IndexNow(self.sitemap)
+        self.task = asyncio.get_running_loop().create_task(pusher.run_every(every))
+
+    async def stop(self) -> None:
+        task, self.task = self.task, None
+        if task is None:
+            return
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

@@ -1,0 +1,226 @@
+"""Push what changed to IndexNow: every source of a sitemap, then the queued URLs.
+
+:class:`IndexNow` takes a configured middleware (ASGI or WSGI) or its ``Sitemap``; its
+``indexnow_*`` settings say the key and the endpoint. :meth:`IndexNow.push` runs one
+round (sync sources in a worker thread, async ones awaited); :meth:`IndexNow.run_every`
+runs rounds forever (the ASGI lifespan task and ``sitemap-middleware indexnow --every``).
+"""
+
+from __future__ import annotations
+
+import logging
+import ssl
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import httpx
+from sqlalchemy import inspect
+from sqlalchemy.engine import Engine
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from ...core.sitemap import Sitemap
+from ...core.spec import INDEXNOW_MAX_URLS
+from ...settings import ConfigurationError
+from ...sources.base import AnySource, AsyncSource, SyncSource
+from . import store
+from .answers import Backoff
+from .drivers import AsyncDriver, SyncDriver, arun, run
+from .steps import Job, Report, push_queue, push_source
+from .submission import Submission
+
+logger = logging.getLogger("sitemap_middleware")
+
+
+@dataclass
+class Round:
+    """The reports of one round, one per source and one per database's queue."""
+
+    reports: list[Report] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    """Sources that cannot be pushed (no lastmod column, several key columns, no engine)."""
+
+    @property
+    def failed(self) -> bool:
+        return any(report.error is not None for report in self.reports)
+
+
+class IndexNow:
+    """Pushes the changed rows of one sitemap's sources to its IndexNow endpoint."""
+
+    def __init__(
+        self,
+        app: object,
+        *,
+        max_urls: int = INDEXNOW_MAX_URLS,
+        timeout: float = 10.0,
+        first_delay: float = 1.0,
+        max_delay: float = 300.0,
+        max_retries: int = 5,
+        lag: float = 0.0,
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        sitemap = app if isinstance(app, Sitemap) else getattr(app, "sitemap", None)
+        if not isinstance(sitemap, Sitemap):
+            raise ConfigurationError(
+                "app: give a SitemapMiddleware, SitemapWSGIMiddleware or their Sitemap, got "
+                f"{type(app).__name__}"
+            )
+        settings = sitemap.settings
+        if settings.indexnow_key is None or settings.key_path is None:
+            raise ConfigurationError("indexnow_key: not set; IndexNow needs the site's key")
+        self.sitemap = sitemap
+        self.endpoint = settings.indexnow_endpoint
+        location = sitemap.site.url_for(settings.key_path)
+        self.submission = Submission(sitemap.rules, settings.indexnow_key, location, max_urls)
+        self.timeout, self.max_retries, self.lag = timeout, max_retries, lag
+        self.first_delay, self.max_delay = first_delay, max_delay
+        self.clock = clock or (lambda: datetime.now(UTC))
+        self.sources = [s for s in sitemap.sources if s.pushable and _engine(s) is not None]
+        self._tls: ssl.SSLContext | None = None
+        self.skipped = [s.name for s in sitemap.sources if s not in self.sources]
+
+    @property
+    def tls(self) -> ssl.SSLContext:
+        """The TLS context of the clients, made once (loading the CA store takes tens of ms)."""
+        if self._tls is None:
+            try:
+                import certifi  # httpx's own default store
+
+                self._tls = ssl.create_default_context(cafile=certifi.where())
+            except ImportError:
+                self._tls = ssl.create_default_context()
+        return self._tls
+
+    def feed(self, source: AnySource) -> str:
+        """The watermark row's name: the site and the source."""
+        return f"{self.sitemap.site.base_url} {source.name}"
+
+    def _job(self, name: str, feed: str, per_read: int, dry_run: bool) -> Job:
+        return Job(
+            name=name,
+            feed=feed,
+            submission=self.submission,
+            clock=self.clock,
+            rows_per_read=per_read,
+            backoff=Backoff(self.first_delay, self.max_delay),
+            max_retries=self.max_retries,
+            dry_run=dry_run,
+            lag=self.lag,
+        )
+
+    def _source_job(self, source: AnySource, dry_run: bool) -> Job:
+        per_read = max(1, self.submission.max_urls // source.shape.urls_per_row)
+        return self._job(source.name, self.feed(source), per_read, dry_run)
+
+    def _queue_job(self, dry_run: bool) -> Job:
+        return self._job("queue", store.QUEUE_FEED, self.submission.max_urls, dry_run)
+
+    async def push(self, dry_run: bool = False) -> Round:
+        """One round: every source's changes since its mark, then the queued URLs.
+
+        ``dry_run``: read and build the posts (``Report.sent``) but post nothing and move
+        no mark."""
+        result = Round(skipped=list(self.skipped))
+        engines: dict[int, Engine | AsyncEngine] = {}
+        async with httpx.AsyncClient(timeout=self.timeout, verify=self.tls) as client:
+            for source in self.sources:
+                engine = _engine(source)
+                assert engine is not None
+                engines.setdefault(id(engine), engine)
+                result.reports.append(await self._push(source, engine, client, dry_run))
+            for engine in engines.values():
+                result.reports.append(await self._push(None, engine, client, dry_run))
+        return result
+
+    def push_sync(self, dry_run: bool = False) -> Round:
+        """:meth:`push` from code that runs no event loop (a cron script, a WSGI worker)."""
+        return anyio.run(self.push, dry_run)
+
+    async def run_every(self, seconds: float, rounds: int | None = None) -> None:
+        """Push every ``seconds`` (``rounds`` times; None: until cancelled)."""
+        done = 0
+        while rounds is None or done < rounds:
+            try:
+                await self.push()
+            except Exception:  # a round that fails is logged; the next one tries again
+                logger.exception("IndexNow: the push failed")
+            done += 1
+            if rounds is None or done < rounds:
+                await anyio.sleep(seconds)
+
+    async def _push(
+        self,
+        source: AnySource | None,
+        engine: Engine | AsyncEngine,
+        client: httpx.AsyncClient,
+        dry_run: bool,
+    ) -> Report:
+        job = self._queue_job(dry_run) if source is None else self._source_job(source, dry_run)
+        try:
+            if isinstance(engine, AsyncEngine):
+                assert source is None or isinstance(source, AsyncSource)
+                return await self._push_async(job, source, engine, client)
+            assert source is None or isinstance(source, SyncSource)
+            return await anyio.to_thread.run_sync(self._push_sync, job, source, engine)
+        except Exception as exc:
+            logger.exception("IndexNow %s: the push failed", job.name)
+            return Report(job.name, error=f"{job.name}: {type(exc).__name__}: {exc}")
+
+    async def _push_async(
+        self,
+        job: Job,
+        source: AsyncSource | None,
+        engine: AsyncEngine,
+        client: httpx.AsyncClient,
+    ) -> Report:
+        tz = self.sitemap.settings.naive_timezone
+        driver = AsyncDriver(engine, source, client, self.endpoint, tz)
+        steps = push_queue(job) if source is None else push_source(job)
+        try:
+            return await arun(steps, driver.perform)
+        finally:
+            await driver.close()
+
+    def _push_sync(self, job: Job, source: SyncSource | None, engine: Engine) -> Report:
+        tz = self.sitemap.settings.naive_timezone
+        with httpx.Client(timeout=self.timeout, verify=self.tls) as client:
+            driver = SyncDriver(engine, source, client, self.endpoint, tz)
+            steps = push_queue(job) if source is None else push_source(job)
+            try:
+                return run(steps, driver.perform)
+            finally:
+                driver.close()
+
+    async def missing_tables(self) -> list[str]:
+        """The databases (by URL, password hidden) the tables were not installed in."""
+        missing = []
+        for engine in {id(e): e for e in map(_engine, self.sources) if e is not None}.values():
+            if isinstance(engine, AsyncEngine):
+                async with engine.connect() as conn:
+                    found = await conn.run_sync(_has_tables)
+            else:
+                found = await anyio.to_thread.run_sync(_has_tables_sync, engine)
+            if not found:
+                missing.append(engine.url.render_as_string(hide_password=True))
+        return missing
+
+
+def _has_tables(conn: Any) -> bool:
+    inspector = inspect(conn)
+    return all(inspector.has_table(t.name) for t in (store.WATERMARKS, store.QUEUE))
+
+
+def _has_tables_sync(engine: Engine) -> bool:
+    with engine.connect() as conn:
+        return _has_tables(conn)
+
+
+def _engine(source: AnySource) -> Engine | AsyncEngine | None:
+    engine = getattr(source, "engine", None)
+    if isinstance(engine, Engine | AsyncEngine) and engine.dialect.name in store.SUPPORTED:
+        return engine
+    return None

@@ -1,0 +1,131 @@
+"""``lastmod`` values: what a source may give, and the one form the official XSD accepts.
+
+Accepted: ``date``, aware ``datetime`` (its offset is kept), naive ``datetime``
+(read in the configured ``naive_timezone``, UTC by default) and W3C Datetime
+strings. Written as ``YYYY-MM-DD`` or ``YYYY-MM-DDThh:mm:ss±hh:mm``: both are
+valid W3C Datetime *and* valid for ``xsd:date | xsd:dateTime`` (year-only,
+month-only and no-seconds forms are valid W3C but fail the XSD). Fractions of a
+second are dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
+
+# A source's string may leave out the zone of a time: it is read in naive_timezone.
+from .spec import W3C_DATETIME_ZONE_OPTIONAL as _W3C
+
+# The XSD's dateTime allows time zones from -14:00 to +14:00 only.
+_MAX_OFFSET = timedelta(hours=14)
+
+
+class LastmodError(ValueError):
+    """A lastmod value that cannot be written; the message says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class Unreadable:
+    """A stored lastmod that the column type's own conversion rejects.
+
+    SQLite keeps dates as text, and any text can be stored: ``'2024-02-30'``,
+    ``'soon'``, a number. A source that reads the text itself passes such a
+    value on as ``Unreadable`` so that the bad-row rule drops the field (and
+    reports it) instead of the whole response failing.
+    """
+
+    value: object
+    reason: str
+
+
+def parse_w3c(text: str, naive_timezone: tzinfo) -> date | datetime:
+    """Parse a W3C Datetime string. A time without a zone is read in ``naive_timezone``."""
+    m = _W3C.fullmatch(text.strip())
+    if m is None:
+        raise LastmodError(f"lastmod {text[:40]!r} is not a W3C Datetime")
+    year, month, day, hour, minute, second, tzd = m.groups()
+    if day is None:
+        # Valid W3C, but the XSD rejects it and widening it would invent a date.
+        raise LastmodError(f"lastmod {text!r} has no day; give at least YYYY-MM-DD")
+    try:
+        if hour is None:
+            return date(int(year), int(month), int(day))
+        tz: tzinfo
+        if tzd is None:
+            tz = naive_timezone
+        elif tzd == "Z":
+            tz = UTC
+        else:
+            sign = -1 if tzd[0] == "-" else 1
+            offset = timedelta(hours=int(tzd[1:3]), minutes=int(tzd[4:6]))
+            tz = timezone(sign * offset)
+        return datetime(
+            int(year), int(month), int(day), int(hour), int(minute), int(second or 0), tzinfo=tz
+        )
+    except ValueError as exc:
+        raise LastmodError(f"lastmod {text!r} is not a valid date: {exc}") from None
+
+
+def format_lastmod(value: object, naive_timezone: tzinfo) -> str:
+    """The XSD-valid text for a lastmod value; raises ``LastmodError``."""
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            if naive_timezone is UTC:
+                return value.isoformat(timespec="seconds") + "+00:00"
+            value = value.replace(tzinfo=naive_timezone)
+        offset = value.utcoffset()
+        if offset is None:
+            raise LastmodError("lastmod has a tzinfo that gives no UTC offset")
+        if offset.seconds % 60 or offset.microseconds or abs(offset) > _MAX_OFFSET:
+            # Sub-minute offsets (historic LMT zones) have no W3C form, and the XSD
+            # refuses offsets past 14 hours: write the moment in UTC.
+            try:
+                value = value.astimezone(UTC)
+            except OverflowError:
+                raise LastmodError(f"lastmod {value} has no UTC form in years 1-9999") from None
+        return value.isoformat(timespec="seconds")
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, str):
+        return format_lastmod(parse_w3c(value, naive_timezone), naive_timezone)
+    if isinstance(value, Unreadable):
+        raise LastmodError(f"stored lastmod {value.value!r:.60} cannot be read: {value.reason}")
+    raise LastmodError(
+        f"lastmod must be a date, datetime or W3C string, not {type(value).__name__}"
+    )
+
+
+def to_utc(value: object, naive_timezone: tzinfo) -> datetime | None:
+    """A lastmod value as an aware UTC datetime (dates count from midnight); None if unusable."""
+    try:
+        if isinstance(value, str):
+            value = parse_w3c(value, naive_timezone)
+    except LastmodError:
+        return None
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=naive_timezone)
+        try:
+            return value.astimezone(UTC)
+        except (OverflowError, ValueError):
+            return None
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day, tzinfo=UTC)
+    return None
+
+
+def check_not_future(value: object, naive_timezone: tzinfo, horizon: datetime) -> None:
+    """Raise ``LastmodError`` for a lastmod later than ``horizon`` (now + the tolerance):
+    no sitemap may claim a change that has not happened yet (``9999-12-31``)."""
+    moment = to_utc(value, naive_timezone)
+    # Fractions of a second are not written: the whole second counts.
+    if moment is not None and moment.replace(microsecond=0) > horizon:
+        raise LastmodError(
+            f"lastmod {format_lastmod(value, naive_timezone)} is in the future "
+            "(later than now + lastmod_tolerance)"
+        )
+
+
+def iso(moment: date | None) -> str:
+    """A moment as a summary's token writes it (empty for none)."""
+    return moment.isoformat() if moment is not None else ""

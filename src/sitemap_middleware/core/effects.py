@@ -1,0 +1,115 @@
+"""What answering a request (or keeping pages current) needs read from the sources.
+
+The flow (``core/handler.py``) and the pages kept current (``state/current_pages.py``) are generators
+that yield these; an adapter performs each one (sync sources in a worker thread under
+ASGI, async ones awaited) and sends the result back.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Generator
+from dataclasses import dataclass
+from datetime import datetime, tzinfo
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ..sources.base import AnySource, KeyRange, Page
+
+if TYPE_CHECKING:
+    from .validators import Summary
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Summarize:
+    """Read the summary of every part (aggregates only), in order."""
+
+    parts: tuple[tuple[AnySource, KeyRange], ...]
+    naive_timezone: tzinfo
+    horizon: datetime
+    """Lastmods later than this are future, bad fields (now + ``lastmod_tolerance``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReadPages:
+    """Read the pages (count and newest lastmod per key range) of one source."""
+
+    source: AnySource
+    width: int
+    naive_timezone: tzinfo
+    horizon: datetime
+    """The horizon of the summary the pages are remembered under: its rows, its lastmods."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReadChanges:
+    """Read ``(key, lastmod)`` of the rows whose lastmod moved (see ``Source.changed``)."""
+
+    source: AnySource
+    since: datetime
+    horizon: datetime
+    naive_timezone: tzinfo
+    limit: int
+
+
+@dataclass(frozen=True, slots=True)
+class Background:
+    """Start ``job`` (a generator of reads like the flow) without waiting for it: the
+    adapter runs it in a thread (WSGI) or a task (ASGI) and answers None at once."""
+
+    job: Generator[Any, Any, None]
+
+
+@dataclass(frozen=True, slots=True)
+class Await:
+    """Wait until ``done`` is set (a job in the background has ended), at most ``timeout``
+    seconds: the adapter blocks this request's thread (WSGI) or waits in a worker thread
+    (ASGI), and answers whether it was set."""
+
+    done: threading.Event
+    timeout: float
+
+
+Need = Summarize | ReadPages | ReadChanges | Background | Await
+
+
+Reads = Generator[Need, object, T]
+"""A generator that yields needs and returns what they gave (``yield from`` it)."""
+
+
+def summarize(
+    parts: tuple[tuple[AnySource, KeyRange], ...], naive_timezone: tzinfo, horizon: datetime
+) -> Reads[list[Summary]]:
+    """The summary of each part, in order."""
+    return _checked((yield Summarize(parts, naive_timezone, horizon)), list)
+
+
+def read_pages(
+    source: AnySource, width: int, naive_timezone: tzinfo, horizon: datetime
+) -> Reads[list[Page]]:
+    """The non-empty pages of a source (see ``Source.pages``)."""
+    return _checked((yield ReadPages(source, width, naive_timezone, horizon)), list)
+
+
+def read_changes(
+    source: AnySource, since: datetime, horizon: datetime, naive_timezone: tzinfo, limit: int
+) -> Reads[list[tuple[Any, Any]]]:
+    """``(key, lastmod)`` of the rows whose lastmod moved (see ``Source.changed``)."""
+    return _checked((yield ReadChanges(source, since, horizon, naive_timezone, limit)), list)
+
+
+def in_background(job: Generator[Any, Any, None]) -> Reads[None]:
+    """Start ``job`` without waiting for it."""
+    yield Background(job)
+
+
+def await_job(done: threading.Event, timeout: float) -> Reads[bool]:
+    """Wait for the job in the background that sets ``done`` (whether it ended in time)."""
+    return _checked((yield Await(done, timeout)), bool)
+
+
+def _checked(result: object, kind: type[T]) -> T:
+    if not isinstance(result, kind):
+        raise TypeError(f"a read gave {type(result).__name__}, not {kind.__name__}")
+    return result

@@ -1,0 +1,435 @@
+"""The steps of answering one sitemap request, written once for every adapter.
+
+:func:`answer` is a generator. It yields what it needs read from the sources
+(:class:`Summarize`, :class:`ReadPages`) and gets the result, or the exception,
+sent back; so the order of the steps and every failure rule live here and
+nowhere else. What it returns is either a complete :class:`Response` (405,
+404, 304, a bodiless HEAD, 503, a whole ``sitemapindex``) or a
+:class:`Transfer`: a ``urlset`` for the adapter to stream.
+
+An adapter runs the generator with :func:`run` (sync) or :func:`arun`
+(async), and drives a :class:`Transfer` by feeding it batches and
+asking it, at each point, what may be sent.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Generator, Iterator, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from tempfile import SpooledTemporaryFile
+from typing import IO, Any, Generic, TypeVar
+
+from ..output.entry import Batch
+from ..output.xml import LimitExceeded
+from ..sources.base import ALL, AnySource, CutPages, NotPageable, Page
+from .effects import Need, Reads, await_job, in_background, read_pages, summarize
+from .routing import Target
+from .sitemap import Body, Part, Plan, Request, Response, Sitemap, Slot
+from .validators import Summary, horizon_of
+
+logger = logging.getLogger("sitemap_middleware")
+T = TypeVar("T")
+
+
+class SitemapAborted(RuntimeError):
+    """A source failed after the response had started; the transfer was cut short."""
+
+
+Flow = Generator[Need, Any, "Response | Transfer"]
+
+
+def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) -> Flow:
+    """Everything between "this path is the sitemap's" and the first byte of the body."""
+    refusal = sitemap.method_not_allowed(request)
+    if refusal is not None:
+        return refusal
+    view = sitemap.view_for(request)
+    if view is None:
+        return sitemap.bad_host()
+    if target.key_file:
+        return sitemap.key_file(request)
+    horizon = horizon_of(now, sitemap.settings.lastmod_tolerance)
+    path = sitemap.path_of(target)
+    failed = f"sitemap {path}: a source failed before the response"
+    read: set[str] = set()  # the sources this request read (which can tell they recovered)
+    cut = sitemap.cut_source(target)
+    if cut is not None:
+        try:
+            if (yield from _current_pages(sitemap, cut, horizon)):
+                read.add(cut.name)
+        except Exception as exc:
+            sitemap.failures.failed(failed, exc, (cut.name,))
+            return sitemap.unavailable()
+    parts = sitemap.parts(target)
+    if parts is None:
+        return sitemap.not_found()
+    try:
+        known, remembered = yield from _live_summaries(sitemap, target, parts, now, horizon)
+    except Exception as exc:
+        sitemap.failures.failed(failed, exc, _names(parts))
+        return sitemap.unavailable()
+    summaries: list[Summary] | None
+    while True:
+        missing = tuple(part for part, summary in zip(parts, known, strict=True) if summary is None)
+        summaries = [s for s in known if s is not None]
+        if missing:
+            summaries = sitemap.known.page_summaries(target, parts)
+            if summaries is None:
+                recent = sitemap.recent.get(missing, horizon)
+                summaries = None if recent is None else _merged(sitemap, target, known, recent)
+        if summaries is None:
+            try:
+                read_now = _horizoned(
+                    (yield from summarize(missing, sitemap.settings.naive_timezone, horizon)),
+                    horizon,
+                )
+            except CutPages:
+                # Its keys say the source is cut now: the page is found among its cuts.
+                cut = parts[0][0]
+                found = yield from _cut_page(sitemap, target, cut, failed, now, horizon)
+                if isinstance(found, Response):
+                    return found
+                parts, summaries = found
+            except Exception as exc:
+                sitemap.failures.failed(failed, exc, _names(missing))
+                return sitemap.unavailable()
+            else:
+                sitemap.recent.keep(missing, read_now)
+                summaries = _merged(sitemap, target, known, read_now)
+            read |= _names(missing)
+        plan = sitemap.respond(request, target, parts, summaries, now, view)
+        if remembered and isinstance(plan, Plan) and not plan.sitemapindex:
+            # A urlset's 200 (or its HEAD) streams rows read now: its validators are those
+            # of the same rows, read exactly (one statement over the page's key range; the
+            # root urlset of a source of one page: over the source). A 304 was decided
+            # from the pages kept current, reading nothing.
+            known, remembered = [None] * len(parts), False
+            continue
+        break
+    if isinstance(plan, Plan) and plan.sitemapindex:
+        return (yield from _index(sitemap, plan, summaries, path, read))
+    if not isinstance(plan, Plan) or not plan.stream:
+        if read:
+            sitemap.failures.succeeded(path, read)
+        return plan if isinstance(plan, Response) else plan.response()
+    slot = sitemap.generations.acquire()
+    if slot is None:
+        return sitemap.busy(path)
+    if plan.html and target.source is not None and cut is None:
+        # The HTML page links to its neighbours: the source's pages must be known
+        # (a cut source's are: they were read to find the page).
+        try:
+            yield from _current_pages(sitemap, sitemap.by_name[target.source], horizon)
+        except Exception as exc:
+            slot.release()
+            sitemap.failures.failed(failed, exc, (target.source,))
+            return sitemap.unavailable()
+    return Transfer(sitemap, plan, slot, spool=request.http_version == "1.0")
+
+
+def _cut_page(
+    sitemap: Sitemap,
+    target: Target,
+    source: AnySource,
+    failed: str,
+    now: datetime,
+    horizon: datetime,
+) -> Generator[Need, Any, tuple[tuple[Part, ...], list[Summary]] | Response]:
+    """The parts and summary of a page of a source whose data says it is cut now."""
+    try:
+        live = sitemap.live.get(source.name)
+        if live is not None and not live.cut:  # its pages kept current are not cut: a recount
+            yield from sitemap.keep_current(live, now, inline=True, recount=True)
+        yield from _current_pages(sitemap, source, horizon)
+    except Exception as exc:
+        sitemap.failures.failed(failed, exc, (source.name,))
+        return sitemap.unavailable()
+    parts = sitemap.parts(target, cut=True)
+    if parts is None:
+        return sitemap.not_found()
+    summaries = sitemap.known.page_summaries(target, parts, cut=True)
+    if summaries is None:  # its keys changed again meanwhile: as for any failed read
+        return sitemap.unavailable()
+    return parts, summaries
+
+
+def _index(
+    sitemap: Sitemap, plan: Plan, summaries: Sequence[Summary], path: str, read: set[str]
+) -> Flow:
+    """A ``sitemapindex``: its pages are read for HEAD as for GET, so both get one status."""
+    slot = sitemap.generations.acquire() if plan.stream else None
+    if plan.stream and slot is None:
+        return sitemap.busy(path)
+    try:
+        for source, summary in sitemap.known.index_needs(plan.parts, summaries):
+            pages = yield from _read_pages(sitemap, source, summary)
+            sitemap.known.remember(source, summary, pages)
+            read.add(source.name)
+        document = sitemap.sitemapindex(plan) if plan.stream else None
+    except (LimitExceeded, NotPageable) as exc:
+        return sitemap.too_large(exc, path)
+    except Exception as exc:
+        sitemap.failures.failed(
+            f"sitemap {path}: a source failed before the index", exc, _names(plan.parts)
+        )
+        return sitemap.unavailable()
+    finally:
+        if slot is not None:
+            slot.release()
+    if read:
+        sitemap.failures.succeeded(path, read)
+    return plan.response() if document is None else plan.response(document)
+
+
+def _live_summaries(
+    sitemap: Sitemap, target: Target, parts: Sequence[Part], now: datetime, horizon: datetime
+) -> Generator[Need, Any, tuple[list[Summary | None], bool]]:
+    """The summaries the pages kept current know (None for the parts to read exactly), and
+    whether some are from memory (a urlset's ``200`` reads them again before its head).
+
+    An index reads the pages before answering when they are not known yet, when the source
+    is small enough to be read exactly on every request, or when they lag past their bound
+    (a lone request after a silence); else it starts any due refresh or recount in the
+    background and answers from the pages as they are. A page in those cases reads its own
+    aggregates instead: one statement over its key range.
+    """
+    found: list[Summary | None] = []
+    remembered = False
+    for source, keys in parts:
+        live = sitemap.live.get(source.name)
+        if live is None or live.cut:
+            found.append(None)
+            continue
+        clock = live.clock()
+        if keys == ALL and live.known is not None and not live.cheap and live.overdue(clock):
+            # Past a bound: the job running in the background, if its reads started late
+            # enough, brings the pages within it; else this request reads them itself.
+            wait = live.worth_waiting(clock)
+            if wait is not None:
+                yield from await_job(live.idle, wait)
+        if keys == ALL and (live.known is None or live.cheap or live.overdue(clock)):
+            recount = live.known is None or live.cheap or live.recount_overdue(clock)
+            yield from sitemap.keep_current(live, now, inline=True, recount=recount)
+        if not live.cheap and live.claim(live.clock()):
+            yield from in_background(sitemap.keep_current(live, now))
+        known = live.known
+        if known is None or live.cut:
+            found.append(None)  # cut, or a page before the first recount: read exactly
+        elif keys == ALL:
+            sitemap.known.remember(source, known.whole, known.ordered)
+            found.append(known.whole)
+            remembered = remembered or not live.cheap
+        elif live.cheap or live.overdue(clock):
+            found.append(None)
+        else:
+            assert target.page is not None
+            found.append(live.page_summary(target.page, horizon))
+            remembered = True
+    return found, remembered
+
+
+def _merged(
+    sitemap: Sitemap, target: Target, known: list[Summary | None], read: list[Summary]
+) -> list[Summary]:
+    """The parts' summaries: those known, and those just read (a page of a live source
+    with the token its kept pages will give it)."""
+    fresh = iter(read)
+    out = []
+    for summary in known:
+        if summary is not None:
+            out.append(summary)
+            continue
+        summary = next(fresh)
+        live = sitemap.live.get(target.source or "")
+        if live is not None and target.page is not None and not live.cut:
+            summary = live.page_of(target.page, summary)
+        out.append(summary)
+    return out
+
+
+def _horizoned(summaries: list[Summary], horizon: datetime) -> list[Summary]:
+    """Summaries of sources that read no horizon are rendered under the request's."""
+    return [s if s.horizon is not None else replace(s, horizon=horizon) for s in summaries]
+
+
+def _read_pages(sitemap: Sitemap, source: AnySource, whole: Summary) -> Reads[list[Page]]:
+    """Pages read under the horizon of the summary they are remembered for."""
+    horizon = whole.horizon or horizon_of(datetime.now(UTC), sitemap.settings.lastmod_tolerance)
+    width, tz = sitemap.width(source), sitemap.settings.naive_timezone
+    return (yield from read_pages(source, width, tz, horizon))
+
+
+def _names(parts: Sequence[Part]) -> set[str]:
+    """The names of the sources of ``parts``."""
+    return {source.name for source, _ in parts}
+
+
+def _current_pages(
+    sitemap: Sitemap, source: AnySource, horizon: datetime
+) -> Generator[Need, Any, bool]:
+    """Make sure the pages of ``source`` are those of its current data; whether it read."""
+    live = sitemap.live.get(source.name)
+    if live is not None and live.usable and live.known is not None:
+        sitemap.known.remember(source, live.known.whole, live.known.ordered)
+        return False
+    parts = ((source, ALL),)
+    kept = sitemap.recent.get(parts, horizon)
+    read = kept is None
+    if kept is None:
+        kept = _horizoned(
+            (yield from summarize(parts, sitemap.settings.naive_timezone, horizon)), horizon
+        )
+        sitemap.recent.keep(parts, kept)
+    (whole,) = kept
+    if sitemap.known.needs_pages(source, whole):
+        pages = yield from _read_pages(sitemap, source, whole)
+        sitemap.known.remember(source, whole, pages)
+        read = True
+    return read
+
+
+@dataclass(frozen=True, slots=True)
+class _Done(Generic[T]):
+    outcome: T
+
+
+def _advance(
+    flow: Generator[Need, Any, T], result: Any, error: Exception | None
+) -> Need | _Done[T]:
+    """Send a read's result (or throw its error) into the flow: its next need, or its end."""
+    try:
+        return flow.send(result) if error is None else flow.throw(error)
+    except StopIteration as stop:
+        return _Done(stop.value)
+
+
+def run(flow: Generator[Need, Any, T], perform: Callable[[Need], Any]) -> T:
+    """Run a flow to its end, performing each need with ``perform(need)`` in this thread."""
+    step = _advance(flow, None, None)
+    while not isinstance(step, _Done):
+        try:
+            result, error = perform(step), None
+        except Exception as exc:
+            result, error = None, exc
+        step = _advance(flow, result, error)
+    return step.outcome
+
+
+async def arun(flow: Generator[Need, Any, T], perform: Callable[[Need], Awaitable[Any]]) -> T:
+    """:func:`run` for adapters that await their reads."""
+    step = _advance(flow, None, None)
+    while not isinstance(step, _Done):
+        try:
+            result, error = await perform(step), None
+        except Exception as exc:
+            result, error = None, exc
+        step = _advance(flow, result, error)
+    return step.outcome
+
+
+class Transfer:
+    """One ``urlset`` on its way out.
+
+    The status line goes out only with the first chunk: until then a failure is
+    still a clean 503 (or a 500 for a document past the protocol's limits);
+    after it, the transfer must be cut short so that no client takes a
+    truncated sitemap for a whole one. The generation slot is held until
+    :meth:`close`.
+    """
+
+    def __init__(self, sitemap: Sitemap, plan: Plan, slot: Slot, spool: bool = False) -> None:
+        self.sitemap = sitemap
+        self.plan = plan
+        self.body: Body = sitemap.body(plan)
+        self.started = False
+        self._slot = slot
+        # Kept in memory up to a few chunks, on disk beyond: memory stays flat. It lives as
+        # long as the transfer, so close() closes it rather than a with block.
+        self._spool: IO[bytes] | None = (
+            SpooledTemporaryFile(max_size=4 * sitemap.settings.chunk_bytes)  # noqa: SIM115
+            if spool
+            else None
+        )
+
+    @property
+    def parts(self) -> tuple[Part, ...]:
+        return self.plan.parts
+
+    @property
+    def path(self) -> str:
+        """The path of the document on its way out (as logs name it)."""
+        target = self.plan.target
+        return self.sitemap.settings.path if target is None else self.sitemap.path_of(target)
+
+    @property
+    def batch_size(self) -> int:
+        return self.sitemap.settings.batch_size
+
+    def feed(self, source: str, batch: Batch) -> bytes:
+        """A chunk once enough is gathered, else ``b""`` (see :class:`~.documents.Body`).
+
+        For an HTTP/1.0 client every chunk is spooled instead: without chunked
+        transfer coding the end of a body is the end of the connection, so a cut
+        transfer would look complete. It gets the whole document with a
+        ``Content-Length`` once it is generated, or a 503.
+        """
+        chunk = self.body.feed(source, batch)
+        if self._spool is not None and chunk:
+            self._spool.write(chunk)
+            return b""
+        return chunk
+
+    def defer_gzip(self) -> Callable[[bytes], bytes] | None:
+        """:meth:`.documents.Body.defer_gzip`: the chunks :meth:`feed` returns come
+        uncompressed, for the caller to compress with the function returned, in order. None
+        when the body is not gzip-coded, or is spooled (the spool takes its coded bytes)."""
+        return None if self._spool is not None else self.body.defer_gzip()
+
+    def start(self) -> Response | None:
+        """The status line and headers, the first time a chunk is about to go."""
+        if self.started:
+            return None
+        self.started = True
+        if self._spool is not None:
+            length = ("content-length", str(self._spool.tell()))
+            return self.plan.response(extra=[length])
+        return self.plan.response()
+
+    def finish(self) -> Iterator[bytes] | Response:
+        """The last chunks (for a spooled document: all of it), or a 404 when every row was
+        rejected (an empty urlset is invalid)."""
+        self.sitemap.failures.succeeded(self.path, _names(self.parts))  # every row was read
+        if self.body.urls == 0 and not self.started:
+            return self.sitemap.not_found()
+        last = self.body.close()
+        if self._spool is None:
+            return iter((last,))
+        self._spool.write(last)
+        return self._read_spool()
+
+    def _read_spool(self) -> Iterator[bytes]:
+        assert self._spool is not None
+        self._spool.seek(0)
+        while chunk := self._spool.read(self.sitemap.settings.chunk_bytes):
+            yield chunk
+
+    def failed(self, error: Exception) -> Response:
+        """What a failure means: a response while nothing is sent; re-raised after that."""
+        if isinstance(error, LimitExceeded) and not self.started:
+            return self.sitemap.too_large(error, self.path)
+        if self.started:
+            self.sitemap.failures.failed(
+                f"sitemap {self.path}: aborting the transfer", error, _names(self.parts)
+            )
+            raise error
+        self.sitemap.failures.failed(
+            f"sitemap {self.path}: a source failed before the first byte", error, _names(self.parts)
+        )
+        return self.sitemap.unavailable()
+
+    def close(self) -> None:
+        self._slot.release()
+        if self._spool is not None:
+            self._spool.close()

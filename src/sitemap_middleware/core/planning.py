@@ -1,0 +1,185 @@
+"""The answer to a GET or HEAD of a document, from its parts' summaries and the clock:
+its status (200, 304, 412, or 404 for nothing to list), validators and headers.
+
+The entity tag and ``Last-Modified`` come from the data and the settings only
+(see :mod:`.validators`), so every replica plans the same answer; the
+conditional decision is :func:`.http.evaluate_preconditions`'.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from ..output import html
+from ..output.extensions import NEWS_WINDOW
+from ..settings import Settings
+from ..sources.base import AnySource
+from .exchange import Part, Plan, Request, Response
+from .hosts import View
+from .http import accepts_gzip, evaluate_preconditions, format_http_date
+from .responses import not_found
+from .routing import Target
+from .validators import DATE_LAG, Summary, last_modified, make_etag
+
+_GZ, _GZIP, _IDENTITY = "gz", "gzip", "identity"
+"""A document's representations: a ``.gz`` file, gzip content coding, or plain."""
+
+
+class Planner:
+    """Plans the answers of one sitemap's documents."""
+
+    def __init__(
+        self, settings: Settings, sources: Sequence[AnySource], widths: Mapping[str, int]
+    ) -> None:
+        self._settings = settings
+        self._sources = sources
+        self._widths = widths
+        # Tags already made, by what they are made of: a revalidation of an unchanged
+        # document (the common request) then hashes nothing.
+        self._tags: dict[tuple[Any, ...], str] = {}
+
+    def is_index(self, target: Target, summaries: Sequence[Summary]) -> bool:
+        """The root is an index unless it is one source that fits on one page (index="auto")."""
+        if target.source is not None:
+            return False
+        if self._settings.index == "always" or len(self._sources) > 1:
+            return True
+        count = summaries[0].count
+        return count is None or count > self._widths[self._sources[0].name]
+
+    def respond(
+        self,
+        request: Request,
+        target: Target,
+        parts: Sequence[Part],
+        summaries: Sequence[Summary],
+        now: datetime,
+        view: View,
+    ) -> Response | Plan:
+        """The answer to a GET or HEAD of a target, given its parts' summaries and the clock:
+        complete (404, 304, 412), or the plan of a 200."""
+        if all(summary.count == 0 for summary in summaries):
+            # An empty urlset or sitemapindex fails the XSD: there is nothing to list.
+            return not_found()
+        index = self.is_index(target, summaries)
+        coding = self._representation(request, target)
+        news_cutoff, tick = self._news(parts, now)
+        etag = self._etag(view, target, index, parts, summaries, tick, coding)
+        newest = [summary.newest for summary in summaries]
+        # The server writes the Date (see validators.DATE_LAG): the clock caps Last-Modified
+        # below any Date it can write for this request (RFC 9110 §8.8.2.1).
+        modified = last_modified(newest if tick is None else [*newest, tick], now)
+        headers = self._headers(etag, modified, coding)
+        status = evaluate_preconditions(request.method, dict(request.headers), etag, modified)
+        if status in (304, 412):
+            return Response(status, headers)
+        return Plan(
+            200,
+            self._with_content_headers(headers, target, coding),
+            stream=request.method == "GET",
+            sitemapindex=index,
+            parts=tuple(parts),
+            gzip=coding != _IDENTITY,
+            view=view,
+            html=target.html,
+            target=target,
+            news_cutoff=news_cutoff,
+            horizons=tuple(summary.horizon for summary in summaries),
+        )
+
+    def _representation(self, request: Request, target: Target) -> str:
+        """A ``.gz`` file, or the content coding the client accepts and the settings allow."""
+        if target.gz:
+            return _GZ
+        accepted = accepts_gzip(request.headers.get("accept-encoding"))
+        return _GZIP if self._settings.gzip and accepted else _IDENTITY
+
+    def _news(
+        self, parts: Sequence[Part], now: datetime
+    ) -> tuple[datetime | None, datetime | None]:
+        """For documents with news: (the cutoff of news still news, the clock's tick)."""
+        if not any(source.shape.news for source, _ in parts):
+            return None, None
+        # News older than two days lose their news:news: the document changes with the
+        # clock, a tick at a time, and its validators say so.
+        # Ticks start DATE_LAG late, so that no tick is newer than the Last-Modified cap.
+        tick = self._settings.news_tick
+        moment = datetime.fromtimestamp((now - DATE_LAG).timestamp() // tick * tick, UTC)
+        return moment - NEWS_WINDOW, moment
+
+    def _etag(
+        self,
+        view: View,
+        target: Target,
+        index: bool,
+        parts: Sequence[Part],
+        summaries: Sequence[Summary],
+        tick: datetime | None,
+        coding: str,
+    ) -> str:
+        # Each representation has its own tag (RFC 9110 §8.8.3.3).
+        representation = coding + "+html" if target.html else coding
+        key = (
+            view.fingerprint,
+            target,
+            index,
+            tick,
+            representation,
+            *[
+                (source.name, source.fingerprint(), keys, summary.token)
+                for (source, keys), summary in zip(parts, summaries, strict=True)
+            ],
+        )
+        tag = self._tags.get(key)
+        if tag is None:
+            tag = _make_tag(key)
+            if len(self._tags) >= _TAGS_KEPT:
+                self._tags.clear()  # tokens moved on: the old tags are of no more use
+            self._tags[key] = tag
+        return tag
+
+    def _headers(self, etag: str, modified: datetime | None, coding: str) -> list[tuple[str, str]]:
+        """The headers of a 200 and of a 304 alike: validators and caching (no ``Date``: the
+        server's, see :data:`.validators.DATE_LAG`)."""
+        settings = self._settings
+        headers = [("etag", etag)]
+        if modified is not None:
+            headers.append(("last-modified", format_http_date(modified)))
+        if settings.cache_control is not None:
+            headers.append(("cache-control", settings.cache_control))
+        if settings.gzip and coding != _GZ:
+            headers.append(("vary", "Accept-Encoding"))
+        if settings.x_robots_tag is not None:
+            headers.append(("x-robots-tag", settings.x_robots_tag))
+        return headers
+
+    def _with_content_headers(
+        self, headers: list[tuple[str, str]], target: Target, coding: str
+    ) -> list[tuple[str, str]]:
+        """A 200's headers: what the body is, then the validators and caching."""
+        if coding == _GZ:
+            content = [("content-type", "application/gzip")]
+        else:
+            content_type = html.CONTENT_TYPE if target.html else self._settings.content_type
+            content = [("content-type", content_type)]
+            if coding == _GZIP:
+                content.append(("content-encoding", "gzip"))
+        tail = [("content-security-policy", html.CONTENT_SECURITY_POLICY)] if target.html else []
+        return [*content, *headers, *tail]
+
+
+_TAGS_KEPT = 4096
+"""Entity tags a planner remembers (each some 200 bytes), at most."""
+
+
+def _make_tag(key: tuple[Any, ...]) -> str:
+    """The entity tag of what :meth:`Planner._etag` keys it by."""
+    fingerprint, target, index, tick, representation, *parts = key
+    tag_parts = [fingerprint, repr(target), "index" if index else "urlset"]
+    for name, source_fingerprint, keys, token in parts:
+        tag_parts += (name, source_fingerprint, repr(keys), token)
+    if tick is not None:
+        tag_parts.append(f"news:{tick.isoformat()}")
+    return make_etag([*tag_parts, representation])

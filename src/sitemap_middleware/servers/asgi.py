@@ -1,0 +1,207 @@
+"""Pure ASGI adapter: translates between ASGI messages and the core.
+
+It decides nothing itself. It routes, runs the flow with its reads
+(:mod:`.async_reads`), and turns the events of the answer (:mod:`.events`) into
+``http.response.start`` and ``http.response.body`` messages, watching for the
+client's disconnect; an aborted transfer raises, so the server cuts the
+response short (no final empty chunk) and no client takes a truncated sitemap
+for a whole one. With ``mode="fallback"`` it sits between the server and the
+application's own messages; ``/robots.txt`` is :mod:`.asgi_robots`'s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from typing import Unpack
+
+import anyio
+
+from ..core.handler import SitemapAborted, Transfer, answer, arun
+from ..core.routing import Target
+from ..core.sending import Chunk, End, Event, Start, adrive, response_events, transfer_events
+from ..core.sitemap import Request, Response, Sitemap
+from ..output.entry import BadRowStats
+from ..settings import Options, make_settings
+from .asgi_robots import robots_txt
+from .async_effects import AsyncReads, TransferChunks
+from .types import ASGIApp, Message, Receive, Scope, Send
+
+
+def route_path(scope: Scope) -> str:
+    """The path below the mount point, as Starlette's routing computes it."""
+    path: str = scope["path"]
+    root_path: str = scope.get("root_path", "")
+    if root_path and (path == root_path or path.startswith(root_path + "/")):
+        return path[len(root_path) :]
+    return path
+
+
+def request_from(scope: Scope) -> Request:
+    headers: dict[str, list[str]] = {}
+    for name, value in scope.get("headers", ()):
+        headers.setdefault(name.decode("latin-1").lower(), []).append(value.decode("latin-1"))
+    return Request(scope["method"], headers, str(scope.get("http_version", "1.1")))
+
+
+async def _not_found_app(scope: Scope, receive: Receive, send: Send) -> None:
+    if scope["type"] == "lifespan":
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+    if scope["type"] != "http":
+        return
+    await send({"type": "http.response.start", "status": 404, "headers": []})
+    await send({"type": "http.response.body", "body": b""})
+
+
+class SitemapMiddleware:
+    """Serves the sitemap in front of any ASGI application.
+
+    ``mode="intercept"`` (default): requests for ``path`` never reach the app.
+    ``mode="fallback"``: the app answers first; only its 404 is replaced by the
+    sitemap (its 404 body is dropped unread), so a real ``sitemap.xml`` wins.
+    """
+
+    def __init__(self, app: ASGIApp, /, *, sources: object, **settings: Unpack[Options]) -> None:
+        """``settings`` are the fields of :class:`~sitemap_middleware.Settings`."""
+        self.app = app
+        self.sitemap = Sitemap(sources, make_settings(settings))
+        self._reads = AsyncReads()
+
+    @property
+    def stats(self) -> dict[str, BadRowStats]:
+        """Bad rows per source, counted since start."""
+        return self.sitemap.stats
+
+    async def recount(self) -> None:
+        """Read the pages of every source kept current whole, now (see ``freshness``): after
+        a bulk delete, say, rather than waiting for the next recount."""
+        for live in self.sitemap.live.values():
+            while not live.claim_recount():  # noqa: ASYNC110 (a refresh may run in a thread)
+                await asyncio.sleep(0.01)
+            await arun(self.sitemap.keep_current(live), self._reads.perform)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            if scope["type"] == "lifespan" and self.sitemap.settings.indexnow_every is not None:
+                from ..contrib.indexnow.background import with_indexnow
+
+                return await with_indexnow(self.sitemap, self.app, scope, receive, send)
+            return await self.app(scope, receive, send)
+        path = route_path(scope)
+        target = self.sitemap.route(path)
+        if target is None:
+            if self.sitemap.wants_robots(path, scope["method"]):
+                request = request_from(scope)
+                return await robots_txt(
+                    self.sitemap,
+                    self.app,
+                    request,
+                    (scope, receive, send),
+                    lambda outcome: _send(send, outcome, request.method),
+                )
+            return await self.app(scope, receive, send)
+        if self.sitemap.settings.mode == "fallback":
+            return await self._fallback(target, scope, receive, send)
+        await self.serve(target, scope, receive, send)
+
+    async def _fallback(self, target: Target, scope: Scope, receive: Receive, send: Send) -> None:
+        swallowed = False
+
+        async def send_unless_404(message: Message) -> None:
+            nonlocal swallowed
+            if message["type"] == "http.response.start" and message["status"] == 404:
+                swallowed = True
+                return
+            if not swallowed:
+                await send(message)
+
+        await self.app(scope, receive, send_unless_404)
+        if swallowed:
+            await self.serve(target, scope, receive, send)
+
+    async def serve(self, target: Target, scope: Scope, receive: Receive, send: Send) -> None:
+        """Answer a request for one of the sitemap's documents."""
+        request = request_from(scope)
+        flow = answer(self.sitemap, request, target, datetime.now(UTC))
+        outcome = await arun(flow, self._reads.perform)
+        if isinstance(outcome, Response):
+            return await _send(send, outcome, request.method)
+        try:
+            await self._stream(target, outcome, receive, send)
+        finally:
+            outcome.close()
+
+    async def _stream(
+        self, target: Target, transfer: Transfer, receive: Receive, send: Send
+    ) -> None:
+        failure: BaseException | None = None
+
+        async with anyio.create_task_group() as group:
+
+            async def watch_disconnect() -> None:
+                while True:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        group.cancel_scope.cancel()
+                        return
+
+            group.start_soon(watch_disconnect)
+            try:
+                await _produce(transfer, send)
+            except Exception as exc:
+                failure = exc
+            group.cancel_scope.cancel()
+        if isinstance(failure, SitemapAborted):
+            raise failure
+        if failure is not None:  # sending failed
+            raise SitemapAborted(
+                f"sitemap {transfer.path}: transfer aborted after the response started"
+            ) from failure
+
+
+async def _produce(transfer: Transfer, send: Send) -> None:
+    """Send a urlset; raises (:class:`SitemapAborted`) only once the response has started."""
+    parts = TransferChunks(transfer)
+    try:
+        async for event in adrive(transfer_events(transfer), parts.next):
+            await _emit(send, event)
+    finally:
+        await parts.aclose()
+
+
+async def _emit(send: Send, event: Event) -> None:
+    """An event as ASGI messages."""
+    if isinstance(event, Start):
+        await send(_start(event.response))
+    elif isinstance(event, Chunk):
+        await send({"type": "http.response.body", "body": event.data, "more_body": True})
+    elif isinstance(event, End):
+        await send({"type": "http.response.body", "body": event.data, "more_body": False})
+    else:
+        raise event.error
+
+
+def _start(response: Response) -> Message:
+    return {
+        "type": "http.response.start",
+        "status": response.status,
+        "headers": [(k.encode("latin-1"), v.encode("latin-1")) for k, v in response.headers],
+    }
+
+
+async def _send(send: Send, response: Response, method: str) -> None:
+    for event in response_events(response, method):
+        await _emit(send, event)
+
+
+class SitemapApp(SitemapMiddleware):
+    """The sitemap as a standalone ASGI app (404 for every other path), for ``Mount``."""
+
+    def __init__(self, *, sources: object, **settings: Unpack[Options]) -> None:
+        super().__init__(_not_found_app, sources=sources, **settings)
