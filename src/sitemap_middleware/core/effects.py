@@ -1,7 +1,7 @@
 """What answering a request (or keeping pages current) needs read from the sources.
 
-The flow (``core/handler.py``) and the pages kept current (``state/current_pages.py``) are generators
-that yield these; an adapter performs each one (sync sources in a worker thread under
+The flow (``core/handler.py``) and the pages kept current (``state/current_pages.py``) are
+generators that yield these; an adapter performs each one (sync sources in a worker thread under
 ASGI, async ones awaited) and sends the result back.
 """
 

@@ -1,6 +1,6 @@
 """The project's sitemap as the command line drives it: Django's own handlers, with the
 middleware ``settings.MIDDLEWARE`` lists, or around them the one ``SITEMAP_MIDDLEWARE``
-describes when the project wraps ``servers/wsgi.py``/``servers/asgi.py`` instead (same settings, same bytes).
+describes when the project wraps ``wsgi.py``/``asgi.py`` instead (same settings, same bytes).
 """
 
 from __future__ import annotations
