@@ -245,13 +245,20 @@ ADAPTERS = ("asgi", "wsgi", "django-wsgi", "django-asgi")
 
 @pytest.fixture(params=ADAPTERS)
 def make_app(request: pytest.FixtureRequest) -> Iterator[Callable[..., Any]]:
-    """``make_app(sources=..., base_url=..., ...)``: a standalone app, once per adapter."""
+    """``make_app(sources=..., base_url=..., ...)``: a standalone app, once per adapter.
+
+    Its freshness intervals are counted on a clock that stands still (``clock=``: another
+    :class:`tests.clock.Clock`, or ``"real"``): a job a test does not start never runs
+    because a loaded machine made the test slow. A test of time advances the clock."""
+    from .clock import Clock, drive
     from .driver import sitemap_app  # driver imports this module
 
     made: list[Any] = []
 
-    def make(**settings: Any) -> Any:
+    def make(*, clock: Clock | str | None = None, **settings: Any) -> Any:
         made.append(sitemap_app(request.param, **settings))
+        if clock != "real":
+            drive(made[-1], clock if isinstance(clock, Clock) else Clock())
         return made[-1]
 
     yield make
