@@ -9,7 +9,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_ROLE = re.compile(r":(?:py:)?(?:class|meth|func|attr|mod|exc|data|obj|const):<code>(~?)([^<]+)</code>")
+_ROLE = re.compile(
+    r":(?:py:)?(?:class|meth|func|attr|mod|exc|data|obj|const):<code>(~?)([^<]+)</code>"
+)
 
 
 def _name(match: re.Match[str]) -> str:
