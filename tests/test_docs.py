@@ -2,9 +2,9 @@
 
 Collected: every ``*.md`` at the repository's root and under ``docs/`` (its subfolders
 included), so a block added later is run without touching this file. Each fenced block is
-a test, named ``FILE:LINE``. The blocks of one file run in order, in one namespace and one temporary
-working directory (a later block may use an earlier one's names, as a reader would);
-running one of them alone runs those before it first.
+a test, named ``FILE:LINE``. The blocks of one file run in order, in one namespace and one
+temporary working directory (a later block may use an earlier one's names, as a reader
+would); running one of them alone runs those before it first.
 
 How a block is run, by its language:
 
