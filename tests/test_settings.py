@@ -1,5 +1,5 @@
 """Settings (``settings.py``): validated once; every error names the setting; the defaults are
-the README's."""
+those of the settings page (docs/settings.md)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from sitemap_middleware.core.sitemap import Sitemap
 from sitemap_middleware.settings import make_settings
 
 BASE = "https://example.com/"
-README = Path(__file__).resolve().parents[1] / "README.md"
+SETTINGS_PAGE = Path(__file__).resolve().parents[1] / "docs" / "settings.md"
 
 
 def sitemap(**settings: object) -> Sitemap:
@@ -141,8 +141,8 @@ def test_allowed_hosts_are_canonical_and_start_with_the_base_urls() -> None:
 
 
 def documented_defaults() -> dict[str, str]:
-    """``option -> default`` from the README's table of options."""
-    text = README.read_text(encoding="utf-8")
+    """``option -> default`` from the table of options of the settings page."""
+    text = SETTINGS_PAGE.read_text(encoding="utf-8")
     table = text[text.index("## Options") :]
     table = table[: table.index("\n## ", 1)]
     return dict(re.findall(r"^\| `(\w+)` \| ([^|]+) \|", table, re.MULTILINE))
@@ -158,7 +158,7 @@ def documented(cell: str) -> Any:
         return value  # an unquoted string: /sitemap.xml, no-cache
 
 
-def test_the_defaults_are_the_readmes() -> None:
+def test_the_defaults_are_the_documented_ones() -> None:
     defaults = documented_defaults()
     assert defaults.pop("sources") == defaults.pop("base_url") == "required"
     settings = make_settings({"base_url": BASE})
