@@ -41,7 +41,7 @@ from ..core.spec import (
     XHTML_NS,
 )
 from .findings import Findings
-from .values import lastmod_problems, loc_problems
+from .values import lastmod_problems, loc_problems, w3c_moment
 
 # The element of each namespace that stands directly in a url.
 IN_URL = {XHTML_NS: "link", IMAGE_NS: "image", VIDEO_NS: "video", NEWS_NS: "news"}
@@ -230,12 +230,12 @@ class ExtensionRules:
                 self._old_news(published, loc)
 
     def _old_news(self, published: str, loc: str) -> None:
-        try:
-            moment = datetime.fromisoformat(published.strip())
-        except ValueError:
+        moment = w3c_moment(published)
+        if moment is None:
             return
-        if moment.tzinfo is None:  # a date: its end, wherever that is latest
-            moment = moment.replace(tzinfo=self.now.tzinfo) + timedelta(days=1, hours=12)
+        if not isinstance(moment, datetime):  # a date: its end, wherever that is latest
+            start = datetime(moment.year, moment.month, moment.day, tzinfo=self.now.tzinfo)
+            moment = start + timedelta(days=1, hours=12)
         # An hour's allowance: a server drops old news at its own clock's ticks.
         if moment < self.now - NEWS_WINDOW - timedelta(hours=1):
             self.findings.add(

@@ -5,7 +5,8 @@ Pure functions, no I/O. The ``xsd_*`` predicates mirror what the official
 XSDs accept (``xsd:anyURI`` length, ``xsd:date | xsd:dateTime``, the
 ``changefreq`` enumeration, ``xsd:decimal`` in 0.0-1.0), as libxml2 checks
 them; the other rules are the protocol's own, which no schema can express
-(absolute, percent-encoded locs under 2,048 characters; W3C Datetime).
+(absolute, percent-encoded locs under 2,048 characters; W3C Datetime, read by
+:func:`sitemap_middleware.core.dates.parse_w3c` as the writer reads it).
 """
 
 from __future__ import annotations
@@ -13,18 +14,19 @@ from __future__ import annotations
 import calendar
 import functools
 import re
-from datetime import UTC, date, datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal, InvalidOperation
 from urllib.parse import urlsplit
 
+from ..core.dates import LastmodError, later_than, parse_w3c
 from ..core.spec import (
     CHANGEFREQS,
     MAX_LOC_LENGTH,
     MAX_PRIORITY,
     MIN_LOC_LENGTH,
     MIN_PRIORITY,
-    W3C_DATETIME,
     XSD_MAX_LOC_LENGTH,
+    XSD_MAX_OFFSET,
 )
 
 # XSD whitespace "collapse" applies to anyURI, date, dateTime and decimal.
@@ -36,9 +38,6 @@ _XSD_DATE = re.compile(rf"({_XSD_YEAR})-(\d\d)-(\d\d){_XSD_TZ}", re.ASCII)
 _XSD_DATETIME = re.compile(
     rf"({_XSD_YEAR})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.\d+)?{_XSD_TZ}", re.ASCII
 )
-_CANONICAL_LASTMOD = re.compile(
-    r"[0-9]{4}-[0-9]{2}-[0-9]{2}(?:T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:Z|[+-][01][0-9]:[0-5][0-9]))?"
-)
 _DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)", re.ASCII)
 # RFC 3986 characters; anything else in a loc must be percent-encoded.
 _URI_CHARS = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]*")
@@ -49,6 +48,11 @@ _PLAIN_LOC = re.compile(
     r"(?:%[0-9A-Fa-f]{2}[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]*)*"
 )
 _DAYS_IN_MONTH = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+# A minute of tolerance for clock skew between the site and this machine.
+CLOCK_SKEW = timedelta(minutes=1)
+# A date is "today" somewhere once it has begun at the easternmost offset the XSD allows:
+# future only when no zone has reached it yet.
+EARLIEST_DAY = timezone(XSD_MAX_OFFSET)
 
 
 def collapse(value: str) -> str:
@@ -67,8 +71,7 @@ def _valid_day(year: int, month: int, day: int) -> bool:
 def _valid_tz(hours: str | None, minutes: str | None) -> bool:
     if hours is None or minutes is None:
         return True
-    h, m = int(hours), int(minutes)
-    return m <= 59 and (h < 14 or (h == 14 and m == 0))
+    return int(minutes) <= 59 and timedelta(hours=int(hours), minutes=int(minutes)) <= XSD_MAX_OFFSET
 
 
 def xsd_lastmod(value: str) -> bool:
@@ -85,53 +88,26 @@ def xsd_lastmod(value: str) -> bool:
     return False
 
 
-def w3c_datetime(value: str) -> datetime | date | None:
-    """The moment a W3C Datetime (https://www.w3.org/TR/NOTE-datetime) names, or None.
-
-    Year-only and year-month forms give the first day; the value is None when
-    ``value`` is not one of the six W3C forms or names no real date or time.
-    """
-    m = W3C_DATETIME.fullmatch(value.strip(" \t\n\r"))
-    if m is None:
-        return None
-    year, month, day, hh, mm, ss, tzd = m.groups()
+def w3c_moment(value: str) -> datetime | date | None:
+    """The moment a W3C Datetime names (year-only and year-month forms: their first day),
+    or None when ``value`` is not W3C Datetime."""
     try:
-        if hh is None:
-            return date(int(year), int(month or 1), int(day or 1))
-        if tzd == "Z":
-            tz = UTC
-        else:
-            assert tzd is not None
-            offset = timedelta(hours=int(tzd[1:3]), minutes=int(tzd[4:6]))
-            if offset > timedelta(hours=14):
-                return None
-            tz = timezone(-offset if tzd[0] == "-" else offset)
-        return datetime(int(year), int(month), int(day), int(hh), int(mm), int(ss or 0), tzinfo=tz)
-    except ValueError:
+        return parse_w3c(value, None, partial=True)
+    except LastmodError:
         return None
 
 
 @functools.lru_cache(maxsize=65_536)
 def _lastmod(value: str) -> tuple[bool, datetime | date | None]:
     """Whether the XSD accepts it, and the W3C moment (sitemaps repeat their dates a lot)."""
-    if _CANONICAL_LASTMOD.fullmatch(value):
-        # The forms both definitions share; the C parser checks the ranges.
-        try:
-            moment = datetime.fromisoformat(value) if "T" in value else date.fromisoformat(value)
-        except ValueError:
-            pass
-        else:
-            offset = moment.utcoffset() if isinstance(moment, datetime) else None
-            if offset is None or abs(offset) <= timedelta(hours=14):
-                return True, moment
-    return xsd_lastmod(value), w3c_datetime(value)
+    return xsd_lastmod(value), w3c_moment(value)
 
 
 def lastmod_problems(value: str, now: datetime) -> list[tuple[str, str]]:
     """(code, message) for a lastmod: XSD-invalid, not W3C Datetime, or in the future."""
     xsd_ok, moment = _lastmod(value)
     if not xsd_ok:
-        if moment is not None:
+        if moment is not None and _xsd_offset(moment):
             return [
                 (
                     "schema.lastmod",
@@ -154,12 +130,16 @@ def lastmod_problems(value: str, now: datetime) -> list[tuple[str, str]]:
     return []
 
 
+def _xsd_offset(moment: datetime | date) -> bool:
+    """Whether the zone is one the XSD takes (W3C Datetime's run past 14 hours)."""
+    offset = moment.utcoffset() if isinstance(moment, datetime) else None
+    return offset is None or abs(offset) <= XSD_MAX_OFFSET
+
+
 def is_future(moment: datetime | date, now: datetime) -> bool:
-    if isinstance(moment, datetime):
-        # A minute of tolerance for clock skew between the site and this machine.
-        return moment > now + timedelta(minutes=1)
-    # A date is "today" somewhere until UTC-12 ends it: future only once no zone has reached it.
-    return datetime(moment.year, moment.month, moment.day, tzinfo=UTC) > now + timedelta(hours=14)
+    """The rule the writer applies to its own lastmods, with a reader's allowances: the
+    clock skew, and a date counted from its start east of UTC."""
+    return later_than(moment, now + CLOCK_SKEW, EARLIEST_DAY)
 
 
 def changefreq_problem(value: str) -> str | None:
@@ -177,7 +157,7 @@ def priority_problem(value: str) -> str | None:
     except InvalidOperation:  # pragma: no cover - the pattern admits only decimals
         return "priority must be a plain decimal such as 0.5"
     if not Decimal(MIN_PRIORITY) <= number <= Decimal(MAX_PRIORITY):
-        return "priority must lie between 0.0 and 1.0"
+        return f"priority must lie between {MIN_PRIORITY} and {MAX_PRIORITY}"
     return None
 
 
@@ -196,7 +176,9 @@ def loc_problems(value: str) -> list[tuple[str, str]]:
         )
     elif length > MAX_LOC_LENGTH:
         code = "schema.loc" if length > XSD_MAX_LOC_LENGTH else "loc.length"
-        problems.append((code, "loc is 2,048 characters or longer; it must be shorter"))
+        problems.append(
+            (code, f"loc is {MAX_LOC_LENGTH + 1:,} characters or longer; it must be shorter")
+        )
     try:
         parts = urlsplit(text)
         absolute = parts.scheme.lower() in ("http", "https") and bool(parts.hostname)

@@ -36,6 +36,15 @@ MAX_LOC_LENGTH = 2_047
 XSD_MAX_LOC_LENGTH = 2_048
 """The XSD's ``maxLength`` of ``loc``: one more than the protocol allows."""
 
+URL_FIELDS = ("loc", "lastmod", "changefreq", "priority")
+"""The children of ``url`` in the XSD's sequence (``loc`` required), before any extension."""
+SITEMAP_FIELDS = ("loc", "lastmod")
+"""The children of an index's ``sitemap``, in the XSD's sequence (``loc`` required)."""
+ENTRIES: Mapping[str, tuple[str, tuple[str, ...]]] = MappingProxyType(
+    {"urlset": ("url", URL_FIELDS), "sitemapindex": ("sitemap", SITEMAP_FIELDS)}
+)
+"""Each root element: the entry element it repeats (at least once) and that entry's fields."""
+
 CHANGEFREQS = ("always", "hourly", "daily", "weekly", "monthly", "yearly", "never")
 """The ``changefreq`` values, in the XSD's order."""
 MIN_PRIORITY = 0.0
@@ -50,6 +59,8 @@ W3C_DATETIME = re.compile(_W3C_FORM.format(zone=_W3C_ZONE), re.ASCII)
 """A W3C Datetime. Groups: year, month, day, hour, minute, second, zone."""
 W3C_DATETIME_ZONE_OPTIONAL = re.compile(_W3C_FORM.format(zone=_W3C_ZONE + "?"), re.ASCII)
 """A W3C Datetime or one whose time has no zone (a source's naive time): groups as above."""
+XSD_MAX_OFFSET = timedelta(hours=14)
+"""``xsd:dateTime`` takes zones from -14:00 to +14:00 (W3C Datetime's run to 23:59)."""
 
 # Google's extensions
 
