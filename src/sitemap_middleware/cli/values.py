@@ -71,7 +71,8 @@ def _valid_day(year: int, month: int, day: int) -> bool:
 def _valid_tz(hours: str | None, minutes: str | None) -> bool:
     if hours is None or minutes is None:
         return True
-    return int(minutes) <= 59 and timedelta(hours=int(hours), minutes=int(minutes)) <= XSD_MAX_OFFSET
+    offset = timedelta(hours=int(hours), minutes=int(minutes))
+    return int(minutes) <= 59 and offset <= XSD_MAX_OFFSET
 
 
 def xsd_lastmod(value: str) -> bool:
