@@ -32,14 +32,13 @@ from datetime import UTC, date, datetime, timedelta
 from ..core.http import parse_http_date
 from ..core.spec import W3C_DATETIME
 from .audit_sample import Listed
-from .values import is_future, w3c_moment
+from .values import day_ends_last, is_future, w3c_moment
 
 PASS, WARN, FAIL, UNKNOWN = "pass", "warn", "fail", "n/a"
 STAMP_SHARE = 0.5
 STAMP_MIN = 10
 MAX_EXAMPLES = 5
 _ORIGIN = datetime(1, 1, 1, tzinfo=UTC)
-_DAY_ENDS = timedelta(days=1, hours=12)
 
 
 @dataclass
@@ -228,11 +227,10 @@ def _changed_after(modified: datetime, value: str, moment: datetime | date) -> b
     """Whether ``modified`` is past the last instant a lastmod can mean: its second, its
     minute, or its day wherever on Earth that day ends last (UTC-12). Compared without
     moving the lastmod, which near year 9999 has no later instant."""
-    if isinstance(moment, datetime):
-        form = W3C_DATETIME.fullmatch(value.strip(" \t\n\r"))
-        span = timedelta(seconds=1 if form is not None and form.group(6) else 60)
-    else:
-        moment, span = datetime(moment.year, moment.month, moment.day, tzinfo=UTC), _DAY_ENDS
+    if not isinstance(moment, datetime):
+        return moment < date.max and modified > day_ends_last(moment)
+    form = W3C_DATETIME.fullmatch(value.strip(" \t\n\r"))
+    span = timedelta(seconds=1 if form is not None and form.group(6) else 60)
     try:
         return modified - span > moment
     except OverflowError:  # a Last-Modified in year 1

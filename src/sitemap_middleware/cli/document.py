@@ -2,7 +2,8 @@
 scope and duplicates; extension elements through :mod:`.extension_rules`.
 
 The structural rules are those of the official ``sitemap.xsd`` and
-``siteindex.xsd``, written out in Python so ``check`` needs no schema files:
+``siteindex.xsd``, read from the declaration the writer follows too
+(:data:`~sitemap_middleware.core.spec.ENTRIES`) so ``check`` needs no schema files:
 the root is ``urlset`` or ``sitemapindex`` in the sitemaps.org namespace and
 holds at least one entry; an entry's children come in the order ``loc``,
 ``lastmod``, ``changefreq``, ``priority`` (index: ``loc``, ``lastmod``), then
@@ -27,6 +28,7 @@ from datetime import datetime
 from lxml import etree
 
 from ..core.spec import (
+    ENTRIES,
     EXTENSION_NAMESPACES,
     IMAGE_NS,
     MAX_CHILDREN,
@@ -54,12 +56,6 @@ def _near_miss_key(namespace: str) -> str:
 # Namespaces crawlers match exactly, by what a misspelling of one keeps (see _near_miss).
 _NEAR_MISS_KEYS = {_near_miss_key(ns): ns for ns in (*KNOWN_EXTENSIONS, SITEMAP_NS)}
 _UNDECLARED = re.compile(r"Namespace prefix (\S+) (?:on|for) .* is not defined")
-
-# Per root element: its entry element and the entry's fields in schema order.
-SHAPES = {
-    "urlset": ("url", ("loc", "lastmod", "changefreq", "priority")),
-    "sitemapindex": ("sitemap", ("loc", "lastmod")),
-}
 
 
 @dataclass
@@ -109,7 +105,7 @@ def inspect(
     if root is None:
         return Document()
     namespace, name = _split(root.tag)
-    if name not in SHAPES:
+    if name not in ENTRIES:
         findings.add(
             "schema.root", "the root element must be <urlset> or <sitemapindex>", f"<{name}>"
         )
@@ -121,7 +117,7 @@ def inspect(
             f"namespace {namespace or '(none)'}",
         )
     document = Document(name, root=root)
-    entry_name, fields = SHAPES[name]
+    entry_name, fields = ENTRIES[name]
     _attributes(root, namespace, findings)
     _text(root, findings)
     rules = ExtensionRules(findings, now) if name == "urlset" else None

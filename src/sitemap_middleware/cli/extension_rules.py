@@ -37,17 +37,17 @@ from ..core.spec import (
     NEWS_LANGUAGE,
     NEWS_NS,
     NEWS_WINDOW,
+    RETIRED_IMAGE_FIELDS,
+    URL_EXTENSION_ELEMENTS,
     VIDEO_NS,
+    VIDEO_PLAYABLE,
+    VIDEO_REQUIRED,
     XHTML_NS,
 )
 from .findings import Findings
-from .values import lastmod_problems, loc_problems, w3c_moment
+from .values import day_ends_last, lastmod_problems, loc_problems, w3c_moment
 
-# The element of each namespace that stands directly in a url.
-IN_URL = {XHTML_NS: "link", IMAGE_NS: "image", VIDEO_NS: "video", NEWS_NS: "news"}
 PREFIXES = {namespace: prefix for prefix, namespace in EXTENSION_NAMESPACES.items()}
-RETIRED_IMAGE_TAGS = ("caption", "geo_location", "title", "license")
-VIDEO_REQUIRED = ("thumbnail_loc", "title", "description")
 
 
 class ExtensionRules:
@@ -66,7 +66,7 @@ class ExtensionRules:
         images = 0
         for element in elements:
             namespace, _, name = str(element.tag)[1:].partition("}")
-            expected = IN_URL.get(namespace)
+            expected = URL_EXTENSION_ELEMENTS.get(namespace)
             if expected is None:
                 continue  # another namespace: reported by the structure rules
             if name != expected:
@@ -169,7 +169,7 @@ class ExtensionRules:
         for value in image_locs:
             for _, message in loc_problems(value):
                 self.findings.add("image.loc", f"image:loc: {message}", f"{value} ({loc})")
-        retired = [name for name in RETIRED_IMAGE_TAGS if name in children]
+        retired = [name for name in RETIRED_IMAGE_FIELDS if name in children]
         if retired:
             self.findings.add(
                 "image.retired",
@@ -180,15 +180,15 @@ class ExtensionRules:
     def _video(self, video: etree._Element, loc: str) -> None:
         children = _children(video, VIDEO_NS)
         missing = [name for name in VIDEO_REQUIRED if not _text_of(children, name)]
-        if "content_loc" not in children and "player_loc" not in children:
-            missing.append("content_loc or player_loc")
+        if not any(name in children for name in VIDEO_PLAYABLE):
+            missing.append(" or ".join(VIDEO_PLAYABLE))
         if missing:
             self.findings.add(
                 "video.required",
                 "video:video needs thumbnail_loc, title, description and content_loc or player_loc",
                 f"missing {', '.join(missing)} ({loc})",
             )
-        for name in ("thumbnail_loc", "content_loc", "player_loc"):
+        for name in (VIDEO_REQUIRED[0], *VIDEO_PLAYABLE):
             for value in children.get(name, []):
                 for _, message in loc_problems(value):
                     self.findings.add("video.loc", f"video:{name}: {message}", f"{value} ({loc})")
@@ -234,8 +234,7 @@ class ExtensionRules:
         if moment is None:
             return
         if not isinstance(moment, datetime):  # a date: its end, wherever that is latest
-            start = datetime(moment.year, moment.month, moment.day, tzinfo=self.now.tzinfo)
-            moment = start + timedelta(days=1, hours=12)
+            moment = day_ends_last(moment)
         # An hour's allowance: a server drops old news at its own clock's ticks.
         if moment < self.now - NEWS_WINDOW - timedelta(hours=1):
             self.findings.add(

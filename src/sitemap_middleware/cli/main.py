@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import urlsplit
 
-from ..core.spec import MAX_BYTES
+from ..core.spec import INDEXNOW_MAX_URLS, MAX_BYTES
 from .argtypes import app_path, not_negative, positive
 from .check_options import add_check_options as add_audit_options
 from .check_options import audit_options
@@ -337,9 +337,9 @@ def _indexnow_parser(commands: Any, formatter: Any) -> None:
     indexnow.add_argument(
         "--max-urls",
         type=positive,
-        default=10_000,
+        default=INDEXNOW_MAX_URLS,
         metavar="N",
-        help="URLs per post (default and most: 10,000)",
+        help=f"URLs per post (default and most: {INDEXNOW_MAX_URLS:,})",
     )
     indexnow.add_argument(
         "--lag",
@@ -479,7 +479,7 @@ def _indexnow(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         dry_run=args.dry_run,
         factory=args.factory,
         app_dir=args.app_dir,
-        max_urls=min(args.max_urls, 10_000),
+        max_urls=min(args.max_urls, INDEXNOW_MAX_URLS),
         lag=max(0.0, args.lag),
     )
     try:

@@ -51,8 +51,9 @@ _DAYS_IN_MONTH = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 # A minute of tolerance for clock skew between the site and this machine.
 CLOCK_SKEW = timedelta(minutes=1)
 # A date is "today" somewhere once it has begun at the easternmost offset the XSD allows:
-# future only when no zone has reached it yet.
+# future only when no zone has reached it yet. It ends last at UTC-12.
 EARLIEST_DAY = timezone(XSD_MAX_OFFSET)
+_LATEST_DAY = timezone(-timedelta(hours=12))
 
 
 def collapse(value: str) -> str:
@@ -135,6 +136,12 @@ def _xsd_offset(moment: datetime | date) -> bool:
     """Whether the zone is one the XSD takes (W3C Datetime's run past 14 hours)."""
     offset = moment.utcoffset() if isinstance(moment, datetime) else None
     return offset is None or abs(offset) <= XSD_MAX_OFFSET
+
+
+def day_ends_last(day: date) -> datetime:
+    """The end of a date wherever on Earth it ends last (UTC-12): past it, no one's
+    ``2024-05-06`` is still today."""
+    return datetime(day.year, day.month, day.day, tzinfo=_LATEST_DAY) + timedelta(days=1)
 
 
 def is_future(moment: datetime | date, now: datetime) -> bool:

@@ -72,6 +72,37 @@ EXTENSION_NAMESPACES: Mapping[str, str] = MappingProxyType(
     {"xhtml": XHTML_NS, "image": IMAGE_NS, "video": VIDEO_NS, "news": NEWS_NS}
 )
 """Each extension's customary prefix and its namespace."""
+URL_EXTENSION_ELEMENTS: Mapping[str, str] = MappingProxyType(
+    {XHTML_NS: "link", IMAGE_NS: "image", VIDEO_NS: "video", NEWS_NS: "news"}
+)
+"""The one element of each extension namespace that stands directly in a ``url``."""
+
+RETIRED_IMAGE_FIELDS = ("caption", "geo_location", "title", "license")
+"""Children of ``image:image`` Google stopped reading in 2022 (only ``image:loc`` is left)."""
+VIDEO_FIELDS = (
+    "thumbnail_loc",
+    "title",
+    "description",
+    "content_loc",
+    "player_loc",
+    "duration",
+    "expiration_date",
+    "rating",
+    "view_count",
+    "publication_date",
+    "tag",
+    "family_friendly",
+    "restriction",
+    "requires_subscription",
+    "uploader",
+    "platform",
+    "live",
+)
+"""The children of ``video:video`` Google documents, in the video XSD's sequence (which
+holds a few more)."""
+VIDEO_REQUIRED = VIDEO_FIELDS[:3]
+"""Required in every ``video:video``, with one of :data:`VIDEO_PLAYABLE`."""
+VIDEO_PLAYABLE = ("content_loc", "player_loc")
 
 MAX_IMAGES = 1_000
 """Google: up to 1,000 ``image:image`` per ``url``."""
