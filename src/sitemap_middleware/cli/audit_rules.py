@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 
 from ..core.http import parse_http_date
-from ..core.spec import W3C_DATETIME
+from ..core.spec import W3C_DATETIME, XML_WHITESPACE
 from .audit_sample import Listed
 from .values import day_ends_last, is_future, w3c_moment
 
@@ -229,7 +229,7 @@ def _changed_after(modified: datetime, value: str, moment: datetime | date) -> b
     moving the lastmod, which near year 9999 has no later instant."""
     if not isinstance(moment, datetime):
         return moment < date.max and modified > day_ends_last(moment)
-    form = W3C_DATETIME.fullmatch(value.strip(" \t\n\r"))
+    form = W3C_DATETIME.fullmatch(value.strip(XML_WHITESPACE))
     span = timedelta(seconds=1 if form is not None and form.group(6) else 60)
     try:
         return modified - span > moment

@@ -34,6 +34,7 @@ from ..core.spec import (
     MAX_CHILDREN,
     MAX_URLS,
     SITEMAP_NS,
+    XML_WHITESPACE,
     XSI_NS,
 )
 from .extension_rules import ExtensionRules
@@ -193,10 +194,10 @@ def _entry(
     priority = values.get("priority")
     if priority is not None and (problem := priority_problem(priority)) is not None:
         findings.add("schema.priority", problem, f"{priority} ({where})")
-    loc = loc.strip(" \t\n\r")
+    loc = loc.strip(XML_WHITESPACE)
     if rules is not None and extensions:
         rules.url(loc, extensions)
-    return loc, lastmod.strip(" \t\n\r") if lastmod is not None else None
+    return loc, lastmod.strip(XML_WHITESPACE) if lastmod is not None else None
 
 
 @functools.cache
@@ -215,7 +216,7 @@ def _plain_entry(
 ) -> tuple[dict[str, str], list[etree._Element]] | None:
     """The values and extension elements of an entry in the common shape (its fields in
     order, then elements of known extension namespaces, nothing else), or None."""
-    if element.attrib or (element.text and element.text.strip(" \t\n\r")):
+    if element.attrib or (element.text and element.text.strip(XML_WHITESPACE)):
         return None
     children = list(element)
     own = f"{{{namespace}}}"
@@ -228,7 +229,7 @@ def _plain_entry(
         return None
     values = {}
     for child in children[:split]:
-        if len(child) or child.attrib or (child.tail and child.tail.strip(" \t\n\r")):
+        if len(child) or child.attrib or (child.tail and child.tail.strip(XML_WHITESPACE)):
             return None
         values[child.tag[len(own) :]] = child.text or ""
     extensions = children[split:]
@@ -237,7 +238,7 @@ def _plain_entry(
         if (
             not isinstance(tag, str)
             or tag[1 : tag.find("}")] not in KNOWN_EXTENSIONS
-            or (child.tail and child.tail.strip(" \t\n\r"))
+            or (child.tail and child.tail.strip(XML_WHITESPACE))
         ):
             return None
     return values, extensions
@@ -351,7 +352,7 @@ def _attributes(element: etree._Element, namespace: str, findings: Findings) -> 
 def _text(element: etree._Element, findings: Findings) -> None:
     """Element-only content: no text between the children (comments may carry tails)."""
     texts = [element.text, *(child.tail for child in element)]
-    if any(text and text.strip(" \t\n\r") for text in texts):
+    if any(text and text.strip(XML_WHITESPACE) for text in texts):
         name = _split(element.tag)[1]
         findings.add("schema.text", "text outside the elements", f"<{name}>")
 

@@ -43,6 +43,7 @@ from ..core.spec import (
     VIDEO_PLAYABLE,
     VIDEO_REQUIRED,
     XHTML_NS,
+    XML_WHITESPACE,
 )
 from .findings import Findings
 from .values import day_ends_last, lastmod_problems, loc_problems, w3c_moment
@@ -147,7 +148,7 @@ class ExtensionRules:
                     f"{hreflang} ({loc})",
                 )
             languages.add(hreflang.lower())
-            href = href.strip(" \t\n\r")
+            href = href.strip(XML_WHITESPACE)
             for _, message in loc_problems(href):
                 self.findings.add("alternates.href", f"href: {message}", f"{href} ({loc})")
             hrefs.add(href)
@@ -251,7 +252,7 @@ def _children(element: etree._Element, namespace: str) -> dict[str, list[str]]:
     for child in element:
         if isinstance(child.tag, str) and child.tag.startswith(f"{{{namespace}}}"):
             name = child.tag[len(namespace) + 2 :]
-            found.setdefault(name, []).append((child.text or "").strip(" \t\n\r"))
+            found.setdefault(name, []).append((child.text or "").strip(XML_WHITESPACE))
     return found
 
 

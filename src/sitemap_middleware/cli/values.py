@@ -25,9 +25,11 @@ from ..core.spec import (
     MAX_PRIORITY,
     MIN_LOC_LENGTH,
     MIN_PRIORITY,
+    XML_WHITESPACE,
     XSD_MAX_LOC_LENGTH,
     XSD_MAX_OFFSET,
 )
+from ..core.urls import LONE_PERCENT
 
 # XSD whitespace "collapse" applies to anyURI, date, dateTime and decimal.
 _XSD_SPACE = re.compile(r"[ \t\n\r]+")
@@ -41,7 +43,6 @@ _XSD_DATETIME = re.compile(
 _DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)", re.ASCII)
 # RFC 3986 characters; anything else in a loc must be percent-encoded.
 _URI_CHARS = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]*")
-_BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
 # The common case, checked in one match: a lowercase http(s) origin and RFC 3986 characters.
 _PLAIN_LOC = re.compile(
     r"https?://[a-z0-9.\-]+(?::[0-9]{1,5})?/[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]*"
@@ -174,7 +175,7 @@ def loc_problems(value: str) -> list[tuple[str, str]]:
     if MIN_LOC_LENGTH <= len(value) <= MAX_LOC_LENGTH and _PLAIN_LOC.fullmatch(value):
         return []
     problems = []
-    text = value.strip(" \t\n\r")
+    text = value.strip(XML_WHITESPACE)
     if text != value:
         problems.append(("loc.whitespace", "loc has whitespace around the URL"))
     length = len(collapse(value))  # what the XSD measures
@@ -194,7 +195,7 @@ def loc_problems(value: str) -> list[tuple[str, str]]:
         absolute = False
     if not absolute:
         problems.append(("loc.absolute", "loc is not an absolute http(s) URL"))
-    if not _URI_CHARS.fullmatch(text) or _BAD_PERCENT.search(text):
+    if not _URI_CHARS.fullmatch(text) or LONE_PERCENT.search(text):
         problems.append(
             (
                 "loc.encoding",

@@ -18,11 +18,8 @@ from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
 
 # A source's string may leave out the zone of a time: it is read in naive_timezone.
 from .spec import W3C_DATETIME_ZONE_OPTIONAL as _W3C
+from .spec import XML_WHITESPACE
 from .spec import XSD_MAX_OFFSET as _MAX_OFFSET
-
-# The whitespace XML collapses around a value (a source's string is trimmed the same way):
-# anything else around a date, a no-break space, a vertical tab, is not W3C Datetime.
-_XML_SPACE = " \t\n\r"
 
 
 class LastmodError(ValueError):
@@ -61,7 +58,9 @@ def parse_w3c(
     * ``partial``: ``YYYY`` and ``YYYY-MM`` (W3C, not ``xsd:date``) give their first
       day; without it they are refused, since writing them would invent a day.
     """
-    m = _W3C.fullmatch(text.strip(_XML_SPACE))
+    # XML's whitespace is trimmed (a source's string too); anything else around a date, a
+    # no-break space, a vertical tab, is not W3C Datetime.
+    m = _W3C.fullmatch(text.strip(XML_WHITESPACE))
     if m is None:
         raise LastmodError(f"lastmod {text[:40]!r} is not a W3C Datetime")
     year, month, day, hour, minute, second, tzd = m.groups()

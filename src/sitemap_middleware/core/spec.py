@@ -15,6 +15,11 @@ from collections.abc import Mapping
 from datetime import timedelta
 from types import MappingProxyType
 
+# XML 1.0
+
+XML_WHITESPACE = " \t\n\r"
+"""XML's whitespace: what the XSDs' whitespace collapse trims around a value."""
+
 # sitemaps.org
 
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
