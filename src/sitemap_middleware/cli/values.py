@@ -1,22 +1,24 @@
 """The value rules of the sitemap schema and protocol: ``loc``, ``lastmod``, ``changefreq``,
 ``priority``.
 
-Pure functions, no I/O. The ``xsd_*`` predicates mirror what the official
-XSDs accept (``xsd:anyURI`` length, ``xsd:date | xsd:dateTime``, the
-``changefreq`` enumeration, ``xsd:decimal`` in 0.0-1.0), as libxml2 checks
-them; the other rules are the protocol's own, which no schema can express
-(absolute, percent-encoded locs under 2,048 characters; W3C Datetime, read by
-:func:`sitemap_middleware.core.dates.parse_w3c` as the writer reads it).
+Pure functions, no I/O. What the official XSDs accept (``xsd:date |
+xsd:dateTime``, ``xsd:decimal`` in 0.0-1.0) libxml2 judges itself, with the XSDs'
+simple types built from :mod:`sitemap_middleware.core.spec` (no schema file is
+needed); the ``anyURI`` length and the ``changefreq`` enumeration are compared with
+the same constants. The other rules are the protocol's own, which no schema can
+express (absolute, percent-encoded locs under 2,048 characters; W3C Datetime, read
+by :func:`sitemap_middleware.core.dates.parse_w3c` as the writer reads it).
 """
 
 from __future__ import annotations
 
-import calendar
 import functools
 import re
+import threading
 from datetime import date, datetime, timedelta, timezone
-from decimal import Decimal, InvalidOperation
 from urllib.parse import urlsplit
+
+from lxml import etree
 
 from ..core.dates import LastmodError, later_than, parse_w3c
 from ..core.spec import (
@@ -33,14 +35,6 @@ from ..core.urls import LONE_PERCENT
 
 # XSD whitespace "collapse" applies to anyURI, date, dateTime and decimal.
 _XSD_SPACE = re.compile(r"[ \t\n\r]+")
-_XSD_YEAR = r"-?(?:[1-9][0-9]{4,}|[0-9]{4})"
-_XSD_TZ = r"(?:Z|[+-](\d\d):(\d\d))?"
-# re.ASCII: \d would also match other scripts' digits, which int() accepts and XML does not.
-_XSD_DATE = re.compile(rf"({_XSD_YEAR})-(\d\d)-(\d\d){_XSD_TZ}", re.ASCII)
-_XSD_DATETIME = re.compile(
-    rf"({_XSD_YEAR})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.\d+)?{_XSD_TZ}", re.ASCII
-)
-_DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)", re.ASCII)
 # RFC 3986 characters; anything else in a loc must be percent-encoded.
 _URI_CHARS = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]*")
 # The common case, checked in one match: a lowercase http(s) origin and RFC 3986 characters.
@@ -48,7 +42,6 @@ _PLAIN_LOC = re.compile(
     r"https?://[a-z0-9.\-]+(?::[0-9]{1,5})?/[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]*"
     r"(?:%[0-9A-Fa-f]{2}[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]*)*"
 )
-_DAYS_IN_MONTH = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 # A minute of tolerance for clock skew between the site and this machine.
 CLOCK_SKEW = timedelta(minutes=1)
 # A date is "today" somewhere once it has begun at the easternmost offset the XSD allows:
@@ -62,33 +55,46 @@ def collapse(value: str) -> str:
     return _XSD_SPACE.sub(" ", value).strip(" ")
 
 
-def _valid_day(year: int, month: int, day: int) -> bool:
-    if year == 0 or not 1 <= month <= 12 or day < 1:
+# The simple types of sitemap.xsd's lastmod and priority, as the XSD writes them.
+_TYPES = f"""<xsd:schema xmlns:xsd="http://www.w3.org/2001/XMLSchema">
+  <xsd:element name="lastmod">
+    <xsd:simpleType><xsd:union memberTypes="xsd:date xsd:dateTime"/></xsd:simpleType>
+  </xsd:element>
+  <xsd:element name="decimal" type="xsd:decimal"/>
+  <xsd:element name="priority">
+    <xsd:simpleType>
+      <xsd:restriction base="xsd:decimal">
+        <xsd:minInclusive value="{MIN_PRIORITY}"/><xsd:maxInclusive value="{MAX_PRIORITY}"/>
+      </xsd:restriction>
+    </xsd:simpleType>
+  </xsd:element>
+</xsd:schema>"""
+
+
+class _Types(threading.local):
+    """The types, loaded once per thread (an lxml schema validates in one thread at a time)."""
+
+    def __init__(self) -> None:
+        self.schema = etree.XMLSchema(etree.fromstring(_TYPES))
+        self.elements = {name: etree.Element(name) for name in ("lastmod", "decimal", "priority")}
+
+
+_types = _Types()
+
+
+def _xsd_accepts(name: str, value: str) -> bool:
+    """Whether libxml2 takes ``value`` as the XSD type of element ``name``."""
+    element = _types.elements[name]
+    try:
+        element.text = value
+    except ValueError:  # a character no XML document holds
         return False
-    # libxml2 applies the Gregorian leap rule to the absolute year (-0004 is leap).
-    leap = calendar.isleap(abs(year))
-    return day <= (29 if month == 2 and leap else _DAYS_IN_MONTH[month - 1])
-
-
-def _valid_tz(hours: str | None, minutes: str | None) -> bool:
-    if hours is None or minutes is None:
-        return True
-    offset = timedelta(hours=int(hours), minutes=int(minutes))
-    return int(minutes) <= 59 and offset <= XSD_MAX_OFFSET
+    return bool(_types.schema.validate(element))
 
 
 def xsd_lastmod(value: str) -> bool:
     """Whether the XSD's ``xsd:date | xsd:dateTime`` union accepts ``value``."""
-    text = collapse(value)
-    if m := _XSD_DATE.fullmatch(text):
-        year, month, day, tzh, tzm = m.groups()
-        return _valid_day(int(year), int(month), int(day)) and _valid_tz(tzh, tzm)
-    if m := _XSD_DATETIME.fullmatch(text):
-        year, month, day, hh, mm, ss, tzh, tzm = m.groups()
-        h, mi, s = int(hh), int(mm), int(ss)
-        time_ok = (h <= 23 and mi <= 59 and s <= 59) or (h, mi, s) == (24, 0, 0)
-        return time_ok and _valid_day(int(year), int(month), int(day)) and _valid_tz(tzh, tzm)
-    return False
+    return _xsd_accepts("lastmod", value)
 
 
 def w3c_moment(value: str) -> datetime | date | None:
@@ -158,16 +164,11 @@ def changefreq_problem(value: str) -> str | None:
 
 
 def priority_problem(value: str) -> str | None:
-    text = collapse(value)
-    if not _DECIMAL.fullmatch(text):
+    if _xsd_accepts("priority", value):
+        return None
+    if not _xsd_accepts("decimal", value):
         return "priority must be a plain decimal such as 0.5 (no exponent)"
-    try:
-        number = Decimal(text)
-    except InvalidOperation:  # pragma: no cover - the pattern admits only decimals
-        return "priority must be a plain decimal such as 0.5"
-    if not Decimal(MIN_PRIORITY) <= number <= Decimal(MAX_PRIORITY):
-        return f"priority must lie between {MIN_PRIORITY} and {MAX_PRIORITY}"
-    return None
+    return f"priority must lie between {MIN_PRIORITY} and {MAX_PRIORITY}"
 
 
 def loc_problems(value: str) -> list[tuple[str, str]]:
