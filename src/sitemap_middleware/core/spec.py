@@ -108,6 +108,7 @@ holds a few more)."""
 VIDEO_REQUIRED = VIDEO_FIELDS[:3]
 """Required in every ``video:video``, with one of :data:`VIDEO_PLAYABLE`."""
 VIDEO_PLAYABLE = ("content_loc", "player_loc")
+"""A ``video:video`` names at least one of these: the file itself, or its player."""
 
 MAX_IMAGES = 1_000
 """Google: up to 1,000 ``image:image`` per ``url``."""
