@@ -109,7 +109,14 @@ def w3c_moment(value: str) -> datetime | date | None:
 @functools.lru_cache(maxsize=65_536)
 def _lastmod(value: str) -> tuple[bool, datetime | date | None]:
     """Whether the XSD accepts it, and the W3C moment (sitemaps repeat their dates a lot)."""
-    return xsd_lastmod(value), w3c_moment(value)
+    moment = w3c_moment(value)
+    if moment is not None and _xsd_offset(moment):
+        # W3C's day and seconds forms are xsd:date and xsd:dateTime (their zones up to 14
+        # hours): the XSD accepts them, no need to ask it.
+        text = value.strip(XML_WHITESPACE)
+        if len(text) == len("YYYY-MM-DD") or text[16:17] == ":":
+            return True, moment
+    return xsd_lastmod(value), moment
 
 
 def lastmod_problems(value: str, now: datetime) -> list[tuple[str, str]]:

@@ -60,13 +60,21 @@ def parse_w3c(
     """
     # XML's whitespace is trimmed (a source's string too); anything else around a date, a
     # no-break space, a vertical tab, is not W3C Datetime.
-    m = _W3C.fullmatch(text.strip(XML_WHITESPACE))
+    stripped = text.strip(XML_WHITESPACE)
+    m = _W3C.fullmatch(stripped)
     if m is None:
         raise LastmodError(f"lastmod {text[:40]!r} is not a W3C Datetime")
     year, month, day, hour, minute, second, tzd = m.groups()
     if day is None and not partial:
         # Valid W3C, but the XSD rejects it and widening it would invent a date.
         raise LastmodError(f"lastmod {text!r} has no day; give at least YYYY-MM-DD")
+    if tzd is not None and hour < "24":
+        # The grammar is proven: the C parser builds the moment (and checks the ranges;
+        # hour 24 is kept from it, since some versions read 24:00 as the next midnight).
+        try:
+            return datetime.fromisoformat(stripped).replace(microsecond=0)
+        except ValueError:
+            pass  # out of range: the message below names why
     try:
         if hour is None:
             return date(int(year), int(month or 1), int(day or 1))
@@ -145,7 +153,9 @@ def later_than(moment: date | datetime, horizon: datetime, day_starts: tzinfo = 
     """
     if not isinstance(moment, datetime):
         moment = datetime(moment.year, moment.month, moment.day, tzinfo=day_starts)
-    return moment.replace(microsecond=0) > horizon
+    elif moment.microsecond:
+        moment = moment.replace(microsecond=0)
+    return moment > horizon
 
 
 def check_not_future(value: object, naive_timezone: tzinfo, horizon: datetime) -> None:
