@@ -158,6 +158,71 @@ def test_changefreqs_in_protocol_only() -> None:
     assert holders == [f"{NAME}.core.spec"]
 
 
+# The protocol's lists of names: the fields of an entry and of a video, the retired image
+# fields, the changefreq words. A literal tuple, list or set holding a run of two or more
+# of one of them, in its order, is a second copy.
+NAME_LISTS = [
+    protocol.URL_FIELDS,
+    protocol.SITEMAP_FIELDS,
+    protocol.VIDEO_FIELDS,
+    protocol.VIDEO_PLAYABLE,
+    protocol.RETIRED_IMAGE_FIELDS,
+    protocol.CHANGEFREQS,
+]
+
+
+def _copies(path: Path, names: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.Tuple | ast.List | ast.Set) or len(node.elts) < 2:
+            continue
+        values = [e.value for e in node.elts if isinstance(e, ast.Constant)]
+        if len(values) == len(node.elts) and all(type(v) is str for v in values):
+            run = tuple(values)
+            if any(names[i : i + len(run)] == run for i in range(len(names))):
+                yield run
+
+
+@pytest.mark.parametrize("names", NAME_LISTS, ids=lambda names: names[0])
+def test_name_lists_in_protocol_only(names: tuple[str, ...]) -> None:
+    holders = [name for name, path in MODULES.items() if any(_copies(path, names))]
+    assert holders == [f"{NAME}.core.spec"]
+
+
+def test_the_copies_finder_finds_one(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text('ORDER = ("lastmod", "changefreq")\nOTHER = ["loc", "priority"]\n')
+    assert list(_copies(module, protocol.URL_FIELDS)) == [("lastmod", "changefreq")]
+
+
+# The CLI's limits: a number of the protocol spelt out in the command line (its --help
+# prose aside) is a copy that can drift from the writer's.
+CLI_NUMBERS = [
+    protocol.MAX_URLS,
+    protocol.MAX_CHILDREN,
+    protocol.MAX_BYTES,
+    protocol.MAX_LOC_LENGTH,
+    protocol.XSD_MAX_LOC_LENGTH,
+    protocol.MAX_IMAGES,
+    protocol.MAX_NEWS_PER_SITEMAP,
+    protocol.INDEXNOW_MAX_URLS,
+]
+
+
+@pytest.mark.parametrize("value", CLI_NUMBERS)
+def test_the_cli_spells_no_limit(value: int) -> None:
+    cli = [name for name in MODULES if name.startswith(f"{NAME}.cli.")]
+    assert [name for name in cli if value in set(_number_literals(MODULES[name]))] == []
+
+
+def test_the_cli_reads_dates_through_core_dates() -> None:
+    # One W3C Datetime reader (core.dates.parse_w3c) for the writer and check: no other.
+    for name, path in MODULES.items():
+        if name.startswith(f"{NAME}.cli."):
+            text = path.read_text("utf-8")
+            assert "fromisoformat" not in text and "strptime" not in text, name
+    assert f"{NAME}.core.dates" in graph()[f"{NAME}.cli.values"]
+
+
 # What runs on import. Each install the README names promises some modules: they may
 # import, when they are imported, the standard library, the declared dependency (anyio)
 # and what that install brings; anything else they import only where it is used, so

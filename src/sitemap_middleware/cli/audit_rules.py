@@ -25,20 +25,20 @@ Over the pages sampled, each requested once (HEAD, or GET where HEAD is refused)
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 
 from ..core.http import parse_http_date
+from ..core.spec import W3C_DATETIME, XML_WHITESPACE
 from .audit_sample import Listed
-from .values import is_future, w3c_datetime
+from .values import day_ends_last, is_future, w3c_moment
 
 PASS, WARN, FAIL, UNKNOWN = "pass", "warn", "fail", "n/a"
 STAMP_SHARE = 0.5
 STAMP_MIN = 10
 MAX_EXAMPLES = 5
-_SECONDS = re.compile(r"T\d\d:\d\d:\d\d")
+_ORIGIN = datetime(1, 1, 1, tzinfo=UTC)
 
 
 @dataclass
@@ -84,16 +84,17 @@ class LastmodStats:
 
 def lastmod_stats(locs: list[str], lastmods: list[str | None], now: datetime) -> LastmodStats:
     stats = LastmodStats(entries=len(locs))
-    instants: Counter[date] = Counter()
-    spelling: dict[date, str] = {}
+    instants: Counter[date | timedelta] = Counter()
+    spelling: dict[date | timedelta, str] = {}
     for loc, value in zip(locs, lastmods, strict=True):
         if value is None:
             continue
         stats.with_lastmod += 1
-        moment = w3c_datetime(value)
+        moment = w3c_moment(value)
         if moment is None:
             continue  # not a date: the lastmod rules report it
-        key = moment.astimezone(UTC) if isinstance(moment, datetime) else moment
+        # An instant by its distance from year 1 (no UTC form is needed: 9999-12-31T23-05).
+        key = moment - _ORIGIN if isinstance(moment, datetime) else moment
         instants[key] += 1
         spelling.setdefault(key, value)
         if is_future(moment, now):
@@ -102,7 +103,7 @@ def lastmod_stats(locs: list[str], lastmods: list[str | None], now: datetime) ->
                 stats.future_examples.append(f"{value} ({loc})")
     if instants:
         key, stats.stamp_count = instants.most_common(1)[0]
-        stats.stamp, stats.stamp_is_date = spelling[key], not isinstance(key, datetime)
+        stats.stamp, stats.stamp_is_date = spelling[key], not isinstance(key, timedelta)
     return stats
 
 
@@ -214,18 +215,23 @@ def classify(answer: PageAnswer) -> tuple[str, str]:
     if sent is not None and abs(sent - modified) <= timedelta(seconds=1):
         return "now", f"{loc}: Last-Modified {answer.last_modified}, Date {answer.date}"
     lastmod = answer.listed.lastmod
-    moment = w3c_datetime(lastmod) if lastmod is not None else None
+    moment = w3c_moment(lastmod) if lastmod is not None else None
     if lastmod is None or moment is None:
         return "no-lastmod", loc
-    if modified > _end(lastmod, moment):
+    if _changed_after(modified, lastmod, moment):
         return "older", f"{loc}: lastmod {lastmod}, Last-Modified {answer.last_modified}"
     return "ok", loc
 
 
-def _end(value: str, moment: datetime | date) -> datetime:
-    """The last instant a lastmod can mean: its second, its minute, or its day wherever on
-    Earth that day ends last (UTC-12)."""
-    if isinstance(moment, datetime):
-        return moment + timedelta(seconds=1 if _SECONDS.search(value) else 60)
-    start = datetime(moment.year, moment.month, moment.day, tzinfo=UTC)
-    return start + timedelta(days=1, hours=12)
+def _changed_after(modified: datetime, value: str, moment: datetime | date) -> bool:
+    """Whether ``modified`` is past the last instant a lastmod can mean: its second, its
+    minute, or its day wherever on Earth that day ends last (UTC-12). Compared without
+    moving the lastmod, which near year 9999 has no later instant."""
+    if not isinstance(moment, datetime):
+        return moment < date.max and modified > day_ends_last(moment)
+    form = W3C_DATETIME.fullmatch(value.strip(XML_WHITESPACE))
+    span = timedelta(seconds=1 if form is not None and form.group(6) else 60)
+    try:
+        return modified - span > moment
+    except OverflowError:  # a Last-Modified in year 1
+        return False

@@ -2,7 +2,8 @@
 scope and duplicates; extension elements through :mod:`.extension_rules`.
 
 The structural rules are those of the official ``sitemap.xsd`` and
-``siteindex.xsd``, written out in Python so ``check`` needs no schema files:
+``siteindex.xsd``, read from the declaration the writer follows too
+(:data:`~sitemap_middleware.core.spec.ENTRIES`) so ``check`` needs no schema files:
 the root is ``urlset`` or ``sitemapindex`` in the sitemaps.org namespace and
 holds at least one entry; an entry's children come in the order ``loc``,
 ``lastmod``, ``changefreq``, ``priority`` (index: ``loc``, ``lastmod``), then
@@ -27,11 +28,13 @@ from datetime import datetime
 from lxml import etree
 
 from ..core.spec import (
+    ENTRIES,
     EXTENSION_NAMESPACES,
     IMAGE_NS,
     MAX_CHILDREN,
     MAX_URLS,
     SITEMAP_NS,
+    XML_WHITESPACE,
     XSI_NS,
 )
 from .extension_rules import ExtensionRules
@@ -54,12 +57,6 @@ def _near_miss_key(namespace: str) -> str:
 # Namespaces crawlers match exactly, by what a misspelling of one keeps (see _near_miss).
 _NEAR_MISS_KEYS = {_near_miss_key(ns): ns for ns in (*KNOWN_EXTENSIONS, SITEMAP_NS)}
 _UNDECLARED = re.compile(r"Namespace prefix (\S+) (?:on|for) .* is not defined")
-
-# Per root element: its entry element and the entry's fields in schema order.
-SHAPES = {
-    "urlset": ("url", ("loc", "lastmod", "changefreq", "priority")),
-    "sitemapindex": ("sitemap", ("loc", "lastmod")),
-}
 
 
 @dataclass
@@ -109,7 +106,7 @@ def inspect(
     if root is None:
         return Document()
     namespace, name = _split(root.tag)
-    if name not in SHAPES:
+    if name not in ENTRIES:
         findings.add(
             "schema.root", "the root element must be <urlset> or <sitemapindex>", f"<{name}>"
         )
@@ -121,7 +118,7 @@ def inspect(
             f"namespace {namespace or '(none)'}",
         )
     document = Document(name, root=root)
-    entry_name, fields = SHAPES[name]
+    entry_name, fields = ENTRIES[name]
     _attributes(root, namespace, findings)
     _text(root, findings)
     rules = ExtensionRules(findings, now) if name == "urlset" else None
@@ -197,10 +194,10 @@ def _entry(
     priority = values.get("priority")
     if priority is not None and (problem := priority_problem(priority)) is not None:
         findings.add("schema.priority", problem, f"{priority} ({where})")
-    loc = loc.strip(" \t\n\r")
+    loc = loc.strip(XML_WHITESPACE)
     if rules is not None and extensions:
         rules.url(loc, extensions)
-    return loc, lastmod.strip(" \t\n\r") if lastmod is not None else None
+    return loc, lastmod.strip(XML_WHITESPACE) if lastmod is not None else None
 
 
 @functools.cache
@@ -219,7 +216,7 @@ def _plain_entry(
 ) -> tuple[dict[str, str], list[etree._Element]] | None:
     """The values and extension elements of an entry in the common shape (its fields in
     order, then elements of known extension namespaces, nothing else), or None."""
-    if element.attrib or (element.text and element.text.strip(" \t\n\r")):
+    if element.attrib or (element.text and element.text.strip(XML_WHITESPACE)):
         return None
     children = list(element)
     own = f"{{{namespace}}}"
@@ -232,7 +229,7 @@ def _plain_entry(
         return None
     values = {}
     for child in children[:split]:
-        if len(child) or child.attrib or (child.tail and child.tail.strip(" \t\n\r")):
+        if len(child) or child.attrib or (child.tail and child.tail.strip(XML_WHITESPACE)):
             return None
         values[child.tag[len(own) :]] = child.text or ""
     extensions = children[split:]
@@ -241,7 +238,7 @@ def _plain_entry(
         if (
             not isinstance(tag, str)
             or tag[1 : tag.find("}")] not in KNOWN_EXTENSIONS
-            or (child.tail and child.tail.strip(" \t\n\r"))
+            or (child.tail and child.tail.strip(XML_WHITESPACE))
         ):
             return None
     return values, extensions
@@ -355,7 +352,7 @@ def _attributes(element: etree._Element, namespace: str, findings: Findings) -> 
 def _text(element: etree._Element, findings: Findings) -> None:
     """Element-only content: no text between the children (comments may carry tails)."""
     texts = [element.text, *(child.tail for child in element)]
-    if any(text and text.strip(" \t\n\r") for text in texts):
+    if any(text and text.strip(XML_WHITESPACE) for text in texts):
         name = _split(element.tag)[1]
         findings.add("schema.text", "text outside the elements", f"<{name}>")
 

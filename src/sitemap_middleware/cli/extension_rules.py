@@ -37,17 +37,18 @@ from ..core.spec import (
     NEWS_LANGUAGE,
     NEWS_NS,
     NEWS_WINDOW,
+    RETIRED_IMAGE_FIELDS,
+    URL_EXTENSION_ELEMENTS,
     VIDEO_NS,
+    VIDEO_PLAYABLE,
+    VIDEO_REQUIRED,
     XHTML_NS,
+    XML_WHITESPACE,
 )
 from .findings import Findings
-from .values import lastmod_problems, loc_problems
+from .values import day_ends_last, lastmod_problems, loc_problems, w3c_moment
 
-# The element of each namespace that stands directly in a url.
-IN_URL = {XHTML_NS: "link", IMAGE_NS: "image", VIDEO_NS: "video", NEWS_NS: "news"}
 PREFIXES = {namespace: prefix for prefix, namespace in EXTENSION_NAMESPACES.items()}
-RETIRED_IMAGE_TAGS = ("caption", "geo_location", "title", "license")
-VIDEO_REQUIRED = ("thumbnail_loc", "title", "description")
 
 
 class ExtensionRules:
@@ -66,7 +67,7 @@ class ExtensionRules:
         images = 0
         for element in elements:
             namespace, _, name = str(element.tag)[1:].partition("}")
-            expected = IN_URL.get(namespace)
+            expected = URL_EXTENSION_ELEMENTS.get(namespace)
             if expected is None:
                 continue  # another namespace: reported by the structure rules
             if name != expected:
@@ -147,7 +148,7 @@ class ExtensionRules:
                     f"{hreflang} ({loc})",
                 )
             languages.add(hreflang.lower())
-            href = href.strip(" \t\n\r")
+            href = href.strip(XML_WHITESPACE)
             for _, message in loc_problems(href):
                 self.findings.add("alternates.href", f"href: {message}", f"{href} ({loc})")
             hrefs.add(href)
@@ -169,7 +170,7 @@ class ExtensionRules:
         for value in image_locs:
             for _, message in loc_problems(value):
                 self.findings.add("image.loc", f"image:loc: {message}", f"{value} ({loc})")
-        retired = [name for name in RETIRED_IMAGE_TAGS if name in children]
+        retired = [name for name in RETIRED_IMAGE_FIELDS if name in children]
         if retired:
             self.findings.add(
                 "image.retired",
@@ -180,15 +181,15 @@ class ExtensionRules:
     def _video(self, video: etree._Element, loc: str) -> None:
         children = _children(video, VIDEO_NS)
         missing = [name for name in VIDEO_REQUIRED if not _text_of(children, name)]
-        if "content_loc" not in children and "player_loc" not in children:
-            missing.append("content_loc or player_loc")
+        if not any(name in children for name in VIDEO_PLAYABLE):
+            missing.append(" or ".join(VIDEO_PLAYABLE))
         if missing:
             self.findings.add(
                 "video.required",
                 "video:video needs thumbnail_loc, title, description and content_loc or player_loc",
                 f"missing {', '.join(missing)} ({loc})",
             )
-        for name in ("thumbnail_loc", "content_loc", "player_loc"):
+        for name in (VIDEO_REQUIRED[0], *VIDEO_PLAYABLE):
             for value in children.get(name, []):
                 for _, message in loc_problems(value):
                     self.findings.add("video.loc", f"video:{name}: {message}", f"{value} ({loc})")
@@ -230,12 +231,11 @@ class ExtensionRules:
                 self._old_news(published, loc)
 
     def _old_news(self, published: str, loc: str) -> None:
-        try:
-            moment = datetime.fromisoformat(published.strip())
-        except ValueError:
+        moment = w3c_moment(published)
+        if moment is None:
             return
-        if moment.tzinfo is None:  # a date: its end, wherever that is latest
-            moment = moment.replace(tzinfo=self.now.tzinfo) + timedelta(days=1, hours=12)
+        if not isinstance(moment, datetime):  # a date: its end, wherever that is latest
+            moment = day_ends_last(moment)
         # An hour's allowance: a server drops old news at its own clock's ticks.
         if moment < self.now - NEWS_WINDOW - timedelta(hours=1):
             self.findings.add(
@@ -252,7 +252,7 @@ def _children(element: etree._Element, namespace: str) -> dict[str, list[str]]:
     for child in element:
         if isinstance(child.tag, str) and child.tag.startswith(f"{{{namespace}}}"):
             name = child.tag[len(namespace) + 2 :]
-            found.setdefault(name, []).append((child.text or "").strip(" \t\n\r"))
+            found.setdefault(name, []).append((child.text or "").strip(XML_WHITESPACE))
     return found
 
 

@@ -15,6 +15,7 @@ import anyio
 
 from ..contrib.indexnow import IndexNow, Round
 from ..contrib.indexnow.steps import Report
+from ..core.spec import INDEXNOW_MAX_URLS
 from .asgi_client import with_lifespan
 from .loader import (
     Interface,
@@ -37,7 +38,7 @@ class IndexNowOptions:
     factory: bool | None = None
     app_dir: str = "."
     interface: Interface | None = None
-    max_urls: int = 10_000
+    max_urls: int = INDEXNOW_MAX_URLS
     lag: float = 0.0
     rounds: int | None = None
     """With ``every``: stop after this many rounds (None: until interrupted)."""

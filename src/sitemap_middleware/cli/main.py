@@ -12,7 +12,16 @@ from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import urlsplit
 
-from ..core.spec import MAX_BYTES
+from ..core.spec import (
+    INDEXNOW_MAX_URLS,
+    MAX_BYTES,
+    MAX_IMAGES,
+    MAX_LOC_LENGTH,
+    MAX_NEWS_PER_SITEMAP,
+    MAX_PRIORITY,
+    MAX_URLS,
+    MIN_PRIORITY,
+)
 from .argtypes import app_path, not_negative, positive
 from .check_options import add_check_options as add_audit_options
 from .check_options import audit_options
@@ -34,16 +43,17 @@ examples:
 
 Run 'sitemap-middleware COMMAND --help' for the options of each command."""
 
-CHECK_DESCRIPTION = """\
+_PRIORITIES = f"{MIN_PRIORITY}-{MAX_PRIORITY}"
+CHECK_DESCRIPTION = f"""\
 Fetch a sitemap as a crawler would (Accept-Encoding: gzip) and, when it is a
 sitemap index, every sitemap it lists within its scope. For each document:
 
   XML        well-formed, UTF-8
   schema     the sitemaps.org structure (built in: namespace, root element,
              element order, required loc, at least one entry, changefreq
-             values, priority 0.0-1.0, lastmod forms, loc an absolute URI under
-             2,048 characters); with --schemas, the official XSDs as well
-  limits     at most 50,000 URLs (or sitemaps) and --max-bytes uncompressed
+             values, priority {_PRIORITIES}, lastmod forms, loc an absolute URI under
+             {MAX_LOC_LENGTH + 1:,} characters); with --schemas, the official XSDs as well
+  limits     at most {MAX_URLS:,} URLs (or sitemaps) and --max-bytes uncompressed
   scope      every loc on the sitemap's scheme, host and port, under its
              directory (the string prefix crawlers compare)
   duplicates locs listed twice, in one document or across the index
@@ -52,10 +62,10 @@ sitemap index, every sitemap it lists within its scope. For each document:
              prefix declared; namespaces spelled exactly (an unknown one is a
              warning); hreflang alternates (xhtml:link) valid, listing the URL
              itself, and listed back by the alternates in the same document;
-             image:image with one absolute image:loc, at most 1,000 per URL;
+             image:image with one absolute image:loc, at most {MAX_IMAGES:,} per URL;
              video:video with thumbnail_loc, title, description and
              content_loc or player_loc; news:news complete, its language
-             ISO 639 (or zh-cn/zh-tw), at most 1,000 per sitemap (older than
+             ISO 639 (or zh-cn/zh-tw), at most {MAX_NEWS_PER_SITEMAP:,} per sitemap (older than
              two days: a warning); the rest with --schemas
   headers    status 200; Content-Type XML (application/gzip without
              Content-Encoding for .xml.gz); ETag; Last-Modified in IMF-fixdate
@@ -337,9 +347,9 @@ def _indexnow_parser(commands: Any, formatter: Any) -> None:
     indexnow.add_argument(
         "--max-urls",
         type=positive,
-        default=10_000,
+        default=INDEXNOW_MAX_URLS,
         metavar="N",
-        help="URLs per post (default and most: 10,000)",
+        help=f"URLs per post (default and most: {INDEXNOW_MAX_URLS:,})",
     )
     indexnow.add_argument(
         "--lag",
@@ -479,7 +489,7 @@ def _indexnow(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         dry_run=args.dry_run,
         factory=args.factory,
         app_dir=args.app_dir,
-        max_urls=min(args.max_urls, 10_000),
+        max_urls=min(args.max_urls, INDEXNOW_MAX_URLS),
         lag=max(0.0, args.lag),
     )
     try:

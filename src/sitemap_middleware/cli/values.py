@@ -1,54 +1,53 @@
 """The value rules of the sitemap schema and protocol: ``loc``, ``lastmod``, ``changefreq``,
 ``priority``.
 
-Pure functions, no I/O. The ``xsd_*`` predicates mirror what the official
-XSDs accept (``xsd:anyURI`` length, ``xsd:date | xsd:dateTime``, the
-``changefreq`` enumeration, ``xsd:decimal`` in 0.0-1.0), as libxml2 checks
-them; the other rules are the protocol's own, which no schema can express
-(absolute, percent-encoded locs under 2,048 characters; W3C Datetime).
+Pure functions, no I/O. What the official XSDs accept (``xsd:date |
+xsd:dateTime``, ``xsd:decimal`` in 0.0-1.0) libxml2 judges itself, with the XSDs'
+simple types built from :mod:`sitemap_middleware.core.spec` (no schema file is
+needed); the ``anyURI`` length and the ``changefreq`` enumeration are compared with
+the same constants. The other rules are the protocol's own, which no schema can
+express (absolute, percent-encoded locs under 2,048 characters; W3C Datetime, read
+by :func:`sitemap_middleware.core.dates.parse_w3c` as the writer reads it).
 """
 
 from __future__ import annotations
 
-import calendar
 import functools
 import re
-from datetime import UTC, date, datetime, timedelta, timezone
-from decimal import Decimal, InvalidOperation
+import threading
+from datetime import date, datetime, timedelta, timezone
 from urllib.parse import urlsplit
 
+from lxml import etree
+
+from ..core.dates import LastmodError, later_than, parse_w3c
 from ..core.spec import (
     CHANGEFREQS,
     MAX_LOC_LENGTH,
     MAX_PRIORITY,
     MIN_LOC_LENGTH,
     MIN_PRIORITY,
-    W3C_DATETIME,
+    XML_WHITESPACE,
     XSD_MAX_LOC_LENGTH,
+    XSD_MAX_OFFSET,
 )
+from ..core.urls import LONE_PERCENT
 
 # XSD whitespace "collapse" applies to anyURI, date, dateTime and decimal.
 _XSD_SPACE = re.compile(r"[ \t\n\r]+")
-_XSD_YEAR = r"-?(?:[1-9][0-9]{4,}|[0-9]{4})"
-_XSD_TZ = r"(?:Z|[+-](\d\d):(\d\d))?"
-# re.ASCII: \d would also match other scripts' digits, which int() accepts and XML does not.
-_XSD_DATE = re.compile(rf"({_XSD_YEAR})-(\d\d)-(\d\d){_XSD_TZ}", re.ASCII)
-_XSD_DATETIME = re.compile(
-    rf"({_XSD_YEAR})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.\d+)?{_XSD_TZ}", re.ASCII
-)
-_CANONICAL_LASTMOD = re.compile(
-    r"[0-9]{4}-[0-9]{2}-[0-9]{2}(?:T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:Z|[+-][01][0-9]:[0-5][0-9]))?"
-)
-_DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)", re.ASCII)
 # RFC 3986 characters; anything else in a loc must be percent-encoded.
 _URI_CHARS = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]*")
-_BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
 # The common case, checked in one match: a lowercase http(s) origin and RFC 3986 characters.
 _PLAIN_LOC = re.compile(
     r"https?://[a-z0-9.\-]+(?::[0-9]{1,5})?/[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]*"
     r"(?:%[0-9A-Fa-f]{2}[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]*)*"
 )
-_DAYS_IN_MONTH = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+# A minute of tolerance for clock skew between the site and this machine.
+CLOCK_SKEW = timedelta(minutes=1)
+# A date is "today" somewhere once it has begun at the easternmost offset the XSD allows:
+# future only when no zone has reached it yet. It ends last at UTC-12.
+EARLIEST_DAY = timezone(XSD_MAX_OFFSET)
+_LATEST_DAY = timezone(-timedelta(hours=12))
 
 
 def collapse(value: str) -> str:
@@ -56,82 +55,75 @@ def collapse(value: str) -> str:
     return _XSD_SPACE.sub(" ", value).strip(" ")
 
 
-def _valid_day(year: int, month: int, day: int) -> bool:
-    if year == 0 or not 1 <= month <= 12 or day < 1:
+# The simple types of sitemap.xsd's lastmod and priority, as the XSD writes them.
+_TYPES = f"""<xsd:schema xmlns:xsd="http://www.w3.org/2001/XMLSchema">
+  <xsd:element name="lastmod">
+    <xsd:simpleType><xsd:union memberTypes="xsd:date xsd:dateTime"/></xsd:simpleType>
+  </xsd:element>
+  <xsd:element name="decimal" type="xsd:decimal"/>
+  <xsd:element name="priority">
+    <xsd:simpleType>
+      <xsd:restriction base="xsd:decimal">
+        <xsd:minInclusive value="{MIN_PRIORITY}"/><xsd:maxInclusive value="{MAX_PRIORITY}"/>
+      </xsd:restriction>
+    </xsd:simpleType>
+  </xsd:element>
+</xsd:schema>"""
+
+
+class _Types(threading.local):
+    """The types, loaded once per thread (an lxml schema validates in one thread at a time)."""
+
+    def __init__(self) -> None:
+        self.schema = etree.XMLSchema(etree.fromstring(_TYPES))
+        self.elements = {name: etree.Element(name) for name in ("lastmod", "decimal", "priority")}
+
+
+_types = _Types()
+
+
+def _xsd_accepts(name: str, value: str) -> bool:
+    """Whether libxml2 takes ``value`` as the XSD type of element ``name``."""
+    element = _types.elements[name]
+    try:
+        element.text = value
+    except ValueError:  # a character no XML document holds
         return False
-    # libxml2 applies the Gregorian leap rule to the absolute year (-0004 is leap).
-    leap = calendar.isleap(abs(year))
-    return day <= (29 if month == 2 and leap else _DAYS_IN_MONTH[month - 1])
-
-
-def _valid_tz(hours: str | None, minutes: str | None) -> bool:
-    if hours is None or minutes is None:
-        return True
-    h, m = int(hours), int(minutes)
-    return m <= 59 and (h < 14 or (h == 14 and m == 0))
+    return bool(_types.schema.validate(element))
 
 
 def xsd_lastmod(value: str) -> bool:
     """Whether the XSD's ``xsd:date | xsd:dateTime`` union accepts ``value``."""
-    text = collapse(value)
-    if m := _XSD_DATE.fullmatch(text):
-        year, month, day, tzh, tzm = m.groups()
-        return _valid_day(int(year), int(month), int(day)) and _valid_tz(tzh, tzm)
-    if m := _XSD_DATETIME.fullmatch(text):
-        year, month, day, hh, mm, ss, tzh, tzm = m.groups()
-        h, mi, s = int(hh), int(mm), int(ss)
-        time_ok = (h <= 23 and mi <= 59 and s <= 59) or (h, mi, s) == (24, 0, 0)
-        return time_ok and _valid_day(int(year), int(month), int(day)) and _valid_tz(tzh, tzm)
-    return False
+    return _xsd_accepts("lastmod", value)
 
 
-def w3c_datetime(value: str) -> datetime | date | None:
-    """The moment a W3C Datetime (https://www.w3.org/TR/NOTE-datetime) names, or None.
-
-    Year-only and year-month forms give the first day; the value is None when
-    ``value`` is not one of the six W3C forms or names no real date or time.
-    """
-    m = W3C_DATETIME.fullmatch(value.strip(" \t\n\r"))
-    if m is None:
-        return None
-    year, month, day, hh, mm, ss, tzd = m.groups()
+def w3c_moment(value: str) -> datetime | date | None:
+    """The moment a W3C Datetime names (year-only and year-month forms: their first day),
+    or None when ``value`` is not W3C Datetime."""
     try:
-        if hh is None:
-            return date(int(year), int(month or 1), int(day or 1))
-        if tzd == "Z":
-            tz = UTC
-        else:
-            assert tzd is not None
-            offset = timedelta(hours=int(tzd[1:3]), minutes=int(tzd[4:6]))
-            if offset > timedelta(hours=14):
-                return None
-            tz = timezone(-offset if tzd[0] == "-" else offset)
-        return datetime(int(year), int(month), int(day), int(hh), int(mm), int(ss or 0), tzinfo=tz)
-    except ValueError:
+        return parse_w3c(value, None, partial=True)
+    except LastmodError:
         return None
 
 
 @functools.lru_cache(maxsize=65_536)
 def _lastmod(value: str) -> tuple[bool, datetime | date | None]:
     """Whether the XSD accepts it, and the W3C moment (sitemaps repeat their dates a lot)."""
-    if _CANONICAL_LASTMOD.fullmatch(value):
-        # The forms both definitions share; the C parser checks the ranges.
-        try:
-            moment = datetime.fromisoformat(value) if "T" in value else date.fromisoformat(value)
-        except ValueError:
-            pass
-        else:
-            offset = moment.utcoffset() if isinstance(moment, datetime) else None
-            if offset is None or abs(offset) <= timedelta(hours=14):
-                return True, moment
-    return xsd_lastmod(value), w3c_datetime(value)
+    moment = w3c_moment(value)
+    if moment is not None and _xsd_offset(moment):
+        # W3C's day and seconds forms are xsd:date and xsd:dateTime (their zones up to 14
+        # hours): the XSD accepts them, no need to ask it.
+        text = value.strip(XML_WHITESPACE)
+        if len(text) == len("YYYY-MM-DD") or text[16:17] == ":":
+            return True, moment
+    return xsd_lastmod(value), moment
 
 
 def lastmod_problems(value: str, now: datetime) -> list[tuple[str, str]]:
     """(code, message) for a lastmod: XSD-invalid, not W3C Datetime, or in the future."""
     xsd_ok, moment = _lastmod(value)
     if not xsd_ok:
-        if moment is not None:
+        if moment is not None and _xsd_offset(moment):
             return [
                 (
                     "schema.lastmod",
@@ -154,12 +146,22 @@ def lastmod_problems(value: str, now: datetime) -> list[tuple[str, str]]:
     return []
 
 
+def _xsd_offset(moment: datetime | date) -> bool:
+    """Whether the zone is one the XSD takes (W3C Datetime's run past 14 hours)."""
+    offset = moment.utcoffset() if isinstance(moment, datetime) else None
+    return offset is None or abs(offset) <= XSD_MAX_OFFSET
+
+
+def day_ends_last(day: date) -> datetime:
+    """The end of a date wherever on Earth it ends last (UTC-12): past it, no one's
+    ``2024-05-06`` is still today."""
+    return datetime(day.year, day.month, day.day, tzinfo=_LATEST_DAY) + timedelta(days=1)
+
+
 def is_future(moment: datetime | date, now: datetime) -> bool:
-    if isinstance(moment, datetime):
-        # A minute of tolerance for clock skew between the site and this machine.
-        return moment > now + timedelta(minutes=1)
-    # A date is "today" somewhere until UTC-12 ends it: future only once no zone has reached it.
-    return datetime(moment.year, moment.month, moment.day, tzinfo=UTC) > now + timedelta(hours=14)
+    """The rule the writer applies to its own lastmods, with a reader's allowances: the
+    clock skew, and a date counted from its start east of UTC."""
+    return later_than(moment, now + CLOCK_SKEW, EARLIEST_DAY)
 
 
 def changefreq_problem(value: str) -> str | None:
@@ -169,16 +171,11 @@ def changefreq_problem(value: str) -> str | None:
 
 
 def priority_problem(value: str) -> str | None:
-    text = collapse(value)
-    if not _DECIMAL.fullmatch(text):
+    if _xsd_accepts("priority", value):
+        return None
+    if not _xsd_accepts("decimal", value):
         return "priority must be a plain decimal such as 0.5 (no exponent)"
-    try:
-        number = Decimal(text)
-    except InvalidOperation:  # pragma: no cover - the pattern admits only decimals
-        return "priority must be a plain decimal such as 0.5"
-    if not Decimal(MIN_PRIORITY) <= number <= Decimal(MAX_PRIORITY):
-        return "priority must lie between 0.0 and 1.0"
-    return None
+    return f"priority must lie between {MIN_PRIORITY} and {MAX_PRIORITY}"
 
 
 def loc_problems(value: str) -> list[tuple[str, str]]:
@@ -186,7 +183,7 @@ def loc_problems(value: str) -> list[tuple[str, str]]:
     if MIN_LOC_LENGTH <= len(value) <= MAX_LOC_LENGTH and _PLAIN_LOC.fullmatch(value):
         return []
     problems = []
-    text = value.strip(" \t\n\r")
+    text = value.strip(XML_WHITESPACE)
     if text != value:
         problems.append(("loc.whitespace", "loc has whitespace around the URL"))
     length = len(collapse(value))  # what the XSD measures
@@ -196,7 +193,9 @@ def loc_problems(value: str) -> list[tuple[str, str]]:
         )
     elif length > MAX_LOC_LENGTH:
         code = "schema.loc" if length > XSD_MAX_LOC_LENGTH else "loc.length"
-        problems.append((code, "loc is 2,048 characters or longer; it must be shorter"))
+        problems.append(
+            (code, f"loc is {MAX_LOC_LENGTH + 1:,} characters or longer; it must be shorter")
+        )
     try:
         parts = urlsplit(text)
         absolute = parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
@@ -204,7 +203,7 @@ def loc_problems(value: str) -> list[tuple[str, str]]:
         absolute = False
     if not absolute:
         problems.append(("loc.absolute", "loc is not an absolute http(s) URL"))
-    if not _URI_CHARS.fullmatch(text) or _BAD_PERCENT.search(text):
+    if not _URI_CHARS.fullmatch(text) or LONE_PERCENT.search(text):
         problems.append(
             (
                 "loc.encoding",

@@ -6,6 +6,9 @@ strings. Written as ``YYYY-MM-DD`` or ``YYYY-MM-DDThh:mm:ss±hh:mm``: both are
 valid W3C Datetime *and* valid for ``xsd:date | xsd:dateTime`` (year-only,
 month-only and no-seconds forms are valid W3C but fail the XSD). Fractions of a
 second are dropped.
+
+:func:`parse_w3c` is the one reader of W3C Datetime text: the writer reads a
+source's strings with it, ``sitemap-middleware check`` a served document's.
 """
 
 from __future__ import annotations
@@ -15,9 +18,8 @@ from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
 
 # A source's string may leave out the zone of a time: it is read in naive_timezone.
 from .spec import W3C_DATETIME_ZONE_OPTIONAL as _W3C
-
-# The XSD's dateTime allows time zones from -14:00 to +14:00 only.
-_MAX_OFFSET = timedelta(hours=14)
+from .spec import XML_WHITESPACE
+from .spec import XSD_MAX_OFFSET as _MAX_OFFSET
 
 
 class LastmodError(ValueError):
@@ -38,20 +40,48 @@ class Unreadable:
     reason: str
 
 
-def parse_w3c(text: str, naive_timezone: tzinfo) -> date | datetime:
-    """Parse a W3C Datetime string. A time without a zone is read in ``naive_timezone``."""
-    m = _W3C.fullmatch(text.strip())
+def parse_w3c(
+    text: str, naive_timezone: tzinfo | None, *, partial: bool = False
+) -> date | datetime:
+    """The moment a W3C Datetime (https://www.w3.org/TR/NOTE-datetime) names; raises
+    ``LastmodError`` for any other text.
+
+    The note's six forms: ``YYYY``, ``YYYY-MM``, ``YYYY-MM-DD``, then a time
+    ``Thh:mm``, ``Thh:mm:ss`` or ``Thh:mm:ss.s`` with its zone designator (``Z``,
+    ``+hh:mm``, ``-hh:mm``; hours of offset 00-23). ASCII digits only; hours end at 23,
+    seconds at 59 (no leap second), years run 0001-9999 (as Python's dates); fractions
+    of a second are dropped. XML whitespace around the text is ignored. Two choices
+    differ by reader:
+
+    * ``naive_timezone``: a time without a zone (not W3C, though ``xsd:dateTime``
+      takes it) is read in this zone; ``None`` refuses it.
+    * ``partial``: ``YYYY`` and ``YYYY-MM`` (W3C, not ``xsd:date``) give their first
+      day; without it they are refused, since writing them would invent a day.
+    """
+    # XML's whitespace is trimmed (a source's string too); anything else around a date, a
+    # no-break space, a vertical tab, is not W3C Datetime.
+    stripped = text.strip(XML_WHITESPACE)
+    m = _W3C.fullmatch(stripped)
     if m is None:
         raise LastmodError(f"lastmod {text[:40]!r} is not a W3C Datetime")
     year, month, day, hour, minute, second, tzd = m.groups()
-    if day is None:
+    if day is None and not partial:
         # Valid W3C, but the XSD rejects it and widening it would invent a date.
         raise LastmodError(f"lastmod {text!r} has no day; give at least YYYY-MM-DD")
+    if tzd is not None and hour < "24":
+        # The grammar is proven: the C parser builds the moment (and checks the ranges;
+        # hour 24 is kept from it, since some versions read 24:00 as the next midnight).
+        try:
+            return datetime.fromisoformat(stripped).replace(microsecond=0)
+        except ValueError:
+            pass  # out of range: the message below names why
     try:
         if hour is None:
-            return date(int(year), int(month), int(day))
+            return date(int(year), int(month or 1), int(day or 1))
         tz: tzinfo
         if tzd is None:
+            if naive_timezone is None:
+                raise LastmodError(f"lastmod {text!r} has a time without its time zone")
             tz = naive_timezone
         elif tzd == "Z":
             tz = UTC
@@ -114,12 +144,28 @@ def to_utc(value: object, naive_timezone: tzinfo) -> datetime | None:
     return None
 
 
+def later_than(moment: date | datetime, horizon: datetime, day_starts: tzinfo = UTC) -> bool:
+    """Whether a lastmod names a moment after ``horizon``: an aware datetime by its whole
+    second (fractions are not written), a date from its midnight in ``day_starts``.
+
+    Compared without a conversion to UTC, which a moment near the ends of the calendar
+    (``9999-12-31T23:00:00-05:00``) does not have.
+    """
+    if not isinstance(moment, datetime):
+        moment = datetime(moment.year, moment.month, moment.day, tzinfo=day_starts)
+    elif moment.microsecond:
+        moment = moment.replace(microsecond=0)
+    return moment > horizon
+
+
 def check_not_future(value: object, naive_timezone: tzinfo, horizon: datetime) -> None:
     """Raise ``LastmodError`` for a lastmod later than ``horizon`` (now + the tolerance):
-    no sitemap may claim a change that has not happened yet (``9999-12-31``)."""
-    moment = to_utc(value, naive_timezone)
-    # Fractions of a second are not written: the whole second counts.
-    if moment is not None and moment.replace(microsecond=0) > horizon:
+    no sitemap may claim a change that has not happened yet (``9999-12-31``). A date
+    counts from midnight UTC."""
+    moment = parse_w3c(value, naive_timezone) if isinstance(value, str) else value
+    if isinstance(moment, datetime) and moment.tzinfo is None:
+        moment = moment.replace(tzinfo=naive_timezone)
+    if isinstance(moment, date) and later_than(moment, horizon):
         raise LastmodError(
             f"lastmod {format_lastmod(value, naive_timezone)} is in the future "
             "(later than now + lastmod_tolerance)"

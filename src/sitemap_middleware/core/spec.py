@@ -15,6 +15,11 @@ from collections.abc import Mapping
 from datetime import timedelta
 from types import MappingProxyType
 
+# XML 1.0
+
+XML_WHITESPACE = " \t\n\r"
+"""XML's whitespace: what the XSDs' whitespace collapse trims around a value."""
+
 # sitemaps.org
 
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
@@ -36,6 +41,15 @@ MAX_LOC_LENGTH = 2_047
 XSD_MAX_LOC_LENGTH = 2_048
 """The XSD's ``maxLength`` of ``loc``: one more than the protocol allows."""
 
+URL_FIELDS = ("loc", "lastmod", "changefreq", "priority")
+"""The children of ``url`` in the XSD's sequence (``loc`` required), before any extension."""
+SITEMAP_FIELDS = ("loc", "lastmod")
+"""The children of an index's ``sitemap``, in the XSD's sequence (``loc`` required)."""
+ENTRIES: Mapping[str, tuple[str, tuple[str, ...]]] = MappingProxyType(
+    {"urlset": ("url", URL_FIELDS), "sitemapindex": ("sitemap", SITEMAP_FIELDS)}
+)
+"""Each root element: the entry element it repeats (at least once) and that entry's fields."""
+
 CHANGEFREQS = ("always", "hourly", "daily", "weekly", "monthly", "yearly", "never")
 """The ``changefreq`` values, in the XSD's order."""
 MIN_PRIORITY = 0.0
@@ -50,6 +64,8 @@ W3C_DATETIME = re.compile(_W3C_FORM.format(zone=_W3C_ZONE), re.ASCII)
 """A W3C Datetime. Groups: year, month, day, hour, minute, second, zone."""
 W3C_DATETIME_ZONE_OPTIONAL = re.compile(_W3C_FORM.format(zone=_W3C_ZONE + "?"), re.ASCII)
 """A W3C Datetime or one whose time has no zone (a source's naive time): groups as above."""
+XSD_MAX_OFFSET = timedelta(hours=14)
+"""``xsd:dateTime`` takes zones from -14:00 to +14:00 (W3C Datetime's run to 23:59)."""
 
 # Google's extensions
 
@@ -61,6 +77,38 @@ EXTENSION_NAMESPACES: Mapping[str, str] = MappingProxyType(
     {"xhtml": XHTML_NS, "image": IMAGE_NS, "video": VIDEO_NS, "news": NEWS_NS}
 )
 """Each extension's customary prefix and its namespace."""
+URL_EXTENSION_ELEMENTS: Mapping[str, str] = MappingProxyType(
+    {XHTML_NS: "link", IMAGE_NS: "image", VIDEO_NS: "video", NEWS_NS: "news"}
+)
+"""The one element of each extension namespace that stands directly in a ``url``."""
+
+RETIRED_IMAGE_FIELDS = ("caption", "geo_location", "title", "license")
+"""Children of ``image:image`` Google stopped reading in 2022 (only ``image:loc`` is left)."""
+VIDEO_FIELDS = (
+    "thumbnail_loc",
+    "title",
+    "description",
+    "content_loc",
+    "player_loc",
+    "duration",
+    "expiration_date",
+    "rating",
+    "view_count",
+    "publication_date",
+    "tag",
+    "family_friendly",
+    "restriction",
+    "requires_subscription",
+    "uploader",
+    "platform",
+    "live",
+)
+"""The children of ``video:video`` Google documents, in the video XSD's sequence (which
+holds a few more)."""
+VIDEO_REQUIRED = VIDEO_FIELDS[:3]
+"""Required in every ``video:video``, with one of :data:`VIDEO_PLAYABLE`."""
+VIDEO_PLAYABLE = ("content_loc", "player_loc")
+"""A ``video:video`` names at least one of these: the file itself, or its player."""
 
 MAX_IMAGES = 1_000
 """Google: up to 1,000 ``image:image`` per ``url``."""

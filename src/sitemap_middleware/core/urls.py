@@ -27,6 +27,7 @@ from urllib.parse import quote, urlsplit
 from .spec import DEFAULT_PORTS as _DEFAULT_PORTS
 from .spec import MAX_LOC_LENGTH as MAX_LOC_LENGTH  # importable here too
 from .spec import MIN_LOC_LENGTH as MIN_LOC_LENGTH
+from .spec import XML_WHITESPACE
 
 # Every character XML 1.0 forbids (control characters, lone surrogates, U+FFFE/U+FFFF).
 XML_FORBIDDEN = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -34,13 +35,13 @@ XML_FORBIDDEN = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010fff
 # Characters that may stand in the path, query and fragment of a URI as they are.
 _URI_REST = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/?#%]*")
 # "%" not starting a valid escape: written as "%25".
-_LONE_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+LONE_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 _SAFE_REST = "!$&'()*+,;=:@/?#%~"
 _FRAGMENT_SAFE = _SAFE_REST.replace("#", "")
 # XML's whitespace: data in a loc, at either end too. (Every other control character is
 # forbidden in XML, so a loc holding one is refused before it reaches a parser.)
-WHITESPACE = " \t\n\r"
+WHITESPACE = XML_WHITESPACE
 # urlsplit strips leading C0 controls and spaces and deletes tab, CR and LF anywhere (as
 # WHATWG parsers do): escape the whitespace first so an absolute loc keeps it, as a
 # relative one does.
@@ -118,11 +119,11 @@ def iri_to_uri(rest: str) -> str:
     """
     if (
         _URI_REST.fullmatch(rest)
-        and ("%" not in rest or _LONE_PERCENT.search(rest) is None)
+        and ("%" not in rest or LONE_PERCENT.search(rest) is None)
         and rest.count("#") < 2
     ):
         return rest
-    head, hash_, fragment = _LONE_PERCENT.sub("%25", rest).partition("#")
+    head, hash_, fragment = LONE_PERCENT.sub("%25", rest).partition("#")
     uri = head.translate(_QUOTE_REST)
     return uri + hash_ + fragment.translate(_QUOTE_FRAGMENT) if hash_ else uri
 
@@ -287,7 +288,7 @@ class Site:
         else:
             scheme, authority, rest = _split_absolute(link, "URL")
             # Any host may be named, but only in URI characters (IDNA keeps "{", "<", "|"...).
-            if not _HOST.fullmatch(authority) or _LONE_PERCENT.search(authority):
+            if not _HOST.fullmatch(authority) or LONE_PERCENT.search(authority):
                 raise LocError(f"URL has an invalid host {authority!r}")
             rest = iri_to_uri(rest)
             url = f"{scheme}://{authority}" + rest

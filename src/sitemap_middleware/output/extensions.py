@@ -34,6 +34,7 @@ from ..core.spec import (
     MAX_NEWS_PER_SITEMAP,
     NEWS_LANGUAGE,
     SITEMAP_NS,
+    VIDEO_FIELDS,
 )
 from ..core.spec import MAX_IMAGES as MAX_IMAGES
 from ..core.spec import NEWS_WINDOW as NEWS_WINDOW
@@ -183,7 +184,7 @@ def _video_worst(link: int) -> int:
             "rating": "4.55",
             "view_count": "9" * 20,
             "publication_date": "2024-01-02T03:04:05+05:30",
-            "tags": [""] * MAX_VIDEO_TAGS,
+            "tag": [""] * MAX_VIDEO_TAGS,
             "family_friendly": "yes",
             "restriction": ("allow", " ".join(["XX"] * MAX_COUNTRIES)),
             "requires_subscription": "yes",
@@ -416,7 +417,7 @@ def video_xml(video: Video, site: Site, naive_timezone: tzinfo) -> str:
     tags = list(video.tags)
     if isinstance(video.tags, str) or len(tags) > MAX_VIDEO_TAGS:
         raise ExtensionError(f"tags must be a list of at most {MAX_VIDEO_TAGS} strings")
-    fields["tags"] = [_text("tag", tag, MAX_TEXT) for tag in tags]
+    fields["tag"] = [_text("tag", tag, MAX_TEXT) for tag in tags]
     if video.family_friendly is not None:
         fields["family_friendly"] = _yes_no("family_friendly", video.family_friendly)
     if video.restriction is not None:
@@ -434,35 +435,13 @@ def video_xml(video: Video, site: Site, naive_timezone: tzinfo) -> str:
     return _video_element(fields)
 
 
-# Children of video:video in the XSD's order (simple elements).
-_VIDEO_ORDER = (
-    "thumbnail_loc",
-    "title",
-    "description",
-    "content_loc",
-    "player_loc",
-    "duration",
-    "expiration_date",
-    "rating",
-    "view_count",
-    "publication_date",
-    "tags",
-    "family_friendly",
-    "restriction",
-    "requires_subscription",
-    "uploader",
-    "platform",
-    "live",
-)
-
-
 def _video_element(fields: Mapping[str, object]) -> str:
     parts = ["<video:video>"]
-    for name in _VIDEO_ORDER:
+    for name in VIDEO_FIELDS:  # the XSD's order
         if name not in fields:
             continue
         value: Any = fields[name]
-        if name == "tags":
+        if name == "tag":
             parts += (f"<video:tag>{tag}</video:tag>" for tag in value)
         elif name in ("restriction", "platform"):
             relationship, codes = value
