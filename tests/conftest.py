@@ -33,6 +33,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 import sitemap_middleware
 from sitemap_middleware import SQLAlchemySource
 
+from .adapters import ADAPTERS, sitemap_app
+
 # SITEMAP_REQUIRE_INSTALLED=1 (.ci/run, which installs the wheel it built): the suite tests
 # the installed package, never the checkout's src/ — in this process and in every process a
 # test starts (a PYTHONPATH or a working directory in src/ would import the checkout there).
@@ -240,14 +242,10 @@ def failing_engine(db_path: Path) -> Iterator[Callable[[int], Engine]]:
         engine.dispose()
 
 
-ADAPTERS = ("asgi", "wsgi", "django-wsgi", "django-asgi")
-
-
-@pytest.fixture(params=ADAPTERS)
+@pytest.fixture(params=list(ADAPTERS))
 def make_app(request: pytest.FixtureRequest) -> Iterator[Callable[..., Any]]:
-    """``make_app(sources=..., base_url=..., ...)``: a standalone app, once per adapter."""
-    from .driver import sitemap_app  # driver imports this module
-
+    """``make_app(sources=..., base_url=..., ...)``: a standalone app, once per adapter
+    (:data:`tests.adapters.ADAPTERS`)."""
     made: list[Any] = []
 
     def make(**settings: Any) -> Any:

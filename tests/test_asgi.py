@@ -27,6 +27,7 @@ from sitemap_middleware import (
     SitemapMiddleware,
 )
 
+from .adapters import call
 from .conftest import (
     BASE_TIME,
     article_source,
@@ -36,7 +37,6 @@ from .conftest import (
     locs,
     seed,
 )
-from .driver import call
 
 pytestmark = pytest.mark.anyio
 BASE = "https://example.com/"

@@ -30,6 +30,7 @@ from sitemap_middleware.core import planning
 from sitemap_middleware.output.gzip import GzipStream
 from sitemap_middleware.sources.sqlalchemy import async_source as sqlalchemy_async
 
+from .adapters import call
 from .conftest import (
     BASE_TIME,
     article_source,
@@ -39,7 +40,6 @@ from .conftest import (
     locs,
     statements,
 )
-from .driver import call
 
 pytestmark = pytest.mark.anyio
 BASE = "https://example.com/"

@@ -34,8 +34,8 @@ from sitemap_middleware import AsyncSQLAlchemySource, SitemapApp, SQLAlchemySour
 from sitemap_middleware.sources.base import KeyRange
 from sitemap_middleware.sources.sqlalchemy.change_counter import ChangeCounter, revisions
 
+from .adapters import call
 from .conftest import statements
-from .driver import call
 from .postgres import driver_url, schema_name, server_url
 
 pytestmark = pytest.mark.anyio

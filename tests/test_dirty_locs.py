@@ -17,8 +17,8 @@ from sqlalchemy import select as sql_select
 
 from sitemap_middleware import Entry, Image, SQLAlchemySource
 
+from .adapters import call
 from .conftest import assert_valid_urlset, locs
-from .driver import call
 
 pytestmark = pytest.mark.anyio
 BASE = "https://example.com/"

@@ -52,8 +52,8 @@ from sitemap_middleware.output.entry import Batch
 from sitemap_middleware.sources.base import KeyRange, SyncSource
 from sitemap_middleware.sources.sqlalchemy.change_counter import ChangeCounter
 
+from .adapters import call
 from .conftest import NS, assert_valid_index, assert_valid_urlset, locs, statements
-from .driver import call
 from .postgres import driver_url, schema_name, server_url
 
 pytestmark = pytest.mark.anyio

@@ -13,10 +13,9 @@ from pathlib import Path
 from lxml import etree
 
 from sitemap_middleware import SitemapWSGIApp
-from sitemap_middleware.cli.wsgi_client import wsgi_environ
 
 from . import django_commands
-from .app_drivers import _wsgi_exchange
+from .adapters import wsgi_reply
 from .conftest import assert_valid_index, assert_valid_urlset
 from .uvicorn_process import free_port, pythonpath
 
@@ -45,11 +44,9 @@ def served(path: str) -> bytes:
     app = SitemapWSGIApp(
         sources=django_commands.sources(), base_url="https://example.com/", max_urls=50
     )
-    environ = wsgi_environ(
-        "GET", path.encode(), [(b"host", b"example.com")], "https", ("example.com", "443")
-    )
     try:
-        return _wsgi_exchange(app, environ).body
+        host = [(b"host", b"example.com")]
+        return wsgi_reply(app, "GET", path.encode(), host, ("example.com", 443)).body
     finally:
         app.close()
 

@@ -112,7 +112,7 @@ def test_bad_base_url_fails_when_the_app_is_built(tmp_path: Path) -> None:
 async def test_flask_variant_serves_the_same_sitemap(tmp_path: Path) -> None:
     from example_app.flask_app import create_flask_app
 
-    from .driver import call, call_wsgi
+    from .adapters import call, call_wsgi
 
     db = str(tmp_path / "same.sqlite3")
     starlette_app = create_app(db, 120, BASE)

@@ -15,8 +15,8 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from sitemap_middleware import AsyncSQLAlchemySource, SitemapApp, SQLAlchemySource
 
+from .adapters import call
 from .conftest import articles
-from .driver import call
 
 pytestmark = pytest.mark.anyio
 BASE = "https://example.com/"

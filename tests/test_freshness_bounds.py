@@ -25,9 +25,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from sitemap_middleware import SitemapWSGIApp
 
+from .adapters import Exchange, call, call_wsgi, sitemap_app
 from .clock import Clock, drive
 from .conftest import BASE_TIME, article_source, articles, seed
-from .driver import Exchange, call, call_wsgi, sitemap_app
 from .test_postgres import Db, admin, db, pg_url  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.anyio

@@ -48,7 +48,7 @@ from sitemap_middleware.output.fast_path import Renderer
 from sitemap_middleware.output.xml import UrlsetWriter, url_element
 
 from . import hostile
-from .app_drivers import DRIVERS, AppDriver, Reply
+from .adapters import DRIVERS, AppDriver, Reply
 from .conftest import assert_valid_urlset
 from .hostile import LAYOUTS, Layout, Row, budget
 

@@ -12,8 +12,8 @@ from sqlalchemy import Engine, select, update
 
 from sitemap_middleware import Entry, SQLAlchemySource
 
+from .adapters import call
 from .conftest import articles, assert_valid_index, assert_valid_urlset, locs
-from .driver import call
 
 pytestmark = pytest.mark.anyio
 BASE = "https://example.com/"

@@ -29,6 +29,7 @@ from starlette.middleware.gzip import GZipMiddleware
 
 from sitemap_middleware import SitemapMiddleware, SQLAlchemySource
 
+from .adapters import call
 from .conftest import (
     BASE_TIME,
     articles,
@@ -38,7 +39,6 @@ from .conftest import (
     metadata,
     statements,
 )
-from .driver import call
 
 pytestmark = pytest.mark.anyio
 BASE = "https://example.com/"

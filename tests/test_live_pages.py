@@ -35,6 +35,7 @@ from sitemap_middleware.core.handler import run
 from sitemap_middleware.sources.base import SyncSource, page_keys
 from sitemap_middleware.state.current_pages import Known, LivePages, keep_current
 
+from .adapters import call
 from .clock import Clock, drive
 from .conftest import (
     BASE_TIME,
@@ -44,7 +45,6 @@ from .conftest import (
     seed,
     statements,
 )
-from .driver import call
 from .test_postgres import Db, admin, db, pg_url  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.anyio

@@ -55,7 +55,7 @@ from sitemap_middleware.settings import Settings
 from sitemap_middleware.sources.sqlalchemy.change_counter import ChangeCounter
 
 from . import model
-from .app_drivers import DRIVERS, AppDriver, AsgiDriver, Reply
+from .adapters import DRIVERS, AppDriver, AsgiDriver, Reply
 from .conftest import NS, assert_valid_index, assert_valid_urlset
 from .postgres import driver_url, schema_name, server_url
 

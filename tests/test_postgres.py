@@ -46,8 +46,8 @@ from sitemap_middleware import (
     SQLAlchemySource,
 )
 
+from .adapters import call
 from .conftest import BASE_TIME, NS, assert_valid_index, assert_valid_urlset, locs
-from .driver import call
 from .postgres import (
     DRIVERS,
     REQUIRE_VARIABLE,

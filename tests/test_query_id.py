@@ -11,8 +11,8 @@ from sqlalchemy.engine import Engine
 from sitemap_middleware import SitemapWSGIApp
 from sitemap_middleware.settings import ConfigurationTypeError
 
+from .adapters import call_wsgi
 from .conftest import article_source, articles
-from .driver import call_wsgi
 
 BASE = "https://example.com/"
 DOCUMENTS = ("/sitemap.xml", "/sitemap-articles-1.xml", "/sitemap-articles-2.xml")

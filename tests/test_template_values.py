@@ -25,8 +25,8 @@ from sitemap_middleware import AsyncSQLAlchemySource, SitemapApp, SQLAlchemySour
 from sitemap_middleware.core.urls import XML_FORBIDDEN, has_dot_segment
 from sitemap_middleware.sources.sqlalchemy.locs import LocTemplate
 
+from .adapters import call
 from .conftest import assert_valid_urlset, locs
-from .driver import call
 
 BASE = "https://example.com/"
 # The characters Django's reverse() leaves as they are (RFC 3986's sub-delims, "/~:@").

@@ -16,8 +16,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sitemap_middleware import AsyncSQLAlchemySource, SQLAlchemySource
 from sitemap_middleware.settings import ConfigurationError, make_settings
 
+from .adapters import call
 from .conftest import assert_valid_index, assert_valid_urlset
-from .driver import call
 
 pytestmark = pytest.mark.anyio
 BASE = "https://example.com/"

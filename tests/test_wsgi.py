@@ -18,8 +18,8 @@ from werkzeug.middleware.dispatcher import DispatcherMiddleware
 from sitemap_middleware import SitemapWSGIApp, SitemapWSGIMiddleware, SQLAlchemySource
 from sitemap_middleware.servers.types import Environ
 
+from .adapters import call_wsgi
 from .conftest import articles, assert_valid_urlset, locs
-from .driver import call_wsgi
 
 BASE = "https://example.com/"
 
@@ -173,7 +173,7 @@ def test_a_process_serving_async_sources_under_wsgi_can_exit() -> None:
     """Servers never call close(): the background loop must not keep the process alive."""
     script = """
 from sitemap_middleware import AsyncIterableSource, SitemapWSGIApp
-from tests.driver import call_wsgi
+from tests.adapters import call_wsgi
 async def entries():
     yield "/a"
 app = SitemapWSGIApp(base_url="https://example.com/", sources=[AsyncIterableSource(entries)])
