@@ -197,15 +197,19 @@ class ASGIClient:
         ``disconnect_after=n``: the client goes away after n body messages."""
         response = Response(0)
         ended = False
+        bodies = 0
 
         def observe(message: Message) -> None:
-            nonlocal ended
+            nonlocal ended, bodies
             if message["type"] == "http.response.start" and response.status == 0:
                 response.status = int(message["status"])
                 response.headers = [
                     (k.decode("latin-1"), v.decode("latin-1")) for k, v in message["headers"]
                 ]
             elif message["type"] == "http.response.body" and response.status and not ended:
+                if disconnect_after is not None and bodies >= disconnect_after:
+                    return  # sent after the client went away: nobody receives it
+                bodies += 1
                 if message.get("body"):
                     response.chunks.append(bytes(message["body"]))
                 ended = not message.get("more_body", False)
