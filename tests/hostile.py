@@ -371,7 +371,7 @@ def date_like_junk(draw: st.DrawFn) -> str:
     return text[:at] + (text[at] * 2 if change == "double" else change) + text[at + 1 :]
 
 
-def served(field: Field) -> Field:
+def as_served(field: Field) -> Field:
     """A lastmod later than now + ``lastmod_tolerance`` (60 s) is a bad field: dropped.
     (Generated moments are years apart from the clock, never seconds.)"""
     expect = field.expect
@@ -386,11 +386,11 @@ def served(field: Field) -> Field:
 @functools.cache
 def lastmods(sql_column: str | None = None) -> st.SearchStrategy[Field]:
     """Lastmod fields; ``sql_column`` "datetime" or "text" limits them to what that column holds."""
-    naive = st.datetimes().map(_good_moment).map(served)
+    naive = st.datetimes().map(_good_moment).map(as_served)
     if sql_column == "datetime":
         return st.one_of(st.just(NONE), naive)
     strings = st.one_of(
-        good_lastmod_strings().map(served),
+        good_lastmod_strings().map(as_served),
         bad_lastmod_strings.map(lambda s: Field(s, BAD)),
         date_like_junk().map(lambda s: Field(s, ANY)),
         any_text.map(lambda s: Field(s, ANY)),
@@ -399,10 +399,10 @@ def lastmods(sql_column: str | None = None) -> st.SearchStrategy[Field]:
         return st.one_of(st.just(NONE), strings.filter(_no_surrogates))
     return st.one_of(
         st.just(NONE),
-        st.dates().map(lambda d: served(Field(d, d))),
+        st.dates().map(lambda d: as_served(Field(d, d))),
         naive,
-        st.datetimes(timezones=minute_offsets).map(_good_moment).map(served),
-        st.datetimes(timezones=st.just(UTC)).map(_good_moment).map(served),
+        st.datetimes(timezones=minute_offsets).map(_good_moment).map(as_served),
+        st.datetimes(timezones=st.just(UTC)).map(_good_moment).map(as_served),
         # Offsets of seconds (historic zones): no W3C form; written in UTC or dropped.
         st.datetimes(
             timezones=st.integers(-86399, 86399).map(lambda s: timezone(timedelta(seconds=s)))

@@ -188,13 +188,6 @@ def fresh_venv(folder: Path, requirement: str) -> Venv:
     return Venv(path, work)
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 SITEMAP_NS = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
 
 

@@ -19,7 +19,8 @@ import pytest
 from lxml import html as lxml_html
 
 from .conftest import _schema, assert_valid_urlset, locs
-from .uvicorn_process import free_port, serving
+from .support import free_port
+from .uvicorn_process import serving
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[1]

@@ -10,12 +10,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from lxml import etree
 
 from sitemap_middleware.cli.document import inspect
 from sitemap_middleware.cli.findings import Findings
 
-from .conftest import _schema
+from .support import xsd_valid
 
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 DECLARE = (
@@ -81,10 +80,6 @@ def findings_of(body: bytes) -> Findings:
 
 def errors(body: bytes) -> set[str]:
     return {f.code for f in findings_of(body) if f.severity == "error"}
-
-
-def xsd_valid(body: bytes) -> bool:
-    return bool(_schema("urlset-with-extensions.xsd").validate(etree.fromstring(body)))
 
 
 GOOD = [

@@ -23,17 +23,10 @@ from sitemap_middleware.testing import ResponseFailed, WSGIClient
 from . import cli_site, cli_wsgi_site
 from .adapters import call_wsgi
 from .conftest import _schema, assert_valid_index, assert_valid_urlset
+from .support import served
 from .test_cli_render import SITE_FILES, files, render
 
 HTML_FILES = ["sitemap.html", *(f.removesuffix(".xml") + ".html" for f in SITE_FILES[1:])]
-
-
-def served(app: Any, path: str) -> bytes:
-    """What the WSGI application answers to a plain GET (no Accept-Encoding)."""
-    exchange = call_wsgi(app, path=path)
-    assert exchange.status == 200 and exchange.complete, path
-    assert "content-encoding" not in exchange.headers
-    return exchange.body
 
 
 @pytest.mark.parametrize("name", ["flask_app", "create_flask_app"])

@@ -30,6 +30,7 @@ from sitemap_middleware.cli.values import (
 from sitemap_middleware.core.http import SINGLETON_FIELDS
 
 from .conftest import SCHEMAS, _schema
+from .support import xsd_valid
 
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 SITEMAP = "https://example.com/sitemap.xml"
@@ -52,12 +53,6 @@ def built_in(body: bytes) -> set[str]:
     findings = Findings()
     inspect(body, SITEMAP, NOW, findings)
     return {f.code for f in findings if f.severity == "error"}
-
-
-def xsd_valid(body: bytes) -> bool:
-    root = etree.fromstring(body)
-    name = "siteindex.xsd" if root.tag == f"{{{NS}}}sitemapindex" else "sitemap.xsd"
-    return bool(_schema(name).validate(root))
 
 
 GOOD = [

@@ -30,7 +30,8 @@ from sqlalchemy import create_engine
 from sitemap_middleware.core.http import SINGLETON_FIELDS, format_http_date, parse_http_date
 
 from .date_servers_app import KEY, seed
-from .uvicorn_process import free_port, serving
+from .support import free_port
+from .uvicorn_process import serving
 
 pytestmark = pytest.mark.e2e
 

@@ -15,9 +15,9 @@ from lxml import etree
 from sitemap_middleware import SitemapWSGIApp
 
 from . import django_commands
-from .adapters import wsgi_reply
 from .conftest import assert_valid_index, assert_valid_urlset
-from .uvicorn_process import free_port, pythonpath
+from .support import free_port, served
+from .uvicorn_process import pythonpath
 
 GZIP_FIRST = (
     "django.middleware.gzip.GZipMiddleware,sitemap_middleware.contrib.django.SitemapMiddleware"
@@ -37,18 +37,6 @@ def manage(
         env["SITEMAP_TEST_MIDDLEWARE"] = middleware
     command = [sys.executable, "-m", "django", *args]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
-
-
-def served(path: str) -> bytes:
-    """What another adapter serves for the same sources and settings."""
-    app = SitemapWSGIApp(
-        sources=django_commands.sources(), base_url="https://example.com/", max_urls=50
-    )
-    try:
-        host = [(b"host", b"example.com")]
-        return wsgi_reply(app, "GET", path.encode(), host, ("example.com", 443)).body
-    finally:
-        app.close()
 
 
 def test_check_names_the_setting_and_the_fix() -> None:
@@ -83,8 +71,15 @@ def test_render_writes_what_the_adapters_serve(
             for name in ("sitemap", "sitemap-pages-1", "sitemap-pages-2", "sitemap-pages-3")
             for ext in (".xml", ".xml.gz")
         )
-        for name in names:
-            assert (out / name).read_bytes() == served("/" + name), name
+        # What another adapter serves for the same sources and settings.
+        app = SitemapWSGIApp(
+            sources=django_commands.sources(), base_url="https://example.com/", max_urls=50
+        )
+        try:
+            for name in names:
+                assert (out / name).read_bytes() == served(app, "/" + name), name
+        finally:
+            app.close()
         assert_valid_index((out / "sitemap.xml").read_bytes())
         assert_valid_urlset((out / "sitemap-pages-3.xml").read_bytes(), sitemap_schema)
 

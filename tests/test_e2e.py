@@ -18,7 +18,8 @@ from lxml import etree
 from sqlalchemy import create_engine
 
 from .conftest import _schema, assert_valid_index, assert_valid_urlset, check_served, locs, seed
-from .uvicorn_process import free_port, serving
+from .support import free_port
+from .uvicorn_process import serving
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[1]

@@ -141,10 +141,10 @@ def _uniform_lastmod(kind: str, lastmod: hostile.Field, draw: st.DrawFn) -> host
         return hostile.NONE
     if kind == "naive":
         moment = draw(st.datetimes())
-        return hostile.served(hostile.Field(moment, moment.replace(tzinfo=UTC, microsecond=0)))
+        return hostile.as_served(hostile.Field(moment, moment.replace(tzinfo=UTC, microsecond=0)))
     if kind == "dates":
         day = draw(st.dates())
-        return hostile.served(hostile.Field(day, day))
+        return hostile.as_served(hostile.Field(day, day))
     return lastmod
 
 

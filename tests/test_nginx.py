@@ -46,7 +46,7 @@ from sqlalchemy import create_engine
 from . import conftest
 from .conftest import assert_valid_index, assert_valid_urlset, check_served, locs
 from .docs_support import deployment_nginx, nginx_config
-from .uvicorn_process import free_port
+from .support import free_port
 
 pytestmark = pytest.mark.nginx
 ROOT = Path(__file__).resolve().parents[1]

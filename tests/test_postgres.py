@@ -57,7 +57,7 @@ from .postgres import (
     schema_name,
     server_url,
 )
-from .uvicorn_process import free_port
+from .support import free_port
 
 pytestmark = pytest.mark.anyio
 BASE = "https://example.com/"

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from .conftest import assert_valid_index, check_served
-from .installs import ROOT, environment, fetch, free_port, locs, serving, tracked_tree
+from .installs import ROOT, environment, fetch, locs, serving, tracked_tree
+from .support import free_port
 
 pytestmark = pytest.mark.install
 
