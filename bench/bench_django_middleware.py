@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from sqlalchemy import create_engine
 
 from tests.adapters import DRIVERS, RawHeaders, Reply
-from tests.conftest import article_source, seed
+from tests.support import article_source, seed
 
 PATH = b"/sitemap-articles-1.xml"
 

@@ -203,7 +203,7 @@ async def exchange_asgi(
 
 
 def _check(exchange: Exchange, method: str) -> None:
-    from .conftest import check_served  # conftest imports this module
+    from .support import check_served  # it imports this module
 
     if exchange.complete and method == "GET":
         headers = exchange.headers

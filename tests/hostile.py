@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from lxml import etree
 
-from .conftest import NS, _schema, assert_valid_index, assert_valid_urlset
+from .support import NS, _schema, assert_valid_index, assert_valid_urlset
 
 
 def budget(weight: float) -> settings:

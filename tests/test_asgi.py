@@ -28,7 +28,7 @@ from sitemap_middleware import (
 )
 
 from .adapters import call
-from .conftest import (
+from .support import (
     BASE_TIME,
     article_source,
     articles,

@@ -31,7 +31,7 @@ from sitemap_middleware.output.gzip import GzipStream
 from sitemap_middleware.sources.sqlalchemy import async_source as sqlalchemy_async
 
 from .adapters import call
-from .conftest import (
+from .support import (
     BASE_TIME,
     article_source,
     articles,

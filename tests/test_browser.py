@@ -18,8 +18,7 @@ import httpx
 import pytest
 from lxml import html as lxml_html
 
-from .conftest import _schema, assert_valid_urlset, locs
-from .support import free_port
+from .support import _schema, assert_valid_urlset, free_port, locs
 from .uvicorn_process import serving
 
 pytestmark = pytest.mark.e2e

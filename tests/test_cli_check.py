@@ -15,8 +15,7 @@ import pytest
 
 from sitemap_middleware.cli import main
 
-from .conftest import SCHEMAS
-from .support import free_port
+from .support import SCHEMAS, free_port
 from .uvicorn_process import serving, uvicorn
 
 pytestmark = pytest.mark.e2e

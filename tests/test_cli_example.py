@@ -15,8 +15,7 @@ import pytest
 
 from sitemap_middleware.cli import main
 
-from .conftest import SCHEMAS, _schema, assert_valid_index, assert_valid_urlset
-from .support import free_port
+from .support import SCHEMAS, _schema, assert_valid_index, assert_valid_urlset, free_port
 from .uvicorn_process import serving
 
 pytestmark = pytest.mark.e2e

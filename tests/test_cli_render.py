@@ -16,8 +16,7 @@ from sitemap_middleware.cli import main
 from sitemap_middleware.cli.loader import find_sitemaps, is_factory
 
 from . import cli_site
-from .conftest import _schema, assert_valid_index, assert_valid_urlset
-from .support import served
+from .support import _schema, assert_valid_index, assert_valid_urlset, served
 
 SITE_FILES = [
     "sitemap.xml",

@@ -22,8 +22,7 @@ from sitemap_middleware.testing import ResponseFailed, WSGIClient
 
 from . import cli_site, cli_wsgi_site
 from .adapters import call_wsgi
-from .conftest import _schema, assert_valid_index, assert_valid_urlset
-from .support import served
+from .support import _schema, assert_valid_index, assert_valid_urlset, served
 from .test_cli_render import SITE_FILES, files, render
 
 HTML_FILES = ["sitemap.html", *(f.removesuffix(".xml") + ".html" for f in SITE_FILES[1:])]

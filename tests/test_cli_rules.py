@@ -29,8 +29,7 @@ from sitemap_middleware.cli.values import (
 )
 from sitemap_middleware.core.http import SINGLETON_FIELDS
 
-from .conftest import SCHEMAS, _schema
-from .support import xsd_valid
+from .support import SCHEMAS, _schema, xsd_valid
 
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 SITEMAP = "https://example.com/sitemap.xml"

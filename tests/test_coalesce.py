@@ -15,7 +15,7 @@ from sitemap_middleware import SitemapApp
 from sitemap_middleware.state.coalesce import AsyncCoalescer, ThreadCoalescer
 
 from .adapters import call
-from .conftest import article_source
+from .support import article_source
 
 pytestmark = pytest.mark.anyio
 BASE = "https://example.com/"

@@ -29,7 +29,7 @@ from sqlalchemy import create_engine
 
 from sitemap_middleware.core.http import SINGLETON_FIELDS, format_http_date, parse_http_date
 
-from .date_servers_app import KEY, seed
+from .date_servers_app import KEY, seed_dates
 from .support import free_port
 from .uvicorn_process import serving
 
@@ -92,7 +92,7 @@ def served(
     db = folder / "dates.sqlite3"
     soon = datetime.now(UTC).replace(microsecond=0) + SOON
     engine = create_engine(f"sqlite:///{db}")
-    seed(engine, soon.replace(tzinfo=None))
+    seed_dates(engine, soon.replace(tzinfo=None))
     engine.dispose()
     port = free_port()
     command = [

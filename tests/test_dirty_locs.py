@@ -18,8 +18,7 @@ from sqlalchemy import select as sql_select
 from sitemap_middleware import Entry, Image, SQLAlchemySource
 
 from .adapters import call
-from .conftest import assert_valid_urlset, locs
-from .support import served_locs
+from .support import assert_valid_urlset, locs, served_locs
 
 pytestmark = pytest.mark.anyio
 BASE = "https://example.com/"

@@ -53,8 +53,8 @@ from sitemap_middleware.sources.base import KeyRange, SyncSource
 from sitemap_middleware.sources.sqlalchemy.change_counter import ChangeCounter
 
 from .adapters import call
-from .conftest import NS, assert_valid_index, assert_valid_urlset, locs, statements
 from .postgres import driver_url, schema_name, server_url
+from .support import NS, assert_valid_index, assert_valid_urlset, locs, statements
 
 pytestmark = pytest.mark.anyio
 BASE = "https://example.com/"

@@ -20,8 +20,8 @@ from sitemap_middleware.settings import ConfigurationError, ConfigurationTypeErr
 from sitemap_middleware.sources.base import ALL
 
 from .adapters import call_wsgi
-from .conftest import NS, assert_valid_index, assert_valid_urlset
 from .django_setup import database, setup
+from .support import NS, assert_valid_index, assert_valid_urlset
 
 setup()
 

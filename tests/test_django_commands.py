@@ -15,8 +15,7 @@ from lxml import etree
 from sitemap_middleware import SitemapWSGIApp
 
 from . import django_commands
-from .conftest import assert_valid_index, assert_valid_urlset
-from .support import free_port, served
+from .support import assert_valid_index, assert_valid_urlset, free_port, served
 from .uvicorn_process import pythonpath
 
 GZIP_FIRST = (

@@ -15,8 +15,8 @@ from lxml import etree
 from sitemap_middleware import SitemapWSGIApp
 
 from .adapters import call_wsgi
-from .conftest import NS, assert_valid_index, assert_valid_urlset
 from .django_setup import database, setup
+from .support import NS, assert_valid_index, assert_valid_urlset
 
 setup()
 

@@ -17,8 +17,8 @@ from sitemap_middleware import SitemapWSGIApp
 from sitemap_middleware.settings import ConfigurationError
 
 from .adapters import call_wsgi
-from .conftest import NS, assert_valid_index, assert_valid_urlset, locs
 from .django_setup import database, setup
+from .support import NS, assert_valid_index, assert_valid_urlset, locs
 from .test_template_values import HOSTILE, is_bad_row
 
 setup()

@@ -19,8 +19,8 @@ from sqlalchemy import Engine
 from sitemap_middleware import ConfigurationError, IterableSource, SitemapAborted, SitemapWSGIApp
 
 from .adapters import MIDDLEWARE, DjangoApp, call, call_wsgi
-from .conftest import article_source
 from .django_setup import setup
+from .support import article_source
 from .test_behaviour import boom_stmt
 
 pytestmark = pytest.mark.anyio

@@ -17,8 +17,8 @@ from sqlalchemy import event
 from sitemap_middleware.settings import ConfigurationError, ConfigurationTypeError
 
 from .adapters import call, sitemap_app
-from .conftest import assert_valid_index, assert_valid_urlset, locs
 from .django_setup import database, setup
+from .support import assert_valid_index, assert_valid_urlset, locs
 
 setup()
 

@@ -17,7 +17,7 @@ from example_app.app import create_app
 from example_app.db import AWKWARD_SLUGS, seed
 from sitemap_middleware import ConfigurationError
 
-from .conftest import assert_valid_index, assert_valid_urlset, locs
+from .support import assert_valid_index, assert_valid_urlset, locs
 
 pytestmark = pytest.mark.anyio
 BASE = "http://127.0.0.1:8000/"

@@ -25,7 +25,7 @@ from sitemap_middleware.output.extensions import (
     urlset_open,
 )
 
-from .conftest import _schema
+from .support import _schema
 
 SITE = Site.build("https://example.com/", "/sitemap.xml")
 NOW = datetime(2024, 5, 3, 12, 0, tzinfo=UTC)

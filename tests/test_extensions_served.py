@@ -26,7 +26,7 @@ from sitemap_middleware.core.sitemap import Request, Sitemap
 from sitemap_middleware.settings import Settings
 
 from .adapters import call
-from .conftest import assert_valid_index, assert_valid_urlset, locs
+from .support import assert_valid_index, assert_valid_urlset, locs
 
 pytestmark = pytest.mark.anyio
 BASE = "https://example.com/"

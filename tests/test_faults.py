@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from sitemap_middleware import AsyncSQLAlchemySource, SitemapApp, SQLAlchemySource
 
 from .adapters import call
-from .conftest import articles
+from .support import articles
 
 pytestmark = pytest.mark.anyio
 BASE = "https://example.com/"

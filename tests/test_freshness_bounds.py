@@ -27,7 +27,7 @@ from sitemap_middleware import SitemapWSGIApp
 
 from .adapters import Exchange, call, call_wsgi, sitemap_app
 from .clock import Clock, drive
-from .conftest import BASE_TIME, article_source, articles, seed
+from .support import BASE_TIME, article_source, articles, seed
 from .test_postgres import Db, admin, db, pg_url  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.anyio

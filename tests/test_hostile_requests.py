@@ -27,8 +27,8 @@ from sitemap_middleware import Entry, SQLAlchemySource
 
 from . import hostile
 from .adapters import DRIVERS, AppDriver, RawHeaders, Reply
-from .conftest import articles, seed
 from .hostile import budget
+from .support import articles, seed
 
 ALLOWED = {200, 304, 400, 404, 405, 412, 503}
 BASE = "https://example.com/"

@@ -49,8 +49,8 @@ from sitemap_middleware.output.xml import UrlsetWriter, url_element
 
 from . import hostile
 from .adapters import DRIVERS, AppDriver, Reply
-from .conftest import assert_valid_urlset
 from .hostile import LAYOUTS, Layout, Row, budget
+from .support import assert_valid_urlset
 
 SITE = Site.build("https://example.com/", "/sitemap.xml")
 

@@ -13,7 +13,7 @@ from sqlalchemy import Engine, select, update
 from sitemap_middleware import Entry, SQLAlchemySource
 
 from .adapters import call
-from .conftest import articles, assert_valid_index, assert_valid_urlset, locs
+from .support import articles, assert_valid_index, assert_valid_urlset, locs
 
 pytestmark = pytest.mark.anyio
 BASE = "https://example.com/"

@@ -30,7 +30,7 @@ from starlette.middleware.gzip import GZipMiddleware
 from sitemap_middleware import SitemapMiddleware, SQLAlchemySource
 
 from .adapters import call
-from .conftest import (
+from .support import (
     BASE_TIME,
     articles,
     assert_valid_index,

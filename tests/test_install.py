@@ -16,10 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import assert_valid_index, check_served
 from .installs import ROOT, Venv, fetch, fresh_venv, locs, serving, wheel
 from .postgres import driver_url, schema_name, server_url
-from .support import free_port
+from .support import assert_valid_index, check_served, free_port
 
 __all__ = ["wheel"]  # the session fixture
 

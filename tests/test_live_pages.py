@@ -37,14 +37,7 @@ from sitemap_middleware.state.current_pages import Known, LivePages, keep_curren
 
 from .adapters import call
 from .clock import Clock, drive
-from .conftest import (
-    BASE_TIME,
-    article_source,
-    articles,
-    assert_valid_index,
-    seed,
-    statements,
-)
+from .support import BASE_TIME, article_source, articles, assert_valid_index, seed, statements
 from .test_postgres import Db, admin, db, pg_url  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.anyio

@@ -47,7 +47,6 @@ from sitemap_middleware import (
 )
 
 from .adapters import call
-from .conftest import BASE_TIME, NS, assert_valid_index, assert_valid_urlset, locs
 from .postgres import (
     DRIVERS,
     REQUIRE_VARIABLE,
@@ -57,7 +56,7 @@ from .postgres import (
     schema_name,
     server_url,
 )
-from .support import free_port
+from .support import BASE_TIME, NS, assert_valid_index, assert_valid_urlset, free_port, locs
 
 pytestmark = pytest.mark.anyio
 BASE = "https://example.com/"

@@ -12,7 +12,7 @@ from sitemap_middleware import SitemapWSGIApp
 from sitemap_middleware.settings import ConfigurationTypeError
 
 from .adapters import call_wsgi
-from .conftest import article_source, articles
+from .support import article_source, articles
 
 BASE = "https://example.com/"
 DOCUMENTS = ("/sitemap.xml", "/sitemap-articles-1.xml", "/sitemap-articles-2.xml")

@@ -15,9 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import assert_valid_index, check_served
 from .installs import ROOT, environment, fetch, locs, serving, tracked_tree
-from .support import free_port
+from .support import assert_valid_index, check_served, free_port
 
 pytestmark = pytest.mark.install
 

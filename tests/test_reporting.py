@@ -39,7 +39,7 @@ from sitemap_middleware import (
 from sitemap_middleware.output.entry import EntryRules
 
 from .adapters import call, call_wsgi
-from .conftest import article_source, assert_valid_urlset, seed
+from .support import article_source, assert_valid_urlset, seed
 from .test_behaviour import boom_stmt
 from .test_entry_and_xml import SITE
 

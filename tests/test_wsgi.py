@@ -19,7 +19,7 @@ from sitemap_middleware import SitemapWSGIApp, SitemapWSGIMiddleware, SQLAlchemy
 from sitemap_middleware.servers.types import Environ
 
 from .adapters import call_wsgi
-from .conftest import articles, assert_valid_urlset, locs
+from .support import articles, assert_valid_urlset, locs
 
 BASE = "https://example.com/"
 
