@@ -212,3 +212,52 @@ async def served_locs(
         return []
     assert reply.status == 200, reply.body
     return locs(assert_valid_urlset(reply.body, schema))
+
+
+# --- documents written by hand (for the checker, and for sites that serve them) -------------
+
+DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
+EXTENSIONS = {
+    "xhtml": "http://www.w3.org/1999/xhtml",
+    "image": "http://www.google.com/schemas/sitemap-image/1.1",
+    "video": "http://www.google.com/schemas/sitemap-video/1.1",
+    "news": "http://www.google.com/schemas/sitemap-news/0.9",
+}
+"""The extensions' namespaces by their usual prefixes."""
+
+
+def xmlns(namespaces: Mapping[str, str]) -> str:
+    """The attributes declaring ``namespaces`` (prefix -> namespace), for :func:`urlset`."""
+    return "".join(f' xmlns:{prefix}="{namespace}"' for prefix, namespace in namespaces.items())
+
+
+def urlset(*entries: str, attributes: str = "") -> bytes:
+    """A urlset: the XML declaration, the opening tag in the sitemap namespace with
+    ``attributes`` (:func:`xmlns` for extensions), the entries as given."""
+    opening = f'<urlset xmlns="{NS[1:-1]}"{attributes}>'
+    return f"{DECLARATION}{opening}{''.join(entries)}</urlset>\n".encode()
+
+
+def url(loc: str, *children: str) -> str:
+    """A ``url`` entry: its ``loc``, then ``children`` as given (:func:`lastmod`, ...)."""
+    return f"<url><loc>{loc}</loc>{''.join(children)}</url>"
+
+
+def lastmod(value: str) -> str:
+    return f"<lastmod>{value}</lastmod>"
+
+
+def image(loc: str = "https://cdn.example.net/1.jpg", extra: str = "") -> str:
+    return f"<image:image><image:loc>{loc}</image:loc>{extra}</image:image>"
+
+
+def news(
+    language: str = "en",
+    published: str = "2024-05-02T08:00:00+00:00",
+    title: str = "<news:title>Today</news:title>",
+) -> str:
+    return (
+        "<news:news><news:publication><news:name>Paper</news:name>"
+        f"<news:language>{language}</news:language></news:publication>"
+        f"<news:publication_date>{published}</news:publication_date>{title}</news:news>"
+    )
