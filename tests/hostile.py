@@ -285,7 +285,7 @@ def any_locs(layout: Layout, sql: bool = False) -> st.SearchStrategy[Field]:
 
 
 @functools.cache
-def locs(layout: Layout, sql: bool = False) -> st.SearchStrategy[Field]:
+def loc_fields(layout: Layout, sql: bool = False) -> st.SearchStrategy[Field]:
     return st.one_of(good_locs(layout), bad_locs(layout, sql), any_locs(layout, sql))
 
 
@@ -504,7 +504,8 @@ def priorities(sql_column: str | None = None) -> st.SearchStrategy[Field]:
 def rows(layout: Layout, max_size: int = 12) -> st.SearchStrategy[list[Row]]:
     """Rows of arbitrary Python data (lists, generators)."""
     return st.lists(
-        st.builds(Row, locs(layout), lastmods(), changefreqs(), priorities()), max_size=max_size
+        st.builds(Row, loc_fields(layout), lastmods(), changefreqs(), priorities()),
+        max_size=max_size,
     )
 
 
@@ -513,7 +514,7 @@ def sql_rows(
     layout: Layout, lastmod_column: str, priority_column: str, max_size: int = 12
 ) -> st.SearchStrategy[list[Row]]:
     """Rows a SQLite table with these column types can hold."""
-    loc = st.one_of(locs(layout, sql=True), st.just(Field(None, BAD)))
+    loc = st.one_of(loc_fields(layout, sql=True), st.just(Field(None, BAD)))
     return st.lists(
         st.builds(
             Row, loc, lastmods(lastmod_column), changefreqs(sql=True), priorities(priority_column)

@@ -191,7 +191,7 @@ def fresh_venv(folder: Path, requirement: str) -> Venv:
 SITEMAP_NS = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
 
 
-def locs(body: bytes, element: str) -> list[str]:
+def locs_of(body: bytes, element: str) -> list[str]:
     """The ``loc`` texts of a sitemap document's ``element``s (``url`` or ``sitemap``)."""
     found = etree.fromstring(body).findall(f"s:{element}/s:loc", SITEMAP_NS)
     return [loc.text or "" for loc in found]

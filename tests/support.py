@@ -10,7 +10,7 @@ import gzip
 import os
 import socket
 from collections.abc import Mapping
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -164,6 +164,11 @@ def statements(engine: Engine) -> list[str]:
     seen: list[str] = []
     event.listen(engine, "before_cursor_execute", lambda c, cur, stmt, *a: seen.append(stmt))
     return seen
+
+
+def now_naive() -> datetime:
+    """Now in UTC, naive, in whole seconds (as the test tables store their moments)."""
+    return datetime.now(UTC).replace(tzinfo=None, microsecond=0)
 
 
 def free_port() -> int:
