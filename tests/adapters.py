@@ -117,11 +117,6 @@ def sitemap_app(adapter: str, **settings: Any) -> Any:
     return ADAPTERS[adapter].app(**settings)
 
 
-def wrapping(interface: str) -> list[str]:
-    """The adapters that wrap an application of ``interface`` (``"asgi"``, ``"wsgi"``)."""
-    return [a.name for a in ADAPTERS.values() if a.wrap is not None and a.interface == interface]
-
-
 # --- call(): every message of one exchange -------------------------------------------------
 
 
