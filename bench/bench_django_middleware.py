@@ -26,9 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sqlalchemy import create_engine
 
-from tests.app_drivers import AsgiDriver, RawHeaders, Reply, WsgiDriver
-from tests.conftest import article_source, seed
-from tests.django_drivers import DjangoAsgiDriver, DjangoWsgiDriver
+from tests.adapters import DRIVERS, RawHeaders, Reply
+from tests.support import article_source, seed
 
 PATH = b"/sitemap-articles-1.xml"
 
@@ -52,10 +51,10 @@ def main() -> None:
     seed(engine, args.rows)
     options: dict[str, Any] = {"base_url": "https://example.com/", "freshness": "exact"}
     drivers: dict[str, Any] = {
-        "wsgi adapter": WsgiDriver(),
-        "django wsgi": DjangoWsgiDriver(),
-        "asgi adapter": AsgiDriver(),
-        "django asgi": DjangoAsgiDriver(),
+        "wsgi adapter": DRIVERS["wsgi"](),
+        "django wsgi": DRIVERS["django-wsgi"](),
+        "asgi adapter": DRIVERS["asgi"](),
+        "django asgi": DRIVERS["django-asgi"](),
     }
     identity: RawHeaders = [(b"host", b"example.com"), (b"accept-encoding", b"identity")]
     print(f"{args.rows:,} rows, page {PATH.decode()}, median of {args.repeat}")

@@ -64,7 +64,7 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from sitemap_middleware import AsyncSQLAlchemySource, SitemapApp, SQLAlchemySource
-from sitemap_middleware.cli.asgi_client import exchange, http_scope
+from sitemap_middleware.testing import asgi_exchange, asgi_scope
 
 BASE = "https://example.com/"
 MAX_ROWS = 50_000  # one urlset holds at most 50,000 URLs; bench_index.py covers more
@@ -213,8 +213,8 @@ async def get(
                 parts.append(chunk)
 
     lines = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in (headers or {}).items()]
-    scope = http_scope("GET", path.encode("ascii"), lines, "https", ("example.com", 443))
-    await exchange(app, scope, observe)
+    scope = asgi_scope("GET", path.encode("ascii"), lines, "https", ("example.com", 443))
+    await asgi_exchange(app, scope, observe)
     return Reply(status, response_headers, b"".join(parts), messages, size)
 
 

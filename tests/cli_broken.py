@@ -20,50 +20,18 @@ from sitemap_middleware import SitemapApp
 from sitemap_middleware.core.http import format_http_date
 from sitemap_middleware.servers.types import Message
 
+from .support import DECLARATION, EXTENSIONS, image, lastmod, news, url, urlset, xmlns
+
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 ETAG = 'W/"v1"'
 LAST_MODIFIED = "Mon, 06 May 2024 12:00:00 GMT"
 IMS_EXACT = {LAST_MODIFIED}  # good enough for these servers: compare the exact string
 
 
-DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
-
-
-EXTENSIONS = {
-    "xhtml": "http://www.w3.org/1999/xhtml",
-    "image": "http://www.google.com/schemas/sitemap-image/1.1",
-    "video": "http://www.google.com/schemas/sitemap-video/1.1",
-    "news": "http://www.google.com/schemas/sitemap-news/0.9",
-}
-
-
-def urlset(*entries: str, declare: dict[str, str] | None = None) -> str:
-    namespaces = "".join(f' xmlns:{p}="{ns}"' for p, ns in (declare or {}).items())
-    return f'{DECLARATION}<urlset xmlns="{NS}"{namespaces}>{"".join(entries)}</urlset>\n'
-
-
 def alternates(*pairs: tuple[str, str]) -> str:
     return "".join(
         f'<xhtml:link rel="alternate" hreflang="{lang}" href="{href}"/>' for lang, href in pairs
     )
-
-
-def image(loc: str) -> str:
-    return f"<image:image><image:loc>{loc}</image:loc></image:image>"
-
-
-def news(language: str, title: str = "T") -> str:
-    return (
-        "<news:news><news:publication><news:name>Paper</news:name>"
-        f"<news:language>{language}</news:language></news:publication>"
-        f"<news:publication_date>2024-05-01</news:publication_date><news:title>{title}"
-        "</news:title></news:news>"
-    )
-
-
-def url(loc: str, lastmod: str | None = "2024-05-01", extra: str = "") -> str:
-    lastmod_element = f"<lastmod>{lastmod}</lastmod>" if lastmod else ""
-    return f"<url><loc>{loc}</loc>{lastmod_element}{extra}</url>"
 
 
 def sitemapindex(*locs: str) -> str:
@@ -73,7 +41,7 @@ def sitemapindex(*locs: str) -> str:
 
 @dataclass(frozen=True)
 class Scenario:
-    document: Callable[[str], str]
+    document: Callable[[str], str | bytes]
     """The XML, given the site's origin (``http://127.0.0.1:PORT``)."""
     content_type: str = "application/xml; charset=utf-8"
     gzip_file: bool = False
@@ -92,7 +60,10 @@ class Scenario:
 
 
 def _good(o: str) -> str:
-    return urlset(url(f"{o}/good/"), url(f"{o}/good/about", "2024-05-02T10:00:00+02:00"))
+    return urlset(
+        url(f"{o}/good/", lastmod("2024-05-01")),
+        url(f"{o}/good/about", lastmod("2024-05-02T10:00:00+02:00")),
+    )
 
 
 SCENARIOS: dict[str, Scenario] = {
@@ -100,131 +71,181 @@ SCENARIOS: dict[str, Scenario] = {
     "/good/sitemap.xml.gz": Scenario(_good, "application/gzip", gzip_file=True, coding="never"),
     "/scope/sitemap.xml": Scenario(
         lambda o: urlset(
-            url(f"{o}/scope/fine"),
-            url(f"{o}/other/page"),  # outside the directory
-            url("http://example.org/scope/x"),  # another host
+            url(f"{o}/scope/fine", lastmod("2024-05-01")),
+            url(f"{o}/other/page", lastmod("2024-05-01")),  # outside the directory
+            url("http://example.org/scope/x", lastmod("2024-05-01")),  # another host
         )
     ),
     "/dup/sitemap.xml": Scenario(
-        lambda o: urlset(url(f"{o}/dup/a"), url(f"{o}/dup/b"), url(f"{o}/dup/a"))
+        lambda o: urlset(
+            url(f"{o}/dup/a", lastmod("2024-05-01")),
+            url(f"{o}/dup/b", lastmod("2024-05-01")),
+            url(f"{o}/dup/a", lastmod("2024-05-01")),
+        )
     ),
     "/lastmod/sitemap.xml": Scenario(
         lambda o: urlset(
-            url(f"{o}/lastmod/minutes", "2024-01-02T03:04+00:00"),  # W3C, not XSD
-            url(f"{o}/lastmod/no-zone", "2024-01-02T03:04:05"),  # XSD, not W3C
-            url(f"{o}/lastmod/future", "2999-01-01"),
+            url(f"{o}/lastmod/minutes", lastmod("2024-01-02T03:04+00:00")),  # W3C, not XSD
+            url(f"{o}/lastmod/no-zone", lastmod("2024-01-02T03:04:05")),  # XSD, not W3C
+            url(f"{o}/lastmod/future", lastmod("2999-01-01")),
         )
     ),
     "/schema/sitemap.xml": Scenario(
         lambda o: urlset(
-            url(f"{o}/schema/a", None, "<changefreq>Daily</changefreq>"),
-            url(f"{o}/schema/b", None, "<priority>1.5</priority>"),
+            url(f"{o}/schema/a", "<changefreq>Daily</changefreq>"),
+            url(f"{o}/schema/b", "<priority>1.5</priority>"),
             f"<url><loc>{o}/schema/c</loc><priority>0.5</priority><lastmod>2024-01-01</lastmod>"
             "</url>",
         )
     ),
     "/ctype/sitemap.xml": Scenario(
-        lambda o: urlset(url(f"{o}/ctype/")), content_type="text/html; charset=utf-8"
+        lambda o: urlset(url(f"{o}/ctype/", lastmod("2024-05-01"))),
+        content_type="text/html; charset=utf-8",
     ),
-    "/no304/sitemap.xml": Scenario(lambda o: urlset(url(f"{o}/no304/")), conditional="ignore"),
+    "/no304/sitemap.xml": Scenario(
+        lambda o: urlset(url(f"{o}/no304/", lastmod("2024-05-01"))), conditional="ignore"
+    ),
     "/ims-wins/sitemap.xml": Scenario(
-        lambda o: urlset(url(f"{o}/ims-wins/")), conditional="ims-first"
+        lambda o: urlset(url(f"{o}/ims-wins/", lastmod("2024-05-01"))), conditional="ims-first"
     ),
-    "/novary/sitemap.xml": Scenario(lambda o: urlset(url(f"{o}/novary/")), vary=False),
+    "/novary/sitemap.xml": Scenario(
+        lambda o: urlset(url(f"{o}/novary/", lastmod("2024-05-01"))), vary=False
+    ),
     "/coded-gz/sitemap.xml.gz": Scenario(
         # A .gz file handed out as gzip-coded XML: clients store it inflated under a .gz name.
-        lambda o: urlset(url(f"{o}/coded-gz/")),
+        lambda o: urlset(url(f"{o}/coded-gz/", lastmod("2024-05-01"))),
         coding="always",
     ),
     "/truncated/sitemap.xml": Scenario(
-        lambda o: urlset(*(url(f"{o}/truncated/{i}") for i in range(200))), abort=True
+        lambda o: urlset(*(url(f"{o}/truncated/{i}", lastmod("2024-05-01")) for i in range(200))),
+        abort=True,
     ),
-    "/head/sitemap.xml": Scenario(lambda o: urlset(url(f"{o}/head/")), head_etag='W/"other"'),
-    "/two-dates/sitemap.xml": Scenario(lambda o: urlset(url(f"{o}/two-dates/")), repeated="date"),
+    "/head/sitemap.xml": Scenario(
+        lambda o: urlset(url(f"{o}/head/", lastmod("2024-05-01"))), head_etag='W/"other"'
+    ),
+    "/two-dates/sitemap.xml": Scenario(
+        lambda o: urlset(url(f"{o}/two-dates/", lastmod("2024-05-01"))), repeated="date"
+    ),
     "/two-types/sitemap.xml": Scenario(
-        lambda o: urlset(url(f"{o}/two-types/")), repeated="content-type"
+        lambda o: urlset(url(f"{o}/two-types/", lastmod("2024-05-01"))), repeated="content-type"
     ),
     # Not problems: a document without lastmods (no Last-Modified), a proxy's own headers.
     "/no-lastmod/sitemap.xml": Scenario(
-        lambda o: urlset(url(f"{o}/no-lastmod/", None)), last_modified=False
+        lambda o: urlset(url(f"{o}/no-lastmod/")), last_modified=False
     ),
-    "/proxied/sitemap.xml": Scenario(lambda o: urlset(url(f"{o}/proxied/")), proxy=True),
+    "/proxied/sitemap.xml": Scenario(
+        lambda o: urlset(url(f"{o}/proxied/", lastmod("2024-05-01"))), proxy=True
+    ),
     "/index/sitemap.xml": Scenario(
         lambda o: sitemapindex(f"{o}/index/a.xml", f"{o}/index/b.xml.gz", f"{o}/elsewhere/c.xml")
     ),
-    "/index/a.xml": Scenario(lambda o: urlset(url(f"{o}/index/one"), url(f"{o}/index/shared"))),
+    "/index/a.xml": Scenario(
+        lambda o: urlset(
+            url(f"{o}/index/one", lastmod("2024-05-01")),
+            url(f"{o}/index/shared", lastmod("2024-05-01")),
+        )
+    ),
     "/index/b.xml.gz": Scenario(
-        lambda o: urlset(url(f"{o}/index/two"), url(f"{o}/index/shared")),
+        lambda o: urlset(
+            url(f"{o}/index/two", lastmod("2024-05-01")),
+            url(f"{o}/index/shared", lastmod("2024-05-01")),
+        ),
         "application/gzip",
         gzip_file=True,
         coding="never",
     ),
-    "/elsewhere/c.xml": Scenario(lambda o: urlset(url(f"{o}/elsewhere/c"))),
+    "/elsewhere/c.xml": Scenario(lambda o: urlset(url(f"{o}/elsewhere/c", lastmod("2024-05-01")))),
     # One resource, spelt differently in two children (and twice in the first one).
     "/spelt/sitemap.xml": Scenario(
         lambda o: sitemapindex(f"{o}/spelt/a.xml", f"{o}/spelt/b.xml", f"{o}/spelt/c.xml")
     ),
     "/spelt/a.xml": Scenario(
-        lambda o: urlset(url(f"{o}/spelt/m%C3%BCsli"), url(f"{o}/spelt/a"), url(f"{o}/spelt/%61"))
+        lambda o: urlset(
+            url(f"{o}/spelt/m%C3%BCsli", lastmod("2024-05-01")),
+            url(f"{o}/spelt/a", lastmod("2024-05-01")),
+            url(f"{o}/spelt/%61", lastmod("2024-05-01")),
+        )
     ),
     "/spelt/b.xml": Scenario(
-        lambda o: urlset(url(f"{o}/spelt/b"), url(f"{o}/spelt/m%c3%bcsli"), url(f"{o}/spelt/x"))
+        lambda o: urlset(
+            url(f"{o}/spelt/b", lastmod("2024-05-01")),
+            url(f"{o}/spelt/m%c3%bcsli", lastmod("2024-05-01")),
+            url(f"{o}/spelt/x", lastmod("2024-05-01")),
+        )
     ),
-    "/spelt/c.xml": Scenario(lambda o: urlset(url(f"{o}/spelt/x"), url(f"{o}/spelt/c"))),
+    "/spelt/c.xml": Scenario(
+        lambda o: urlset(
+            url(f"{o}/spelt/x", lastmod("2024-05-01")), url(f"{o}/spelt/c", lastmod("2024-05-01"))
+        )
+    ),
     "/nested/sitemap.xml": Scenario(lambda o: sitemapindex(f"{o}/nested/inner.xml")),
     "/nested/inner.xml": Scenario(lambda o: sitemapindex(f"{o}/nested/leaf.xml")),
     # Extensions, one broken rule each.
     "/ext-bad/alternates.xml": Scenario(
         lambda o: urlset(
-            # en lists de, de does not list en back; fr does not list itself.
             url(
                 f"{o}/ext-bad/en",
-                extra=alternates(("en", f"{o}/ext-bad/en"), ("de", f"{o}/ext-bad/de")),
+                lastmod("2024-05-01"),
+                alternates(("en", f"{o}/ext-bad/en"), ("de", f"{o}/ext-bad/de")),
             ),
-            url(f"{o}/ext-bad/de", extra=alternates(("de", f"{o}/ext-bad/de"))),
-            url(f"{o}/ext-bad/fr", extra=alternates(("en", f"{o}/ext-bad/en"))),
-            declare=EXTENSIONS,
+            url(f"{o}/ext-bad/de", lastmod("2024-05-01"), alternates(("de", f"{o}/ext-bad/de"))),
+            url(f"{o}/ext-bad/fr", lastmod("2024-05-01"), alternates(("en", f"{o}/ext-bad/en"))),
+            attributes=xmlns(EXTENSIONS),
         )
     ),
     "/ext-bad/images.xml": Scenario(
         lambda o: urlset(
             url(
-                f"{o}/ext-bad/gallery", extra="".join(image(f"{o}/i/{n}.jpg") for n in range(1001))
+                f"{o}/ext-bad/gallery",
+                lastmod("2024-05-01"),
+                "".join(image(f"{o}/i/{n}.jpg") for n in range(1001)),
             ),
-            declare=EXTENSIONS,
+            attributes=xmlns(EXTENSIONS),
         )
     ),
     "/ext-bad/news.xml": Scenario(
         lambda o: urlset(
-            *(url(f"{o}/ext-bad/n/{n}", extra=news("en")) for n in range(1000)),
-            url(f"{o}/ext-bad/n/british", extra=news("en-GB")),
-            declare=EXTENSIONS,
+            *(
+                url(
+                    f"{o}/ext-bad/n/{n}",
+                    lastmod("2024-05-01"),
+                    news("en", "2024-05-01", "<news:title>T</news:title>"),
+                )
+                for n in range(1000)
+            ),
+            url(
+                f"{o}/ext-bad/n/british",
+                lastmod("2024-05-01"),
+                news("en-GB", "2024-05-01", "<news:title>T</news:title>"),
+            ),
+            attributes=xmlns(EXTENSIONS),
         )
     ),
     "/ext-bad/video.xml": Scenario(
         lambda o: urlset(
             url(
                 f"{o}/ext-bad/video",
-                extra="<video:video><video:thumbnail_loc>https://cdn.example.net/t.jpg"
+                lastmod("2024-05-01"),
+                "<video:video><video:thumbnail_loc>https://cdn.example.net/t.jpg"
                 "</video:thumbnail_loc><video:title>Tour</video:title></video:video>",
             ),
-            declare=EXTENSIONS,
+            attributes=xmlns(EXTENSIONS),
         )
     ),
     "/ext-bad/order.xml": Scenario(
         lambda o: urlset(
             f"<url><loc>{o}/ext-bad/a</loc>{image(o + '/a.jpg')}"
             "<lastmod>2024-05-01</lastmod></url>",
-            declare=EXTENSIONS,
+            attributes=xmlns(EXTENSIONS),
         )
     ),
     "/ext-bad/undeclared.xml": Scenario(
-        lambda o: urlset(url(f"{o}/ext-bad/u", extra=image(o + "/u.jpg")))
+        lambda o: urlset(url(f"{o}/ext-bad/u", lastmod("2024-05-01"), image(o + "/u.jpg")))
     ),
     "/ext-bad/namespace.xml": Scenario(
         lambda o: urlset(
-            url(f"{o}/ext-bad/ns", extra=image(o + "/ns.jpg")),
-            declare={"image": "http://www.google.com/schemas/sitemap-image/1.0"},
+            url(f"{o}/ext-bad/ns", lastmod("2024-05-01"), image(o + "/ns.jpg")),
+            attributes=xmlns({"image": "http://www.google.com/schemas/sitemap-image/1.0"}),
         )
     ),
 }
@@ -258,7 +279,8 @@ async def app(
         await send({"type": "http.response.start", "status": 404, "headers": []})
         await send({"type": "http.response.body", "body": b"not found"})
         return
-    body = scenario.document(f"http://{headers['host']}").encode()
+    document = scenario.document(f"http://{headers['host']}")
+    body = document if isinstance(document, bytes) else document.encode()
     etag = ETAG
     if scenario.gzip_file:
         body = gzip.compress(body, mtime=0)

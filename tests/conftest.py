@@ -1,13 +1,11 @@
-"""Shared fixtures: the official schemas, SQLite databases, an ASGI client."""
+"""Shared fixtures (the official schema, SQLite databases, an app per adapter), the test
+profiles and tiers; the helpers are in :mod:`tests.support`."""
 
 from __future__ import annotations
 
-import functools
-import gzip
 import os
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
-from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -16,22 +14,16 @@ from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 from lxml import etree
 from sqlalchemy import (
-    Column,
-    DateTime,
     Engine,
-    Integer,
-    MetaData,
-    String,
-    Table,
     create_engine,
     event,
-    insert,
-    select,
 )
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 import sitemap_middleware
-from sitemap_middleware import SQLAlchemySource
+
+from .adapters import ADAPTERS, sitemap_app
+from .support import _schema, seed
 
 # SITEMAP_REQUIRE_INSTALLED=1 (.ci/run, which installs the wheel it built): the suite tests
 # the installed package, never the checkout's src/ — in this process and in every process a
@@ -70,11 +62,6 @@ if os.environ.get("SITEMAP_REQUIRE_INSTALLED") == "1":
         raise pytest.UsageError(f"SITEMAP_REQUIRE_INSTALLED=1, yet {CHECKOUT_SRC} is on sys.path")
     sys.addaudithook(_child_imports_installed)
 
-SCHEMAS = Path(
-    os.environ.get("SITEMAP_SCHEMAS", Path(__file__).resolve().parents[2] / "shared" / "schemas")
-)
-NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
-
 # Property tests scale with the profile's max_examples (see tests/hostile.py: budget).
 # "dev" (default): a quick random run. "ci" (HYPOTHESIS_PROFILE=ci, set by .ci/run; also
 # hypothesis's choice whenever CI is set): ten times more, derandomized so a run is repeatable.
@@ -87,117 +74,14 @@ hypothesis_settings.load_profile(
 )
 
 
-class _Offline(etree.Resolver):
-    """The XHTML schema imports W3C's xml.xsd: read it from the shared folder, not the web."""
-
-    def resolve(self, url: str | None, pubid: str | None, context: Any) -> Any:
-        if url and url.endswith("/2001/xml.xsd"):
-            return self.resolve_filename(str(SCHEMAS / "xml.xsd"), context)
-        return None
-
-
-@functools.cache
-def _schema(name: str) -> etree.XMLSchema:
-    path = SCHEMAS / name
-    if not path.is_file():
-        pytest.fail(
-            f"official schema {path} is missing: the shared/ folder must sit beside the "
-            "checkout (or set SITEMAP_SCHEMAS); schema tests never pass without it"
-        )
-    parser = etree.XMLParser()
-    parser.resolvers.add(_Offline())
-    return etree.XMLSchema(etree.parse(str(path), parser))
-
-
-EXTENSION_NAMESPACES = (
-    b"http://www.w3.org/1999/xhtml",
-    b"http://www.google.com/schemas/sitemap-image/1.1",
-    b"http://www.google.com/schemas/sitemap-video/1.1",
-    b"http://www.google.com/schemas/sitemap-news/0.9",
-)
-
-
 @pytest.fixture(scope="session")
 def sitemap_schema() -> etree.XMLSchema:
     return _schema("sitemap.xsd")
 
 
-def assert_valid_urlset(body: bytes, schema: etree.XMLSchema) -> list[etree._Element]:
-    """Parse a served document, validate it against sitemap.xsd (or, when its urlset declares
-    extension namespaces, urlset-with-extensions.xsd), return its <url> elements."""
-    assert body.startswith(b'<?xml version="1.0" encoding="UTF-8"?>\n')
-    document = etree.fromstring(body)
-    opening = body[: body.find(b">", body.find(b"<urlset")) + 1]
-    if any(namespace in opening for namespace in EXTENSION_NAMESPACES):
-        schema = _schema("urlset-with-extensions.xsd")
-    if not schema.validate(document):
-        raise AssertionError(f"not valid against sitemap.xsd: {schema.error_log}")
-    assert document.tag == f"{NS}urlset"
-    return list(document.iter(f"{NS}url"))
-
-
-def assert_valid_index(body: bytes) -> list[tuple[str, str | None]]:
-    """Parse a served sitemapindex, validate it against siteindex.xsd, return (loc, lastmod)s."""
-    assert body.startswith(b'<?xml version="1.0" encoding="UTF-8"?>\n')
-    document = etree.fromstring(body)
-    schema = _schema("siteindex.xsd")
-    if not schema.validate(document):
-        raise AssertionError(f"not valid against siteindex.xsd: {schema.error_log}")
-    return [
-        (child.findtext(f"{NS}loc") or "", child.findtext(f"{NS}lastmod"))
-        for child in document.iter(f"{NS}sitemap")
-    ]
-
-
-def check_served(
-    status: int, content_type: str, body: bytes, content_encoding: str | None = None
-) -> None:
-    """Every complete sitemap a test receives is validated against the official schema
-    (gzip files and gzip-coded bodies are inflated first)."""
-    if status != 200:
-        return
-    if content_type == "application/gzip" or content_encoding == "gzip":
-        assert body[:2] == b"\x1f\x8b"
-        body = gzip.decompress(body)
-    elif "xml" not in content_type:
-        return
-    if b"<urlset" in body[:200]:
-        assert_valid_urlset(body, _schema("sitemap.xsd"))
-    elif b"<sitemapindex" in body[:200]:
-        assert_valid_index(body)
-
-
-def locs(urls: list[etree._Element]) -> list[str]:
-    return [url.findtext(f"{NS}loc") or "" for url in urls]
-
-
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-metadata = MetaData()
-articles = Table(
-    "articles",
-    metadata,
-    Column("id", Integer, primary_key=True),
-    Column("slug", String, nullable=True),
-    Column("updated_at", DateTime, index=True),
-)
-
-BASE_TIME = datetime(2024, 5, 1, 12, 0, 0)
-
-
-def seed(engine: Engine, rows: int, start: int = 1) -> None:
-    metadata.create_all(engine)
-    with engine.begin() as conn:
-        conn.execute(
-            insert(articles),
-            [
-                {"id": i, "slug": f"article-{i}", "updated_at": BASE_TIME + timedelta(minutes=i)}
-                for i in range(start, start + rows)
-            ],
-        )
 
 
 @pytest.fixture
@@ -240,18 +124,15 @@ def failing_engine(db_path: Path) -> Iterator[Callable[[int], Engine]]:
         engine.dispose()
 
 
-ADAPTERS = ("asgi", "wsgi", "django-wsgi", "django-asgi")
-
-
-@pytest.fixture(params=ADAPTERS)
+@pytest.fixture(params=list(ADAPTERS))
 def make_app(request: pytest.FixtureRequest) -> Iterator[Callable[..., Any]]:
-    """``make_app(sources=..., base_url=..., ...)``: a standalone app, once per adapter.
+    """``make_app(sources=..., base_url=..., ...)``: a standalone app, once per adapter
+    (:data:`tests.adapters.ADAPTERS`).
 
     Its freshness intervals are counted on a clock that stands still (``clock=``: another
     :class:`tests.clock.Clock`, or ``"real"``): a job a test does not start never runs
     because a loaded machine made the test slow. A test of time advances the clock."""
     from .clock import Clock, drive
-    from .driver import sitemap_app  # driver imports this module
 
     made: list[Any] = []
 
@@ -265,27 +146,6 @@ def make_app(request: pytest.FixtureRequest) -> Iterator[Callable[..., Any]]:
     for app in made:
         if hasattr(app, "close"):
             app.close()
-
-
-def article_source(engine: Engine, **options: Any) -> SQLAlchemySource:
-    """The articles of the test table as a source (options override the defaults)."""
-    stmt = options.pop("stmt", select(articles.c.id, articles.c.slug, articles.c.updated_at))
-    return SQLAlchemySource(
-        stmt,
-        engine,
-        name="articles",
-        loc=options.pop("loc", "/articles/{slug}"),
-        lastmod="updated_at",
-        changefreq=options.pop("changefreq", "weekly"),
-        **options,
-    )
-
-
-def statements(engine: Engine) -> list[str]:
-    """Every SQL statement ``engine`` sends from now on."""
-    seen: list[str] = []
-    event.listen(engine, "before_cursor_execute", lambda c, cur, stmt, *a: seen.append(stmt))
-    return seen
 
 
 @pytest.fixture

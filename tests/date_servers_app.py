@@ -1,6 +1,6 @@
 """The sitemaps the wire tests (``tests/test_date_header_servers.py``) serve under real servers.
 
-``DATE_DB`` names a SQLite file the test seeded (:func:`seed`). Every kind of answer the
+``DATE_DB`` names a SQLite file the test seeded (:func:`seed_dates`). Every kind of answer the
 library makes is reachable:
 
 * ``/sitemap.xml``: an index of two sources (``articles``: rows in the past and one dated
@@ -39,7 +39,7 @@ from sqlalchemy import (
 )
 
 from sitemap_middleware import SitemapMiddleware, SitemapWSGIMiddleware, SQLAlchemySource
-from tests.conftest import articles, metadata
+from tests.support import articles, metadata
 
 BASE = "https://example.com/"
 KEY = "0123456789abcdef"
@@ -49,7 +49,7 @@ missing = Table(
 )
 
 
-def seed(engine: Engine, soon: datetime) -> None:
+def seed_dates(engine: Engine, soon: datetime) -> None:
     """Rows for ``/sitemap.xml`` and ``/soon.xml``: ``soon`` is the capped one's lastmod."""
     metadata.create_all(engine)
     rows: list[dict[str, Any]] = [

@@ -25,7 +25,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from sitemap_middleware import SitemapMiddleware, SitemapWSGIMiddleware, SQLAlchemySource
-from tests.conftest import articles
+from tests.support import articles
 
 DB = os.environ["E2E_DB"]
 FAIL_AT = int(os.environ.get("E2E_FAIL_AT", "900"))

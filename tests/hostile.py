@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from lxml import etree
 
-from .conftest import NS, _schema, assert_valid_index, assert_valid_urlset
+from .support import NS, _schema, assert_valid_index, assert_valid_urlset
 
 
 def budget(weight: float) -> settings:
@@ -285,7 +285,7 @@ def any_locs(layout: Layout, sql: bool = False) -> st.SearchStrategy[Field]:
 
 
 @functools.cache
-def locs(layout: Layout, sql: bool = False) -> st.SearchStrategy[Field]:
+def loc_fields(layout: Layout, sql: bool = False) -> st.SearchStrategy[Field]:
     return st.one_of(good_locs(layout), bad_locs(layout, sql), any_locs(layout, sql))
 
 
@@ -371,7 +371,7 @@ def date_like_junk(draw: st.DrawFn) -> str:
     return text[:at] + (text[at] * 2 if change == "double" else change) + text[at + 1 :]
 
 
-def served(field: Field) -> Field:
+def as_served(field: Field) -> Field:
     """A lastmod later than now + ``lastmod_tolerance`` (60 s) is a bad field: dropped.
     (Generated moments are years apart from the clock, never seconds.)"""
     expect = field.expect
@@ -386,11 +386,11 @@ def served(field: Field) -> Field:
 @functools.cache
 def lastmods(sql_column: str | None = None) -> st.SearchStrategy[Field]:
     """Lastmod fields; ``sql_column`` "datetime" or "text" limits them to what that column holds."""
-    naive = st.datetimes().map(_good_moment).map(served)
+    naive = st.datetimes().map(_good_moment).map(as_served)
     if sql_column == "datetime":
         return st.one_of(st.just(NONE), naive)
     strings = st.one_of(
-        good_lastmod_strings().map(served),
+        good_lastmod_strings().map(as_served),
         bad_lastmod_strings.map(lambda s: Field(s, BAD)),
         date_like_junk().map(lambda s: Field(s, ANY)),
         any_text.map(lambda s: Field(s, ANY)),
@@ -399,10 +399,10 @@ def lastmods(sql_column: str | None = None) -> st.SearchStrategy[Field]:
         return st.one_of(st.just(NONE), strings.filter(_no_surrogates))
     return st.one_of(
         st.just(NONE),
-        st.dates().map(lambda d: served(Field(d, d))),
+        st.dates().map(lambda d: as_served(Field(d, d))),
         naive,
-        st.datetimes(timezones=minute_offsets).map(_good_moment).map(served),
-        st.datetimes(timezones=st.just(UTC)).map(_good_moment).map(served),
+        st.datetimes(timezones=minute_offsets).map(_good_moment).map(as_served),
+        st.datetimes(timezones=st.just(UTC)).map(_good_moment).map(as_served),
         # Offsets of seconds (historic zones): no W3C form; written in UTC or dropped.
         st.datetimes(
             timezones=st.integers(-86399, 86399).map(lambda s: timezone(timedelta(seconds=s)))
@@ -504,7 +504,8 @@ def priorities(sql_column: str | None = None) -> st.SearchStrategy[Field]:
 def rows(layout: Layout, max_size: int = 12) -> st.SearchStrategy[list[Row]]:
     """Rows of arbitrary Python data (lists, generators)."""
     return st.lists(
-        st.builds(Row, locs(layout), lastmods(), changefreqs(), priorities()), max_size=max_size
+        st.builds(Row, loc_fields(layout), lastmods(), changefreqs(), priorities()),
+        max_size=max_size,
     )
 
 
@@ -513,7 +514,7 @@ def sql_rows(
     layout: Layout, lastmod_column: str, priority_column: str, max_size: int = 12
 ) -> st.SearchStrategy[list[Row]]:
     """Rows a SQLite table with these column types can hold."""
-    loc = st.one_of(locs(layout, sql=True), st.just(Field(None, BAD)))
+    loc = st.one_of(loc_fields(layout, sql=True), st.just(Field(None, BAD)))
     return st.lists(
         st.builds(
             Row, loc, lastmods(lastmod_column), changefreqs(sql=True), priorities(priority_column)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 import threading
 import time
 import urllib.request
@@ -149,12 +148,6 @@ def running(endpoint: Endpoint) -> Iterator[Endpoint]:
     finally:
         server.shutdown()
         server.server_close()
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @contextmanager

@@ -188,17 +188,10 @@ def fresh_venv(folder: Path, requirement: str) -> Venv:
     return Venv(path, work)
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 SITEMAP_NS = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
 
 
-def locs(body: bytes, element: str) -> list[str]:
+def locs_of(body: bytes, element: str) -> list[str]:
     """The ``loc`` texts of a sitemap document's ``element``s (``url`` or ``sitemap``)."""
     found = etree.fromstring(body).findall(f"s:{element}/s:loc", SITEMAP_NS)
     return [loc.text or "" for loc in found]

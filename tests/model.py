@@ -400,7 +400,9 @@ def newest(
     return Newest(max(served, default=None), frozenset(allowed), source.news)
 
 
-def urlset(path: str, rows: Sequence[Row], source: SourceOptions, settings: Settings) -> Document:
+def urlset_document(
+    path: str, rows: Sequence[Row], source: SourceOptions, settings: Settings
+) -> Document:
     """A urlset of rows in key order; a loc already listed in it is a bad row (R7)."""
     urls: list[Url] = []
     seen: set[str] = set()
@@ -437,7 +439,7 @@ def documents(
     for source in sources:
         for number, page in pages(rows, page_width(source, settings)):
             path = f"/sitemap-{source.name}-{number}.xml"
-            served[path] = urlset(path, page, source, settings)
+            served[path] = urlset_document(path, page, source, settings)
             # An index child's lastmod is its rows' newest (news ticks move validators only).
             child = replace(served[path].newest, ticks=False)
             children.append(Child(settings.base_url + path[1:], child))
@@ -448,7 +450,7 @@ def documents(
         and len(keyed) <= page_width(sources[0], settings)
     ):
         keyed.sort(key=lambda row: row.key or 0)
-        served["/sitemap.xml"] = urlset("/sitemap.xml", keyed, sources[0], settings)
+        served["/sitemap.xml"] = urlset_document("/sitemap.xml", keyed, sources[0], settings)
     else:
         total = Newest(ticks=any(source.news for source in sources))
         for child in children:

@@ -27,7 +27,8 @@ from sitemap_middleware import (
     SitemapMiddleware,
 )
 
-from .conftest import (
+from .adapters import call
+from .support import (
     BASE_TIME,
     article_source,
     articles,
@@ -36,7 +37,6 @@ from .conftest import (
     locs,
     seed,
 )
-from .driver import call
 
 pytestmark = pytest.mark.anyio
 BASE = "https://example.com/"

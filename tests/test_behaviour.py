@@ -30,7 +30,8 @@ from sitemap_middleware.core import planning
 from sitemap_middleware.output.gzip import GzipStream
 from sitemap_middleware.sources.sqlalchemy import async_source as sqlalchemy_async
 
-from .conftest import (
+from .adapters import call
+from .support import (
     BASE_TIME,
     article_source,
     articles,
@@ -39,7 +40,6 @@ from .conftest import (
     locs,
     statements,
 )
-from .driver import call
 
 pytestmark = pytest.mark.anyio
 BASE = "https://example.com/"

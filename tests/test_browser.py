@@ -18,8 +18,8 @@ import httpx
 import pytest
 from lxml import html as lxml_html
 
-from .conftest import _schema, assert_valid_urlset, locs
-from .uvicorn_process import free_port, serving
+from .support import _schema, assert_valid_urlset, free_port, locs
+from .uvicorn_process import serving
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[1]

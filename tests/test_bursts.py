@@ -14,7 +14,7 @@ import pytest
 
 from sitemap_middleware import IterableSource, SitemapApp, SitemapWSGIApp
 
-from .driver import call, call_wsgi
+from .adapters import call, call_wsgi
 
 pytestmark = pytest.mark.anyio
 BASE = "https://example.com/"

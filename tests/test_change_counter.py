@@ -34,9 +34,9 @@ from sitemap_middleware import AsyncSQLAlchemySource, SitemapApp, SQLAlchemySour
 from sitemap_middleware.sources.base import KeyRange
 from sitemap_middleware.sources.sqlalchemy.change_counter import ChangeCounter, revisions
 
-from .conftest import statements
-from .driver import call
+from .adapters import call
 from .postgres import driver_url, schema_name, server_url
+from .support import statements
 
 pytestmark = pytest.mark.anyio
 BASE = "https://example.com/"
@@ -55,7 +55,7 @@ posts = Table(
 WIDTH = 100  # rows per page (max_urls below), a multiple of the counter's granularity
 
 
-def seed(engine: Engine, rows: int = 350) -> None:
+def seed_authors_and_posts(engine: Engine, rows: int = 350) -> None:
     metadata.drop_all(engine)
     with engine.begin() as conn:
         if revisions.name in inspect(conn).get_table_names():
@@ -75,7 +75,7 @@ def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
         yield from postgresql_engine()
         return
     engine = create_engine(f"sqlite:///{tmp_path / 'posts.sqlite3'}")
-    seed(engine)
+    seed_authors_and_posts(engine)
     yield engine
     engine.dispose()
 
@@ -93,7 +93,7 @@ def postgresql_engine() -> Iterator[Engine]:
     with admin.begin() as conn:
         conn.execute(text(f'CREATE SCHEMA "{schema}"'))
     engine = create_engine(url, connect_args={"options": f"-csearch_path={schema}"})
-    seed(engine)
+    seed_authors_and_posts(engine)
     yield engine
     engine.dispose()
     with admin.begin() as conn:
@@ -203,7 +203,7 @@ async def test_the_version_sums_the_groups_of_a_key_range(engine: Engine) -> Non
 async def test_async_engines_install_and_read_it(tmp_path: Path) -> None:
     path = tmp_path / "posts.sqlite3"
     sync_engine = create_engine(f"sqlite:///{path}")
-    seed(sync_engine)
+    seed_authors_and_posts(sync_engine)
     sync_engine.dispose()
     engine = create_async_engine(f"sqlite+aiosqlite:///{path}")
     counter = ChangeCounter(posts, granularity=WIDTH)
@@ -251,7 +251,7 @@ def test_other_dialects_are_refused_with_the_alternative(tmp_path: Path) -> None
         counter.install(mysql)  # type: ignore[arg-type]
     assert not any("TRIGGER" in statement for statement in sent)
     engine = create_engine(f"sqlite:///{tmp_path / 'triggers.sqlite3'}")
-    seed(engine)
+    seed_authors_and_posts(engine)
     ran = statements(engine)
     with engine.begin() as conn:
         counter.install(conn)

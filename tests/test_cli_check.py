@@ -15,8 +15,8 @@ import pytest
 
 from sitemap_middleware.cli import main
 
-from .conftest import SCHEMAS
-from .uvicorn_process import free_port, serving, uvicorn
+from .support import SCHEMAS, free_port
+from .uvicorn_process import serving, uvicorn
 
 pytestmark = pytest.mark.e2e
 

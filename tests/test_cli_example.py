@@ -15,8 +15,8 @@ import pytest
 
 from sitemap_middleware.cli import main
 
-from .conftest import SCHEMAS, _schema, assert_valid_index, assert_valid_urlset
-from .uvicorn_process import free_port, serving
+from .support import SCHEMAS, _schema, assert_valid_index, assert_valid_urlset, free_port
+from .uvicorn_process import serving
 
 pytestmark = pytest.mark.e2e
 ROWS = 5000  # two article pages at the default page size (4,225 rows)

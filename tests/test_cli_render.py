@@ -10,15 +10,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-import anyio
-import httpx
 import pytest
 
 from sitemap_middleware.cli import main
 from sitemap_middleware.cli.loader import find_sitemaps, is_factory
 
 from . import cli_site
-from .conftest import _schema, assert_valid_index, assert_valid_urlset
+from .support import _schema, assert_valid_index, assert_valid_urlset, served
 
 SITE_FILES = [
     "sitemap.xml",
@@ -27,20 +25,6 @@ SITE_FILES = [
     "sitemap-articles-2.xml",
     "sitemap-articles-3.xml",
 ]
-
-
-def served(app: object, path: str) -> bytes:
-    """What the application answers to a plain GET (no Accept-Encoding), through httpx."""
-    return anyio.run(_served, app, path)
-
-
-async def _served(app: object, path: str) -> bytes:
-    transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
-    async with httpx.AsyncClient(transport=transport, base_url="https://example.com") as client:
-        response = await client.get(path, headers={"accept-encoding": "identity"})
-    assert response.status_code == 200, path
-    assert "content-encoding" not in response.headers
-    return response.content
 
 
 def render(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

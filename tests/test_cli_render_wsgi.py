@@ -17,24 +17,15 @@ from starlette.applications import Starlette
 
 from sitemap_middleware import SitemapApp, SitemapWSGIApp
 from sitemap_middleware.cli import main
-from sitemap_middleware.cli.inprocess import ResponseFailed
 from sitemap_middleware.cli.loader import find_sitemaps, interface, is_factory
-from sitemap_middleware.cli.wsgi_client import WSGIClient
+from sitemap_middleware.testing import ResponseFailed, WSGIClient
 
 from . import cli_site, cli_wsgi_site
-from .conftest import _schema, assert_valid_index, assert_valid_urlset
-from .driver import call_wsgi
+from .adapters import call_wsgi
+from .support import _schema, assert_valid_index, assert_valid_urlset, served
 from .test_cli_render import SITE_FILES, files, render
 
 HTML_FILES = ["sitemap.html", *(f.removesuffix(".xml") + ".html" for f in SITE_FILES[1:])]
-
-
-def served(app: Any, path: str) -> bytes:
-    """What the WSGI application answers to a plain GET (no Accept-Encoding)."""
-    exchange = call_wsgi(app, path=path)
-    assert exchange.status == 200 and exchange.complete, path
-    assert "content-encoding" not in exchange.headers
-    return exchange.body
 
 
 @pytest.mark.parametrize("name", ["flask_app", "create_flask_app"])
@@ -248,9 +239,9 @@ def test_the_wsgi_client_reads_as_a_server_does(fault: str, outcome: object) -> 
     body = io.BytesIO()
     if isinstance(outcome, str):
         with pytest.raises(ResponseFailed, match=outcome.replace("(", r"\(").replace(")", r"\)")):
-            client.request("/x", {}, body.write)
+            client.fetch_sync("/x", {}, body.write)
     else:
-        head = client.request("/x", {}, body.write)
+        head = client.fetch_sync("/x", {}, body.write)
         assert (head.status, body.getvalue()) == outcome
         assert head.header("content-type") in ("text/plain", None)
     assert app.closed == 1  # close() is called however the response ended

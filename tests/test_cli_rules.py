@@ -29,19 +29,12 @@ from sitemap_middleware.cli.values import (
 )
 from sitemap_middleware.core.http import SINGLETON_FIELDS
 
-from .conftest import SCHEMAS, _schema
+from .support import DECLARATION, SCHEMAS, _schema, urlset, xsd_valid
 
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 SITEMAP = "https://example.com/sitemap.xml"
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 LOC = "<loc>https://example.com/a</loc>"
-
-
-DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>'
-
-
-def urlset(inner: str, attributes: str = "") -> bytes:
-    return f'{DECLARATION}<urlset xmlns="{NS}"{attributes}>{inner}</urlset>'.encode()
 
 
 def index(inner: str) -> bytes:
@@ -54,12 +47,6 @@ def built_in(body: bytes) -> set[str]:
     return {f.code for f in findings if f.severity == "error"}
 
 
-def xsd_valid(body: bytes) -> bool:
-    root = etree.fromstring(body)
-    name = "siteindex.xsd" if root.tag == f"{{{NS}}}sitemapindex" else "sitemap.xsd"
-    return bool(_schema(name).validate(root))
-
-
 GOOD = [
     urlset(f"<url>{LOC}</url>"),
     urlset(
@@ -69,7 +56,8 @@ GOOD = [
     ),
     urlset(
         f"<url>{LOC}<!-- a comment --><lastmod> 2024-01-02 </lastmod></url>",
-        ' xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:schemaLocation="a b"',
+        attributes=' xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"'
+        ' xsi:schemaLocation="a b"',
     ),
     index("<sitemap><loc>https://example.com/s-1.xml</loc><lastmod>2024-01-02</lastmod></sitemap>"),
 ]
@@ -122,7 +110,11 @@ BAD = [
     ),
     ("text in url", urlset(f"<url>text{LOC}</url>"), "schema.text"),
     ("attribute", urlset(f'<url id="1">{LOC}</url>'), "schema.attribute"),
-    ("xml:lang attribute", urlset(f"<url>{LOC}</url>", ' xml:lang="en"'), "schema.attribute"),
+    (
+        "xml:lang attribute",
+        urlset(f"<url>{LOC}</url>", attributes=' xml:lang="en"'),
+        "schema.attribute",
+    ),
     (
         "element inside loc",
         urlset("<url><loc>https://example.com/<b>x</b></loc></url>"),

@@ -14,8 +14,8 @@ from sqlalchemy import Engine, event
 from sitemap_middleware import SitemapApp
 from sitemap_middleware.state.coalesce import AsyncCoalescer, ThreadCoalescer
 
-from .conftest import article_source
-from .driver import call
+from .adapters import call
+from .support import article_source
 
 pytestmark = pytest.mark.anyio
 BASE = "https://example.com/"

@@ -29,8 +29,9 @@ from sqlalchemy import create_engine
 
 from sitemap_middleware.core.http import SINGLETON_FIELDS, format_http_date, parse_http_date
 
-from .date_servers_app import KEY, seed
-from .uvicorn_process import free_port, serving
+from .date_servers_app import KEY, seed_dates
+from .support import free_port
+from .uvicorn_process import serving
 
 pytestmark = pytest.mark.e2e
 
@@ -83,7 +84,7 @@ class Served:
 
 
 @pytest.fixture(scope="module", params=list(SERVERS))
-def served(
+def server(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Served]:
     """One server process per server for the whole module, on a free port, its own file."""
@@ -91,7 +92,7 @@ def served(
     db = folder / "dates.sqlite3"
     soon = datetime.now(UTC).replace(microsecond=0) + SOON
     engine = create_engine(f"sqlite:///{db}")
-    seed(engine, soon.replace(tzinfo=None))
+    seed_dates(engine, soon.replace(tzinfo=None))
     engine.dispose()
     port = free_port()
     command = [
@@ -210,16 +211,16 @@ def check_wire(head: Head, where: str) -> datetime:
 
 
 @pytest.mark.parametrize("kind", list(KINDS))
-def test_one_date_and_no_field_twice(served: Served, kind: str) -> None:
+def test_one_date_and_no_field_twice(server: Served, kind: str) -> None:
     ask = KINDS[kind]
     headers = dict(ask.headers)
     if ask.revalidate is not None:
-        first = exchange(served.port, "GET", ask.path, headers)
+        first = exchange(server.port, "GET", ask.path, headers)
         assert first.status == 200, f"GET {ask.path}: {first.status}"
         check_wire(first, f"GET {ask.path}")
         condition = "if-none-match" if ask.revalidate == "etag" else "if-modified-since"
         headers[condition] = first.one(ask.revalidate)
-    head = exchange(served.port, ask.method, ask.path, headers)
+    head = exchange(server.port, ask.method, ask.path, headers)
     where = f"{ask.method} {ask.path} {headers}"
     assert head.status == ask.status, f"{where}: {head.status} {head.body[:200]!r}"
     check_wire(head, where)
@@ -234,27 +235,27 @@ def test_one_date_and_no_field_twice(served: Served, kind: str) -> None:
 
 
 def test_last_modified_is_the_newest_served_and_if_modified_since_gets_its_304(
-    served: Served,
+    server: Served,
 ) -> None:
-    first = exchange(served.port, "GET", "/sitemap.xml")
+    first = exchange(server.port, "GET", "/sitemap.xml")
     assert first.status == 200 and b"9999" not in first.body
     modified = first.one("last-modified")
     assert modified == "Wed, 01 May 2024 19:00:00 GMT"  # the newest served, not 9999
-    again = exchange(served.port, "GET", "/sitemap.xml", {"if-modified-since": modified})
+    again = exchange(server.port, "GET", "/sitemap.xml", {"if-modified-since": modified})
     assert again.status == 304 and again.one("last-modified") == modified
     check_wire(again, "If-Modified-Since")
 
 
-def test_a_capped_last_modified_is_never_after_the_servers_date(served: Served) -> None:
+def test_a_capped_last_modified_is_never_after_the_servers_date(server: Served) -> None:
     """``/soon.xml``'s newest row is ahead of the clock (within ``lastmod_tolerance``): its
     Last-Modified is capped below the clock, and must stay below the server's Date, which
     uvicorn refreshes once a second. Requests over a couple of seconds cross its ticks."""
     for _ in range(14):
         asked = datetime.now(UTC)
-        head = exchange(served.port, "GET", "/soon.xml")
+        head = exchange(server.port, "GET", "/soon.xml")
         assert head.status == 200, head.status
         date = check_wire(head, "GET /soon.xml")
         modified = parsedate_to_datetime(head.one("last-modified"))
-        if asked < served.soon - timedelta(seconds=5):  # still ahead: capped by the clock
+        if asked < server.soon - timedelta(seconds=5):  # still ahead: capped by the clock
             assert modified > date - timedelta(seconds=5), (modified, date)
         time.sleep(0.13)

@@ -17,8 +17,8 @@ from sqlalchemy import select as sql_select
 
 from sitemap_middleware import Entry, Image, SQLAlchemySource
 
-from .conftest import assert_valid_urlset, locs
-from .driver import call
+from .adapters import call
+from .support import assert_valid_urlset, locs, served_locs
 
 pytestmark = pytest.mark.anyio
 BASE = "https://example.com/"
@@ -67,12 +67,6 @@ def source(engine: Engine, **options: Any) -> SQLAlchemySource:
     )
 
 
-async def served(app: Any, schema: etree.XMLSchema, path: str = "/sitemap.xml") -> list[str]:
-    reply = await call(app, path=path)
-    assert reply.status == 200, reply.body
-    return locs(assert_valid_urlset(reply.body, schema))
-
-
 def reported(caplog: pytest.LogCaptureFixture, text: str) -> list[str]:
     return [r.getMessage() for r in caplog.records if text in r.getMessage()]
 
@@ -97,7 +91,7 @@ async def test_whitespace_is_encoded_and_dot_segments_are_bad_rows(
     app = make_app(sources=[source(dirty(FINDING_5), loc=loc)], base_url=BASE)
     whole = callable(loc)
     escaped = [] if whole else [f"{BASE}p/%252e%252E"]
-    assert await served(app, sitemap_schema) == [
+    assert await served_locs(app, sitemap_schema) == [
         f"{BASE}p/trail%20",
         f"{BASE}p/%20lead",
         f"{BASE}p/ok",
@@ -167,10 +161,10 @@ async def test_duplicates_of_a_sql_source_are_bad_rows(
     logged_keys = {"3"}
     if callable(loc):
         # The first in key order is kept: row 5 ("müsli") before rows 7 and 8.
-        assert await served(app, sitemap_schema) == FIRSTS
+        assert await served_locs(app, sitemap_schema) == FIRSTS
         logged_keys |= {"4", "7", "8"}
     else:
-        assert await served(app, sitemap_schema) == TEMPLATE_FIRSTS
+        assert await served_locs(app, sitemap_schema) == TEMPLATE_FIRSTS
     assert app.stats["pages"].skipped == len(logged_keys)
     logged = reported(caplog, "duplicate loc")
     assert {message.split("row ")[1].split(":")[0] for message in logged} == logged_keys
@@ -184,7 +178,7 @@ async def test_duplicates_across_the_fast_and_the_full_rules_in_one_document(
     'a'."""
     slugs = ["a", "%61", "q?x", "a", "b", "q?x", "b", "%61", "c", "b c", "b%20c"]
     app = make_app(sources=[source(dirty(slugs))], base_url=BASE, batch_size=2)
-    assert await served(app, sitemap_schema) == [
+    assert await served_locs(app, sitemap_schema) == [
         f"{BASE}p/a",
         f"{BASE}p/%2561",
         f"{BASE}p/q%3Fx",
@@ -201,14 +195,14 @@ async def test_a_repeated_list_item_and_a_generator(
 ) -> None:
     items = ["/a", Entry("/a", lastmod="2024-01-01"), "https://example.com/a", "/b", "/a "]
     app = make_app(sources={"urls": items}, base_url=BASE)
-    assert await served(app, sitemap_schema) == [f"{BASE}a", f"{BASE}b", f"{BASE}a%20"]
+    assert await served_locs(app, sitemap_schema) == [f"{BASE}a", f"{BASE}b", f"{BASE}a%20"]
     assert app.stats["urls"].skipped == 2
 
     def generate() -> Iterator[str]:
         yield from ["/x", "/y", "/x", "/m\u00fcsli", "/m%C3%BCsli"]
 
     app = make_app(sources={"gen": generate}, base_url=BASE)
-    assert await served(app, sitemap_schema) == [f"{BASE}x", f"{BASE}y", f"{BASE}m%C3%BCsli"]
+    assert await served_locs(app, sitemap_schema) == [f"{BASE}x", f"{BASE}y", f"{BASE}m%C3%BCsli"]
     assert app.stats["gen"].skipped == 2
 
 
@@ -274,5 +268,5 @@ async def test_duplicates_across_documents_are_the_applications(
     (the README says so; ``check`` reports it)."""
     app = make_app(sources={"one": ["/shared", "/one"], "two": ["/shared", "/two"]}, base_url=BASE)
     for name in ("one", "two"):
-        listed = await served(app, sitemap_schema, f"/sitemap-{name}-1.xml")
+        listed = await served_locs(app, sitemap_schema, f"/sitemap-{name}-1.xml")
         assert listed == [f"{BASE}shared", f"{BASE}{name}"]

@@ -52,9 +52,9 @@ from sitemap_middleware.output.entry import Batch
 from sitemap_middleware.sources.base import KeyRange, SyncSource
 from sitemap_middleware.sources.sqlalchemy.change_counter import ChangeCounter
 
-from .conftest import NS, assert_valid_index, assert_valid_urlset, locs, statements
-from .driver import call
+from .adapters import call
 from .postgres import driver_url, schema_name, server_url
+from .support import NS, assert_valid_index, assert_valid_urlset, locs, statements
 
 pytestmark = pytest.mark.anyio
 BASE = "https://example.com/"

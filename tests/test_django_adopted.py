@@ -19,9 +19,9 @@ from sitemap_middleware import SitemapWSGIApp
 from sitemap_middleware.settings import ConfigurationError, ConfigurationTypeError
 from sitemap_middleware.sources.base import ALL
 
-from .conftest import NS, assert_valid_index, assert_valid_urlset
+from .adapters import call_wsgi
 from .django_setup import database, setup
-from .driver import call_wsgi
+from .support import NS, assert_valid_index, assert_valid_urlset
 
 setup()
 
@@ -297,7 +297,7 @@ def test_served_under_asgi(tables: None, sitemap_schema: etree.XMLSchema) -> Non
 
     from sitemap_middleware import SitemapApp
 
-    from .driver import call
+    from .adapters import call
 
     fill([(f"s{i}", datetime(2024, 1, 1, tzinfo=UTC), True, False) for i in range(8)], [])
     options: dict[str, Any] = {"base_url": BASE, "max_urls": 3, "index": "always"}
@@ -340,7 +340,7 @@ def test_under_asgi_every_read_runs_in_django_s_thread_for_sync_work(tables: Non
 
     from sitemap_middleware import SitemapApp
 
-    from .driver import call
+    from .adapters import call
 
     fill([(f"s{i}", datetime(2024, 1, 1, tzinfo=UTC), True, False) for i in range(40)], [])
     source = DjangoSitemapSource(_Recorded, name="articles")

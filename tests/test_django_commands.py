@@ -13,12 +13,10 @@ from pathlib import Path
 from lxml import etree
 
 from sitemap_middleware import SitemapWSGIApp
-from sitemap_middleware.cli.wsgi_client import wsgi_environ
 
 from . import django_commands
-from .app_drivers import _wsgi_exchange
-from .conftest import assert_valid_index, assert_valid_urlset
-from .uvicorn_process import free_port, pythonpath
+from .support import assert_valid_index, assert_valid_urlset, free_port, served
+from .uvicorn_process import pythonpath
 
 GZIP_FIRST = (
     "django.middleware.gzip.GZipMiddleware,sitemap_middleware.contrib.django.SitemapMiddleware"
@@ -38,20 +36,6 @@ def manage(
         env["SITEMAP_TEST_MIDDLEWARE"] = middleware
     command = [sys.executable, "-m", "django", *args]
     return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
-
-
-def served(path: str) -> bytes:
-    """What another adapter serves for the same sources and settings."""
-    app = SitemapWSGIApp(
-        sources=django_commands.sources(), base_url="https://example.com/", max_urls=50
-    )
-    environ = wsgi_environ(
-        "GET", path.encode(), [(b"host", b"example.com")], "https", ("example.com", "443")
-    )
-    try:
-        return _wsgi_exchange(app, environ).body
-    finally:
-        app.close()
 
 
 def test_check_names_the_setting_and_the_fix() -> None:
@@ -86,8 +70,15 @@ def test_render_writes_what_the_adapters_serve(
             for name in ("sitemap", "sitemap-pages-1", "sitemap-pages-2", "sitemap-pages-3")
             for ext in (".xml", ".xml.gz")
         )
-        for name in names:
-            assert (out / name).read_bytes() == served("/" + name), name
+        # What another adapter serves for the same sources and settings.
+        app = SitemapWSGIApp(
+            sources=django_commands.sources(), base_url="https://example.com/", max_urls=50
+        )
+        try:
+            for name in names:
+                assert (out / name).read_bytes() == served(app, "/" + name), name
+        finally:
+            app.close()
         assert_valid_index((out / "sitemap.xml").read_bytes())
         assert_valid_urlset((out / "sitemap-pages-3.xml").read_bytes(), sitemap_schema)
 

@@ -20,10 +20,10 @@ import httpx
 import pytest
 from lxml import etree
 
-from .conftest import assert_valid_index
 from .django_setup import database, setup
 from .postgres import server_url
-from .uvicorn_process import free_port, serving
+from .support import assert_valid_index, free_port
+from .uvicorn_process import serving
 
 setup()
 

@@ -14,8 +14,8 @@ import httpx
 import pytest
 from lxml import etree
 
-from .conftest import assert_valid_index, assert_valid_urlset
-from .uvicorn_process import free_port, serving
+from .support import assert_valid_index, assert_valid_urlset, free_port
+from .uvicorn_process import serving
 
 pytestmark = pytest.mark.e2e
 DOCUMENTS = (

@@ -14,9 +14,9 @@ from lxml import etree
 
 from sitemap_middleware import SitemapWSGIApp
 
-from .conftest import NS, assert_valid_index, assert_valid_urlset
+from .adapters import call_wsgi
 from .django_setup import database, setup
-from .driver import call_wsgi
+from .support import NS, assert_valid_index, assert_valid_urlset
 
 setup()
 

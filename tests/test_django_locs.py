@@ -16,9 +16,9 @@ from lxml import etree
 from sitemap_middleware import SitemapWSGIApp
 from sitemap_middleware.settings import ConfigurationError
 
-from .conftest import NS, assert_valid_index, assert_valid_urlset, locs
+from .adapters import call_wsgi
 from .django_setup import database, setup
-from .driver import call_wsgi
+from .support import NS, assert_valid_index, assert_valid_urlset, locs
 from .test_template_values import HOSTILE, is_bad_row
 
 setup()

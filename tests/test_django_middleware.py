@@ -18,10 +18,9 @@ from sqlalchemy import Engine
 
 from sitemap_middleware import ConfigurationError, IterableSource, SitemapAborted, SitemapWSGIApp
 
-from .conftest import article_source
-from .django_drivers import MIDDLEWARE, DjangoApp
+from .adapters import MIDDLEWARE, DjangoApp, call, call_wsgi
 from .django_setup import setup
-from .driver import call, call_wsgi
+from .support import article_source
 from .test_behaviour import boom_stmt
 
 pytestmark = pytest.mark.anyio
@@ -39,7 +38,7 @@ class SyncOnly:
         if request.path_info == "/sitemap.xml":
             status = int(request.headers.get("x-status", "404"))
             return HttpResponse("the project's own", status=status)
-        request.urlconf = "tests.django_drivers"  # no views: 404
+        request.urlconf = "tests.adapters"  # no views: 404
         return self.get_response(request)
 
 

@@ -16,9 +16,9 @@ from sqlalchemy import event
 
 from sitemap_middleware.settings import ConfigurationError, ConfigurationTypeError
 
-from .conftest import assert_valid_index, assert_valid_urlset, locs
+from .adapters import call, sitemap_app
 from .django_setup import database, setup
-from .driver import call, sitemap_app
+from .support import assert_valid_index, assert_valid_urlset, locs
 
 setup()
 
@@ -237,7 +237,7 @@ def test_any_queryset_django_compiles(alias: str, sitemap_schema: etree.XMLSchem
 def _listed(app: Any, schema: etree.XMLSchema) -> tuple[int, list[str]]:
     """Status of /sitemap.xml and every loc of its pages, served in this thread (as a
     threaded WSGI server would)."""
-    from .driver import call_wsgi
+    from .adapters import call_wsgi
 
     index = call_wsgi(app, path="/sitemap.xml")
     if index.status != 200:
@@ -386,7 +386,7 @@ def test_a_broken_kept_connection_is_replaced() -> None:
     statuses: list[int] = []
 
     def reads() -> None:
-        from .driver import call_wsgi
+        from .adapters import call_wsgi
 
         try:
             statuses.append(call_wsgi(app, path="/sitemap.xml").status)

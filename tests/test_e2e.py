@@ -17,8 +17,16 @@ import pytest
 from lxml import etree
 from sqlalchemy import create_engine
 
-from .conftest import _schema, assert_valid_index, assert_valid_urlset, check_served, locs, seed
-from .uvicorn_process import free_port, serving
+from .support import (
+    _schema,
+    assert_valid_index,
+    assert_valid_urlset,
+    check_served,
+    free_port,
+    locs,
+    seed,
+)
+from .uvicorn_process import serving
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[1]

@@ -20,7 +20,7 @@ from sitemap_middleware.output.entry import (
 )
 from sitemap_middleware.output.xml import LimitExceeded, UrlsetWriter, url_element
 
-from .conftest import assert_valid_urlset
+from .support import assert_valid_urlset
 
 SITE = Site.build("https://example.com/", "/sitemap.xml")
 

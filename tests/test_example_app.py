@@ -17,7 +17,7 @@ from example_app.app import create_app
 from example_app.db import AWKWARD_SLUGS, seed
 from sitemap_middleware import ConfigurationError
 
-from .conftest import assert_valid_index, assert_valid_urlset, locs
+from .support import assert_valid_index, assert_valid_urlset, locs
 
 pytestmark = pytest.mark.anyio
 BASE = "http://127.0.0.1:8000/"
@@ -112,7 +112,7 @@ def test_bad_base_url_fails_when_the_app_is_built(tmp_path: Path) -> None:
 async def test_flask_variant_serves_the_same_sitemap(tmp_path: Path) -> None:
     from example_app.flask_app import create_flask_app
 
-    from .driver import call, call_wsgi
+    from .adapters import call, call_wsgi
 
     db = str(tmp_path / "same.sqlite3")
     starlette_app = create_app(db, 120, BASE)

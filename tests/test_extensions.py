@@ -25,7 +25,7 @@ from sitemap_middleware.output.extensions import (
     urlset_open,
 )
 
-from .conftest import _schema
+from .support import _schema
 
 SITE = Site.build("https://example.com/", "/sitemap.xml")
 NOW = datetime(2024, 5, 3, 12, 0, tzinfo=UTC)
@@ -41,7 +41,7 @@ def assert_valid_with_extensions(document: bytes) -> etree._Element:
     return root
 
 
-def urlset(prefixes: tuple[str, ...], *elements: str) -> bytes:
+def written_urlset(prefixes: tuple[str, ...], *elements: str) -> bytes:
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
         + urlset_open(prefixes)
@@ -50,7 +50,7 @@ def urlset(prefixes: tuple[str, ...], *elements: str) -> bytes:
     ).encode()
 
 
-def url(loc: str, extensions: str) -> str:
+def written_url(loc: str, extensions: str) -> str:
     return f"<url><loc>{loc}</loc><changefreq>daily</changefreq>{extensions}</url>\n"
 
 
@@ -87,7 +87,9 @@ def test_every_extension_validates_against_the_official_schemas() -> None:
     )
     checked = check(extensions, "https://example.com/en/page", SITE, FULL, UTC, CUTOFF)
     assert checked.problems == []
-    document = urlset(FULL.prefixes, url("https://example.com/en/page", checked.xml))
+    document = written_urlset(
+        FULL.prefixes, written_url("https://example.com/en/page", checked.xml)
+    )
     root = assert_valid_with_extensions(document)
     ns = {
         "x": "http://www.w3.org/1999/xhtml",
@@ -150,7 +152,7 @@ def test_bad_items_are_left_out_one_by_one() -> None:
     assert past == "1 images past the limit left out"  # the third: two are declared
     assert "U+0001" in image and "title is 101 characters" in title and "en-GB" in language
     assert_valid_with_extensions(
-        urlset(("image", "video"), url("https://example.com/p", checked.xml))
+        written_urlset(("image", "video"), written_url("https://example.com/p", checked.xml))
     )
 
 

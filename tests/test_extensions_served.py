@@ -25,8 +25,8 @@ from sitemap_middleware import (
 from sitemap_middleware.core.sitemap import Request, Sitemap
 from sitemap_middleware.settings import Settings
 
-from .conftest import assert_valid_index, assert_valid_urlset, locs
-from .driver import call
+from .adapters import call
+from .support import assert_valid_index, assert_valid_urlset, locs
 
 pytestmark = pytest.mark.anyio
 BASE = "https://example.com/"

@@ -15,8 +15,8 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from sitemap_middleware import AsyncSQLAlchemySource, SitemapApp, SQLAlchemySource
 
-from .conftest import articles
-from .driver import call
+from .adapters import call
+from .support import articles
 
 pytestmark = pytest.mark.anyio
 BASE = "https://example.com/"

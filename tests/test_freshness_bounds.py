@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +25,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from sitemap_middleware import SitemapWSGIApp
 
+from .adapters import Exchange, call, call_wsgi, sitemap_app
 from .clock import Clock, drive
-from .conftest import BASE_TIME, article_source, articles, seed
-from .driver import Exchange, call, call_wsgi, sitemap_app
+from .support import BASE_TIME, article_source, articles, now_naive, seed
 from .test_postgres import Db, admin, db, pg_url  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.anyio
@@ -44,10 +44,6 @@ INDEX = "/sitemap.xml"
 
 def page(n: int) -> str:
     return f"/sitemap-articles-{n}.xml"
-
-
-def now_naive() -> datetime:
-    return datetime.now(UTC).replace(tzinfo=None, microsecond=0)
 
 
 @dataclass

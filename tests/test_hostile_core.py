@@ -160,7 +160,7 @@ def test_routes(path: str) -> None:
 
 
 @budget(1)
-@given(st.one_of([hostile.locs(layout) for layout in LAYOUTS]))
+@given(st.one_of([hostile.loc_fields(layout) for layout in LAYOUTS]))
 def test_hostile_locs_resolve_to_uris_in_scope(loc: hostile.Field) -> None:
     if isinstance(loc.value, str):
         targets.check_loc(loc.value)

@@ -5,7 +5,7 @@ never a 500 or a traceback; a 200 GET is a document valid against the official
 XSD whose URLs come from the configuration (never from ``Host`` or
 ``X-Forwarded-*``); a 304 and every HEAD carry no body; and nothing the client
 sent comes back in a body or a header. Requests go through an
-:class:`~tests.app_drivers.AppDriver`, so every adapter gets the same properties.
+:class:`~tests.adapters.AppDriver`, so every adapter gets the same properties.
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from sqlalchemy import Engine, create_engine, select
 from sitemap_middleware import Entry, SQLAlchemySource
 
 from . import hostile
-from .app_drivers import DRIVERS, AppDriver, RawHeaders, Reply
-from .conftest import articles, seed
+from .adapters import DRIVERS, AppDriver, RawHeaders, Reply
 from .hostile import budget
+from .support import articles, seed
 
 ALLOWED = {200, 304, 400, 404, 405, 412, 503}
 BASE = "https://example.com/"

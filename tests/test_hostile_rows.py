@@ -48,9 +48,9 @@ from sitemap_middleware.output.fast_path import Renderer
 from sitemap_middleware.output.xml import UrlsetWriter, url_element
 
 from . import hostile
-from .app_drivers import DRIVERS, AppDriver, Reply
-from .conftest import assert_valid_urlset
+from .adapters import DRIVERS, AppDriver, Reply
 from .hostile import LAYOUTS, Layout, Row, budget
+from .support import assert_valid_urlset
 
 SITE = Site.build("https://example.com/", "/sitemap.xml")
 
@@ -141,10 +141,10 @@ def _uniform_lastmod(kind: str, lastmod: hostile.Field, draw: st.DrawFn) -> host
         return hostile.NONE
     if kind == "naive":
         moment = draw(st.datetimes())
-        return hostile.served(hostile.Field(moment, moment.replace(tzinfo=UTC, microsecond=0)))
+        return hostile.as_served(hostile.Field(moment, moment.replace(tzinfo=UTC, microsecond=0)))
     if kind == "dates":
         day = draw(st.dates())
-        return hostile.served(hostile.Field(day, day))
+        return hostile.as_served(hostile.Field(day, day))
     return lastmod
 
 

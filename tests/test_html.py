@@ -12,8 +12,8 @@ from sqlalchemy import Engine, select, update
 
 from sitemap_middleware import Entry, SQLAlchemySource
 
-from .conftest import articles, assert_valid_index, assert_valid_urlset, locs
-from .driver import call
+from .adapters import call
+from .support import articles, assert_valid_index, assert_valid_urlset, locs
 
 pytestmark = pytest.mark.anyio
 BASE = "https://example.com/"

@@ -286,6 +286,7 @@ INDEXNOW = {"httpx", "sqlalchemy"}
 # distributions each one installs; tests/test_install.py installs them).
 PROMISES = {
     NAME: set(),  # serving lists, generators and custom sources
+    f"{NAME}.testing": set(),  # the in-process clients, for any install's tests
     f"{NAME}.cli": set(),  # sitemap-middleware and every COMMAND --help
     f"{NAME}.cli.main": set(),
     f"{NAME}.cli.render": set(),  # render needs only the application
@@ -370,6 +371,13 @@ def test_a_layer_imports_no_layer_built_on_it(folder: str) -> None:
         if any(_in(target, above) for above in BUILT_ON[folder])
     )
     assert wrong == []
+
+
+def test_the_testing_clients_stand_alone() -> None:
+    """``sitemap_middleware.testing`` drives any ASGI or WSGI app: it imports nothing of the
+    package (importing it loads only the package's ``__init__``)."""
+    assert graph()[f"{NAME}.testing"] == set()
+    assert f"{NAME}.testing" in graph()[f"{NAME}.cli.render"]
 
 
 def test_the_root_holds_the_api_and_one_folder_per_layer() -> None:

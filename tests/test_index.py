@@ -29,7 +29,8 @@ from starlette.middleware.gzip import GZipMiddleware
 
 from sitemap_middleware import SitemapMiddleware, SQLAlchemySource
 
-from .conftest import (
+from .adapters import call
+from .support import (
     BASE_TIME,
     articles,
     assert_valid_index,
@@ -38,7 +39,6 @@ from .conftest import (
     metadata,
     statements,
 )
-from .driver import call
 
 pytestmark = pytest.mark.anyio
 BASE = "https://example.com/"

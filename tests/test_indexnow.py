@@ -28,8 +28,9 @@ from sitemap_middleware import SitemapApp
 from sitemap_middleware.contrib.indexnow import IndexNow, Round, install, queue_urls
 
 from . import indexnow_site
-from .indexnow_endpoint import Endpoint, free_port, running, serve_site
+from .indexnow_endpoint import Endpoint, running, serve_site
 from .postgres import driver_url, schema_name, server_url
+from .support import free_port
 from .uvicorn_process import pythonpath
 
 KEY = "test-key-0123"

@@ -17,7 +17,8 @@ import httpx
 import pytest
 
 from .indexnow_endpoint import Endpoint, running
-from .uvicorn_process import free_port, pythonpath, serving
+from .support import free_port
+from .uvicorn_process import pythonpath, serving
 
 pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[1]

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from sitemap_middleware import ConfigurationError, Settings
 from sitemap_middleware.core.http import parse_http_date
 
-from .driver import call
+from .adapters import call
 
 BASE = "https://example.com/"
 SOURCES = {"pages": ["/a", "/b"]}

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import assert_valid_index, check_served
-from .installs import ROOT, Venv, fetch, free_port, fresh_venv, locs, serving, wheel
+from .installs import ROOT, Venv, fetch, fresh_venv, locs_of, serving, wheel
 from .postgres import driver_url, schema_name, server_url
+from .support import assert_valid_index, check_served, free_port
 
 __all__ = ["wheel"]  # the session fixture
 
@@ -179,7 +179,7 @@ def served_sitemap(venv: Venv, app: str, children: int, **env: str) -> list[byte
         assert root.headers["Content-Type"].startswith("text/xml")
         assert root.headers["ETag"]
         check_served(root.status, root.headers["Content-Type"], root.body)
-        children_locs = locs(root.body, "sitemap")
+        children_locs = locs_of(root.body, "sitemap")
         assert len(children_locs) == children
         assert (b"<sitemapindex" in root.body) == bool(children)
         for loc in children_locs:
@@ -197,7 +197,7 @@ def served_sitemap(venv: Venv, app: str, children: int, **env: str) -> list[byte
 def urls(bodies: list[bytes]) -> set[str]:
     found: set[str] = set()
     for body in bodies:
-        found.update(locs(body, "url"))
+        found.update(locs_of(body, "url"))
     return found
 
 

@@ -35,26 +35,23 @@ from sitemap_middleware.core.handler import run
 from sitemap_middleware.sources.base import SyncSource, page_keys
 from sitemap_middleware.state.current_pages import Known, LivePages, keep_current
 
+from .adapters import call
 from .clock import Clock, drive
-from .conftest import (
+from .support import (
     BASE_TIME,
     article_source,
     articles,
     assert_valid_index,
+    now_naive,
     seed,
     statements,
 )
-from .driver import call
 from .test_postgres import Db, admin, db, pg_url  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.anyio
 
 BASE = "https://example.com"
 PAGE = 100  # rows per page (max_urls): keys 1 to 1,200 make 13 pages
-
-
-def now_naive() -> datetime:
-    return datetime.now(UTC).replace(tzinfo=None, microsecond=0)
 
 
 async def etag(app: Any, path: str = "/sitemap.xml") -> str:

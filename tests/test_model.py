@@ -55,9 +55,9 @@ from sitemap_middleware.settings import Settings
 from sitemap_middleware.sources.sqlalchemy.change_counter import ChangeCounter
 
 from . import model
-from .app_drivers import DRIVERS, AppDriver, AsgiDriver, Reply
-from .conftest import NS, assert_valid_index, assert_valid_urlset
+from .adapters import DRIVERS, AppDriver, AsgiDriver, Reply
 from .postgres import driver_url, schema_name, server_url
+from .support import NS, assert_valid_index, assert_valid_urlset
 
 XHTML = "{http://www.w3.org/1999/xhtml}"
 IMAGE = "{http://www.google.com/schemas/sitemap-image/1.1}"
@@ -616,7 +616,7 @@ def served_urls(body: bytes) -> list[model.Url]:
 
 
 def _sitemap_schema() -> etree.XMLSchema:
-    from .conftest import _schema
+    from .support import _schema
 
     return _schema("sitemap.xsd")
 

@@ -43,10 +43,8 @@ import pytest
 from lxml import etree
 from sqlalchemy import create_engine
 
-from . import conftest
-from .conftest import assert_valid_index, assert_valid_urlset, check_served, locs
 from .docs_support import deployment_nginx, nginx_config
-from .uvicorn_process import free_port
+from .support import assert_valid_index, assert_valid_urlset, check_served, free_port, locs, seed
 
 pytestmark = pytest.mark.nginx
 ROOT = Path(__file__).resolve().parents[1]
@@ -213,7 +211,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     broken, port, extra = free_port(), free_port(), free_port()
     broken_db = tmp / "broken.sqlite3"
     engine = create_engine(f"sqlite:///{broken_db}")
-    conftest.seed(engine, 1200)
+    seed(engine, 1200)
     engine.dispose()
     processes: list[Popen[bytes]] = []
     try:

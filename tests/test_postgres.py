@@ -46,8 +46,7 @@ from sitemap_middleware import (
     SQLAlchemySource,
 )
 
-from .conftest import BASE_TIME, NS, assert_valid_index, assert_valid_urlset, locs
-from .driver import call
+from .adapters import call
 from .postgres import (
     DRIVERS,
     REQUIRE_VARIABLE,
@@ -57,7 +56,7 @@ from .postgres import (
     schema_name,
     server_url,
 )
-from .uvicorn_process import free_port
+from .support import BASE_TIME, NS, assert_valid_index, assert_valid_urlset, free_port, locs
 
 pytestmark = pytest.mark.anyio
 BASE = "https://example.com/"

@@ -11,8 +11,8 @@ from sqlalchemy.engine import Engine
 from sitemap_middleware import SitemapWSGIApp
 from sitemap_middleware.settings import ConfigurationTypeError
 
-from .conftest import article_source, articles
-from .driver import call_wsgi
+from .adapters import call_wsgi
+from .support import article_source, articles
 
 BASE = "https://example.com/"
 DOCUMENTS = ("/sitemap.xml", "/sitemap-articles-1.xml", "/sitemap-articles-2.xml")
@@ -21,7 +21,7 @@ PLAIN = select(articles.c.id, articles.c.slug, articles.c.updated_at)
 FILTERED = PLAIN.where(articles.c.id > 0)
 
 
-def served(engine: Engine, **options: Any) -> list[tuple[bytes, str]]:
+def bodies_and_etags(engine: Engine, **options: Any) -> list[tuple[bytes, str]]:
     app = SitemapWSGIApp(base_url=BASE, sources=[article_source(engine, **options)], max_urls=1000)
     answers = [call_wsgi(app, path=path) for path in DOCUMENTS]
     assert all(answer.status == 200 for answer in answers)
@@ -29,14 +29,14 @@ def served(engine: Engine, **options: Any) -> list[tuple[bytes, str]]:
 
 
 def test_one_query_id_gives_two_texts_of_one_query_the_same_validators(engine: Engine) -> None:
-    plain, filtered = served(engine, stmt=PLAIN), served(engine, stmt=FILTERED)
+    plain, filtered = bodies_and_etags(engine, stmt=PLAIN), bodies_and_etags(engine, stmt=FILTERED)
     assert [body for body, _ in plain] == [body for body, _ in filtered]
     # By default the SQL text is part of every ETag: other text, other ETags.
     assert all(a != b for (_, a), (_, b) in zip(plain, filtered, strict=True))
-    named = served(engine, stmt=PLAIN, query_id="articles-v1")
-    assert named == served(engine, stmt=FILTERED, query_id="articles-v1")
+    named = bodies_and_etags(engine, stmt=PLAIN, query_id="articles-v1")
+    assert named == bodies_and_etags(engine, stmt=FILTERED, query_id="articles-v1")
     # Renaming the query (as after changing it) changes every ETag.
-    renamed = served(engine, stmt=PLAIN, query_id="articles-v2")
+    renamed = bodies_and_etags(engine, stmt=PLAIN, query_id="articles-v2")
     assert all(a != b for (_, a), (_, b) in zip(named, renamed, strict=True))
 
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import assert_valid_index, check_served
-from .installs import ROOT, environment, fetch, free_port, locs, serving, tracked_tree
+from .installs import ROOT, environment, fetch, locs_of, serving, tracked_tree
+from .support import assert_valid_index, check_served, free_port
 
 pytestmark = pytest.mark.install
 
@@ -67,7 +67,7 @@ def test_quick_start_as_written(tmp_path: Path) -> None:
             assert index.status == 200, (variant, index.body)
             assert index.headers["Content-Type"].startswith("text/xml")
             assert_valid_index(index.body)
-            children = locs(index.body, "sitemap")
+            children = locs_of(index.body, "sitemap")
             assert len(children) >= 2, (variant, children)  # pages, articles
             base = f"http://127.0.0.1:{port}/"
             for loc in children:

@@ -38,8 +38,8 @@ from sitemap_middleware import (
 )
 from sitemap_middleware.output.entry import EntryRules
 
-from .conftest import article_source, assert_valid_urlset, seed
-from .driver import call, call_wsgi
+from .adapters import call, call_wsgi
+from .support import article_source, assert_valid_urlset, seed
 from .test_behaviour import boom_stmt
 from .test_entry_and_xml import SITE
 

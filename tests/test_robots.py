@@ -17,7 +17,7 @@ from starlette.routing import Route
 from sitemap_middleware import SitemapMiddleware, SitemapWSGIMiddleware
 from sitemap_middleware.core.robots import lists, minimal, with_sitemap
 
-from .driver import call
+from .adapters import ADAPTERS, call
 
 pytestmark = pytest.mark.anyio
 BASE = "https://example.com/"
@@ -76,12 +76,15 @@ def raw_app(adapter: str, status: int, chunks: list[bytes], extra: list[tuple[st
     return wsgi
 
 
-@pytest.fixture(params=["asgi", "wsgi"])
+@pytest.fixture(params=[name for name, adapter in ADAPTERS.items() if adapter.wrap is not None])
 def wrap(request: pytest.FixtureRequest) -> Callable[..., Any]:
+    """The adapter's middleware around an app of its interface (``raw_app``)."""
+    adapter = ADAPTERS[request.param]
+    assert adapter.wrap is not None
+
     def make(status: int, chunks: list[bytes], extra: Any = (), **settings: Any) -> Any:
-        inner = raw_app(request.param, status, chunks, list(extra))
-        middleware = SitemapMiddleware if request.param == "asgi" else SitemapWSGIMiddleware
-        app = middleware(inner, sources=["/"], base_url=BASE, **settings)
+        inner = raw_app(adapter.interface, status, chunks, list(extra))
+        app = adapter.wrap(inner, sources=["/"], base_url=BASE, **settings)
         app.seen = inner.seen
         return app
 

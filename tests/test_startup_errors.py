@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from .uvicorn_process import free_port
+from .support import free_port
 
 pytestmark = pytest.mark.e2e
 

@@ -49,9 +49,9 @@ from sitemap_middleware.sources.sqlalchemy import async_source as sqlalchemy_asy
 from sitemap_middleware.sources.sqlalchemy.source import LocTemplate
 from sitemap_middleware.sources.sqlalchemy.stored_dates import parse_column, text_parser
 
-from .conftest import assert_valid_urlset, statements
-from .driver import call
+from .adapters import call
 from .postgres import driver_url, schema_name, server_url
+from .support import assert_valid_urlset, statements
 
 SITE = Site.build("https://example.com/", "/sitemap.xml")
 BASE = "https://example.com/"

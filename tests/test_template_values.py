@@ -25,8 +25,7 @@ from sitemap_middleware import AsyncSQLAlchemySource, SitemapApp, SQLAlchemySour
 from sitemap_middleware.core.urls import XML_FORBIDDEN, has_dot_segment
 from sitemap_middleware.sources.sqlalchemy.locs import LocTemplate
 
-from .conftest import assert_valid_urlset, locs
-from .driver import call
+from .support import served_locs
 
 BASE = "https://example.com/"
 # The characters Django's reverse() leaves as they are (RFC 3986's sub-delims, "/~:@").
@@ -123,17 +122,6 @@ def sqlite_file(tmp_path: Path) -> Iterator[str]:
     yield str(path)
 
 
-def served_locs(app: Any, schema: etree.XMLSchema) -> list[str]:
-    async def run() -> list[str]:
-        reply = await call(app, path="/sitemap.xml")
-        if reply.status == 404:  # every row was a bad row
-            return []
-        assert reply.status == 200, reply.body
-        return locs(assert_valid_urlset(reply.body, schema))
-
-    return anyio.run(run)
-
-
 @pytest.mark.parametrize("kind", ["sync", "async"])
 def test_starlette_routes_every_listed_loc_to_its_stored_value(
     sqlite_file: str, kind: str, sitemap_schema: etree.XMLSchema
@@ -154,7 +142,9 @@ def test_starlette_routes_every_listed_loc_to_its_stored_value(
             conn.execute(delete(products))
             conn.execute(insert(products), [{"id": i, "slug": v} for i, v in enumerate(values)])
         app = SitemapApp(base_url=BASE, sources=[source], batch_size=batch_size)
-        check_listed(served_locs(app, sitemap_schema), values, "/products/")
+        check_listed(
+            anyio.run(served_locs, app, sitemap_schema, "/sitemap.xml", True), values, "/products/"
+        )
 
     try:
         run()
@@ -174,7 +164,13 @@ def test_the_issue_s_slugs_route_to_their_rows(
     source = SQLAlchemySource(
         sql_select(products.c.id, products.c.slug), engine, name="p", loc="/products/{slug}"
     )
-    listed = served_locs(SitemapApp(base_url=BASE, sources=[source]), sitemap_schema)
+    listed = anyio.run(
+        served_locs,
+        SitemapApp(base_url=BASE, sources=[source]),
+        sitemap_schema,
+        "/sitemap.xml",
+        True,
+    )
     engine.dispose()
     assert listed == [
         f"{BASE}products/100%25Baumwolle-127",
@@ -214,7 +210,13 @@ def test_a_loc_given_whole_keeps_its_escapes(
         return f"/products/{row.slug}"
 
     items = ["/products/%41ngle", "/products/100%Baumwolle", "/products/50%"]
-    listed = served_locs(SitemapApp(base_url=BASE, sources={"items": items}), sitemap_schema)
+    listed = anyio.run(
+        served_locs,
+        SitemapApp(base_url=BASE, sources={"items": items}),
+        sitemap_schema,
+        "/sitemap.xml",
+        True,
+    )
     assert listed == [
         f"{BASE}products/%41ngle",
         f"{BASE}products/100%Baumwolle",
@@ -226,6 +228,12 @@ def test_a_loc_given_whole_keeps_its_escapes(
     stmt = sql_select(products.c.id, products.c.slug)
     for loc, expected in ((whole, "%41ngle"), ("/products/{slug}", "%2541ngle")):
         source = SQLAlchemySource(stmt, engine, name="p", loc=loc)
-        listed = served_locs(SitemapApp(base_url=BASE, sources=[source]), sitemap_schema)
+        listed = anyio.run(
+            served_locs,
+            SitemapApp(base_url=BASE, sources=[source]),
+            sitemap_schema,
+            "/sitemap.xml",
+            True,
+        )
         assert listed == [f"{BASE}products/{expected}"]
     engine.dispose()

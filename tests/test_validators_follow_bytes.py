@@ -16,8 +16,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sitemap_middleware import AsyncSQLAlchemySource, SQLAlchemySource
 from sitemap_middleware.settings import ConfigurationError, make_settings
 
-from .conftest import assert_valid_index, assert_valid_urlset
-from .driver import call
+from .adapters import call
+from .support import assert_valid_index, assert_valid_urlset
 
 pytestmark = pytest.mark.anyio
 BASE = "https://example.com/"
@@ -35,7 +35,7 @@ items = Table(
 )
 
 
-def seed(engine: Engine, rows: int = 30) -> None:
+def seed_items(engine: Engine, rows: int = 30) -> None:
     items.metadata.create_all(engine)
     with engine.begin() as conn:
         conn.execute(
@@ -69,7 +69,7 @@ def source(engine: Engine | AsyncEngine, **options: Any) -> Any:
 
 @pytest.fixture(params=["sync", "async"])
 def engines(request: pytest.FixtureRequest, engine: Engine, async_engine: AsyncEngine) -> Any:
-    seed(engine)
+    seed_items(engine)
     return engine, (engine if request.param == "sync" else async_engine)
 
 

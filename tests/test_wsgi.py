@@ -15,11 +15,11 @@ from lxml import etree
 from sqlalchemy import Engine, select
 from werkzeug.middleware.dispatcher import DispatcherMiddleware
 
-from sitemap_middleware import SitemapWSGIApp, SitemapWSGIMiddleware, SQLAlchemySource
+from sitemap_middleware import SitemapWSGIApp, SitemapWSGIMiddleware
 from sitemap_middleware.servers.types import Environ
 
-from .conftest import articles, assert_valid_urlset, locs
-from .driver import call_wsgi
+from .adapters import call_wsgi
+from .support import article_source, articles, assert_valid_urlset, locs
 
 BASE = "https://example.com/"
 
@@ -38,20 +38,10 @@ def flask_site(engine: Engine) -> Flask:
     return site
 
 
-def article_source(engine: Engine) -> SQLAlchemySource:
-    return SQLAlchemySource(
-        select(articles.c.id, articles.c.slug, articles.c.updated_at),
-        engine,
-        name="articles",
-        loc="/articles/{slug}",
-        lastmod="updated_at",
-    )
-
-
 def test_flask_intercept_mode(engine: Engine, sitemap_schema: etree.XMLSchema) -> None:
     site = flask_site(engine)
     site.wsgi_app = SitemapWSGIMiddleware(  # type: ignore[method-assign]
-        site.wsgi_app, sources=[article_source(engine)], base_url=BASE
+        site.wsgi_app, sources=[article_source(engine, changefreq=None)], base_url=BASE
     )
     served = call_wsgi(site)
     assert served.status == 200 and served.complete
@@ -71,7 +61,7 @@ def test_flask_fallback_mode(engine: Engine, sitemap_schema: etree.XMLSchema) ->
             mode="fallback",
             path="/static/sitemap.xml",
         ),
-        sources=[article_source(engine)],
+        sources=[article_source(engine, changefreq=None)],
         base_url=BASE,
         mode="fallback",
     )
@@ -173,7 +163,7 @@ def test_a_process_serving_async_sources_under_wsgi_can_exit() -> None:
     """Servers never call close(): the background loop must not keep the process alive."""
     script = """
 from sitemap_middleware import AsyncIterableSource, SitemapWSGIApp
-from tests.driver import call_wsgi
+from tests.adapters import call_wsgi
 async def entries():
     yield "/a"
 app = SitemapWSGIApp(base_url="https://example.com/", sources=[AsyncIterableSource(entries)])

@@ -2,8 +2,8 @@
 
 An httpx transport hands each request of ``check`` (the sitemaps, the
 conditional probes, the audit's pages, any method) to the application
-through the in-process clients ``render`` uses (:mod:`.asgi_client`, its
-lifespan run around the whole check; :mod:`.wsgi_client`), with the URL's
+through the in-process clients ``render`` uses (:mod:`sitemap_middleware.testing`; an
+ASGI application's lifespan run around the whole check), with the URL's
 host in ``Host``. The answer comes back as sent, ``Content-Encoding`` and all,
 with the ``Date`` a server would add (:class:`ServerDate`). A response the
 application does not complete (it raised, or a source failed mid-stream) is a
@@ -19,11 +19,9 @@ from urllib.parse import urlsplit
 import httpx
 
 from ..core.http import format_http_date
-from .asgi_client import with_lifespan
+from ..testing import ASGIClient, Fetch, ResponseFailed, WSGIClient, with_lifespan
 from .check import CheckOptions, Report, run_check
-from .inprocess import Fetch, ResponseFailed
 from .loader import import_attribute, resolve_app
-from .wsgi_client import WSGIClient
 
 
 class InProcessTransport(httpx.AsyncBaseTransport):
@@ -85,7 +83,7 @@ class _Broken(httpx.AsyncByteStream):
 
 async def run_app_check(options: CheckOptions, app: str, app_dir: str = ".") -> Report:
     """Check ``options.url`` as the application ``app`` (MODULE:ATTR) answers it in-process.
-    Raises :class:`~.loader.LoadError` or :class:`~.inprocess.StartupFailed`."""
+    Raises :class:`~.loader.LoadError` or :class:`~sitemap_middleware.testing.StartupFailed`."""
     loaded = await resolve_app(import_attribute(app, app_dir))
     parts = urlsplit(options.url)
     origin = f"{parts.scheme}://{parts.netloc}/"
@@ -93,7 +91,7 @@ async def run_app_check(options: CheckOptions, app: str, app_dir: str = ".") -> 
         client = WSGIClient(loaded.app, origin)
         return await run_check(options, ServerDate(InProcessTransport(client.fetch)))
 
-    async def work(fetch: Fetch) -> Report:
-        return await run_check(options, ServerDate(InProcessTransport(fetch)))
+    async def work(client: ASGIClient) -> Report:
+        return await run_check(options, ServerDate(InProcessTransport(client.fetch)))
 
     return await with_lifespan(loaded.app, origin, work)

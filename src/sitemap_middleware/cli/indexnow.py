@@ -16,7 +16,7 @@ import anyio
 from ..contrib.indexnow import IndexNow, Round
 from ..contrib.indexnow.steps import Report
 from ..core.spec import INDEXNOW_MAX_URLS
-from .asgi_client import with_lifespan
+from ..testing import with_lifespan
 from .loader import (
     Interface,
     LoadError,

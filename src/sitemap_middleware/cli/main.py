@@ -389,9 +389,9 @@ def check_command(
     try:
         import anyio
 
+        from ..testing import StartupFailed
         from .app_transport import run_app_check
         from .check import CheckOptions, run_check
-        from .inprocess import StartupFailed
         from .loader import LoadError
         from .report import as_json, as_text
         from .schemas import SchemaError, Schemas
@@ -440,7 +440,7 @@ def render_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> 
     """``render`` with parsed options; the exit status."""
     import anyio
 
-    from .inprocess import StartupFailed
+    from ..testing import StartupFailed
     from .loader import LoadError
     from .render import OptionError, RenderError, RenderOptions, run_render
 
@@ -471,7 +471,7 @@ def render_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> 
 def _indexnow(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     import anyio
 
-    from .inprocess import StartupFailed
+    from ..testing import StartupFailed
     from .loader import LoadError
 
     try:

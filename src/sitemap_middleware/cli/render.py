@@ -1,7 +1,7 @@
 """``sitemap-middleware render``: write every document the middleware serves to static files.
 
-The application is driven in-process (:mod:`.asgi_client` for ASGI,
-:mod:`.wsgi_client` for WSGI), so every file holds exactly the bytes the
+The application is driven in-process (:mod:`sitemap_middleware.testing`'s clients),
+so every file holds exactly the bytes the
 middleware sends for the same request: the root, then each child the index
 lists, each as ``.xml`` (no ``Accept-Encoding``) and as ``.xml.gz`` (the gzip
 file the middleware serves beside it); with ``html`` also the human view's
@@ -25,8 +25,7 @@ from xml.etree import ElementTree
 from ..core.routing import Routes
 from ..core.spec import SITEMAP_NS
 from ..core.urls import Site
-from .asgi_client import with_lifespan
-from .inprocess import Fetch, ResponseFailed
+from ..testing import Fetch, ResponseFailed, WSGIClient, with_lifespan
 from .loader import (
     Interface,
     Mounted,
@@ -38,7 +37,6 @@ from .loader import (
 from .logs import after_startup
 from .progress import Progress
 from .staging import Staging, UnsafePath
-from .wsgi_client import WSGIClient
 
 NS = f"{{{SITEMAP_NS}}}"
 
@@ -133,7 +131,7 @@ async def run_render(options: RenderOptions, stdout: TextIO, stderr: TextIO) -> 
         if loaded.interface == "wsgi":
             written = await work(WSGIClient(app, base_url).fetch)
         else:
-            written = await with_lifespan(app, base_url, work)
+            written = await with_lifespan(app, base_url, lambda client: work(client.fetch))
     finally:
         # A WSGI middleware may run an event loop thread for async sources: stop it, or the
         # process would wait for it at exit.

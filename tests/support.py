@@ -1,0 +1,268 @@
+"""Helpers the test modules share, each defined once: the official schemas and the checks
+of served documents against them, the test table of articles and its source, a free port,
+what an app serves for a plain GET (its body, or its locs). Fixtures are in
+:mod:`tests.conftest`."""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import os
+import socket
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from lxml import etree
+from sqlalchemy import (
+    Column,
+    DateTime,
+    Engine,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    event,
+    insert,
+    select,
+)
+
+from sitemap_middleware import SQLAlchemySource
+from sitemap_middleware.cli.loader import interface
+from sitemap_middleware.testing import ASGIClient, Response, WSGIClient
+
+from .adapters import call
+
+SCHEMAS = Path(
+    os.environ.get("SITEMAP_SCHEMAS", Path(__file__).resolve().parents[2] / "shared" / "schemas")
+)
+NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
+
+
+class _Offline(etree.Resolver):
+    """The XHTML schema imports W3C's xml.xsd: read it from the shared folder, not the web."""
+
+    def resolve(self, url: str | None, pubid: str | None, context: Any) -> Any:
+        if url and url.endswith("/2001/xml.xsd"):
+            return self.resolve_filename(str(SCHEMAS / "xml.xsd"), context)
+        return None
+
+
+@functools.cache
+def _schema(name: str) -> etree.XMLSchema:
+    path = SCHEMAS / name
+    if not path.is_file():
+        pytest.fail(
+            f"official schema {path} is missing: the shared/ folder must sit beside the "
+            "checkout (or set SITEMAP_SCHEMAS); schema tests never pass without it"
+        )
+    parser = etree.XMLParser()
+    parser.resolvers.add(_Offline())
+    return etree.XMLSchema(etree.parse(str(path), parser))
+
+
+EXTENSION_NAMESPACES = (
+    b"http://www.w3.org/1999/xhtml",
+    b"http://www.google.com/schemas/sitemap-image/1.1",
+    b"http://www.google.com/schemas/sitemap-video/1.1",
+    b"http://www.google.com/schemas/sitemap-news/0.9",
+)
+
+
+def assert_valid_urlset(body: bytes, schema: etree.XMLSchema) -> list[etree._Element]:
+    """Parse a served document, validate it against sitemap.xsd (or, when its urlset declares
+    extension namespaces, urlset-with-extensions.xsd), return its <url> elements."""
+    assert body.startswith(b'<?xml version="1.0" encoding="UTF-8"?>\n')
+    document = etree.fromstring(body)
+    opening = body[: body.find(b">", body.find(b"<urlset")) + 1]
+    if any(namespace in opening for namespace in EXTENSION_NAMESPACES):
+        schema = _schema("urlset-with-extensions.xsd")
+    if not schema.validate(document):
+        raise AssertionError(f"not valid against sitemap.xsd: {schema.error_log}")
+    assert document.tag == f"{NS}urlset"
+    return list(document.iter(f"{NS}url"))
+
+
+def assert_valid_index(body: bytes) -> list[tuple[str, str | None]]:
+    """Parse a served sitemapindex, validate it against siteindex.xsd, return (loc, lastmod)s."""
+    assert body.startswith(b'<?xml version="1.0" encoding="UTF-8"?>\n')
+    document = etree.fromstring(body)
+    schema = _schema("siteindex.xsd")
+    if not schema.validate(document):
+        raise AssertionError(f"not valid against siteindex.xsd: {schema.error_log}")
+    return [
+        (child.findtext(f"{NS}loc") or "", child.findtext(f"{NS}lastmod"))
+        for child in document.iter(f"{NS}sitemap")
+    ]
+
+
+def check_served(
+    status: int, content_type: str, body: bytes, content_encoding: str | None = None
+) -> None:
+    """Every complete sitemap a test receives is validated against the official schema
+    (gzip files and gzip-coded bodies are inflated first)."""
+    if status != 200:
+        return
+    if content_type == "application/gzip" or content_encoding == "gzip":
+        assert body[:2] == b"\x1f\x8b"
+        body = gzip.decompress(body)
+    elif "xml" not in content_type:
+        return
+    if b"<urlset" in body[:200]:
+        assert_valid_urlset(body, _schema("sitemap.xsd"))
+    elif b"<sitemapindex" in body[:200]:
+        assert_valid_index(body)
+
+
+def locs(urls: list[etree._Element]) -> list[str]:
+    return [url.findtext(f"{NS}loc") or "" for url in urls]
+
+
+metadata = MetaData()
+articles = Table(
+    "articles",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("slug", String, nullable=True),
+    Column("updated_at", DateTime, index=True),
+)
+
+BASE_TIME = datetime(2024, 5, 1, 12, 0, 0)
+
+
+def seed(engine: Engine, rows: int, start: int = 1) -> None:
+    metadata.create_all(engine)
+    with engine.begin() as conn:
+        conn.execute(
+            insert(articles),
+            [
+                {"id": i, "slug": f"article-{i}", "updated_at": BASE_TIME + timedelta(minutes=i)}
+                for i in range(start, start + rows)
+            ],
+        )
+
+
+def article_source(engine: Engine, **options: Any) -> SQLAlchemySource:
+    """The articles of the test table as a source (options override the defaults)."""
+    stmt = options.pop("stmt", select(articles.c.id, articles.c.slug, articles.c.updated_at))
+    return SQLAlchemySource(
+        stmt,
+        engine,
+        name="articles",
+        loc=options.pop("loc", "/articles/{slug}"),
+        lastmod="updated_at",
+        changefreq=options.pop("changefreq", "weekly"),
+        **options,
+    )
+
+
+def statements(engine: Engine) -> list[str]:
+    """Every SQL statement ``engine`` sends from now on."""
+    seen: list[str] = []
+    event.listen(engine, "before_cursor_execute", lambda c, cur, stmt, *a: seen.append(stmt))
+    return seen
+
+
+def now_naive() -> datetime:
+    """Now in UTC, naive, in whole seconds (as the test tables store their moments)."""
+    return datetime.now(UTC).replace(tzinfo=None, microsecond=0)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on (for a server a test starts)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def served(app: Any, path: str, headers: Mapping[str, str] | None = None) -> bytes:
+    """The body an app (ASGI or WSGI) answers to a plain GET of ``path`` (no
+    Accept-Encoding) on https://example.com/, through :mod:`sitemap_middleware.testing`: a
+    complete 200, not content-coded, checked against the schema when a sitemap."""
+    base_url = "https://example.com/"
+    response: Response
+    if interface(app) == "wsgi":
+        response = WSGIClient(app, base_url).request("GET", path, headers)
+    else:
+        response = anyio.run(ASGIClient(app, base_url).request, "GET", path, headers)
+    assert response.status == 200 and response.complete, (path, response.status, response.error)
+    assert response.header("content-encoding") is None, path
+    check_served(200, response.header("content-type") or "", response.body)
+    return response.body
+
+
+def xsd_valid(body: bytes) -> bool:
+    """Whether the official schemas accept a document: a sitemapindex by siteindex.xsd, a
+    urlset by sitemap.xsd, or by urlset-with-extensions.xsd when it declares an extension."""
+    root = etree.fromstring(body)
+    if root.tag == f"{NS}sitemapindex":
+        name = "siteindex.xsd"
+    elif any(ns.encode() in EXTENSION_NAMESPACES for ns in root.nsmap.values()):
+        name = "urlset-with-extensions.xsd"
+    else:
+        name = "sitemap.xsd"
+    return bool(_schema(name).validate(root))
+
+
+async def served_locs(
+    app: Any, schema: etree.XMLSchema, path: str = "/sitemap.xml", none_listed_ok: bool = False
+) -> list[str]:
+    """The locs of the urlset ``app`` serves at ``path``, validated against ``schema``;
+    ``none_listed_ok``: a 404 (every row was a bad row) is no loc."""
+    reply = await call(app, path=path)
+    if none_listed_ok and reply.status == 404:
+        return []
+    assert reply.status == 200, reply.body
+    return locs(assert_valid_urlset(reply.body, schema))
+
+
+# --- documents written by hand (for the checker, and for sites that serve them) -------------
+
+DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
+EXTENSIONS = {
+    "xhtml": "http://www.w3.org/1999/xhtml",
+    "image": "http://www.google.com/schemas/sitemap-image/1.1",
+    "video": "http://www.google.com/schemas/sitemap-video/1.1",
+    "news": "http://www.google.com/schemas/sitemap-news/0.9",
+}
+"""The extensions' namespaces by their usual prefixes."""
+
+
+def xmlns(namespaces: Mapping[str, str]) -> str:
+    """The attributes declaring ``namespaces`` (prefix -> namespace), for :func:`urlset`."""
+    return "".join(f' xmlns:{prefix}="{namespace}"' for prefix, namespace in namespaces.items())
+
+
+def urlset(*entries: str, attributes: str = "") -> bytes:
+    """A urlset: the XML declaration, the opening tag in the sitemap namespace with
+    ``attributes`` (:func:`xmlns` for extensions), the entries as given."""
+    opening = f'<urlset xmlns="{NS[1:-1]}"{attributes}>'
+    return f"{DECLARATION}{opening}{''.join(entries)}</urlset>\n".encode()
+
+
+def url(loc: str, *children: str) -> str:
+    """A ``url`` entry: its ``loc``, then ``children`` as given (:func:`lastmod`, ...)."""
+    return f"<url><loc>{loc}</loc>{''.join(children)}</url>"
+
+
+def lastmod(value: str) -> str:
+    return f"<lastmod>{value}</lastmod>"
+
+
+def image(loc: str = "https://cdn.example.net/1.jpg", extra: str = "") -> str:
+    return f"<image:image><image:loc>{loc}</image:loc>{extra}</image:image>"
+
+
+def news(
+    language: str = "en",
+    published: str = "2024-05-02T08:00:00+00:00",
+    title: str = "<news:title>Today</news:title>",
+) -> str:
+    return (
+        "<news:news><news:publication><news:name>Paper</news:name>"
+        f"<news:language>{language}</news:language></news:publication>"
+        f"<news:publication_date>{published}</news:publication_date>{title}</news:news>"
+    )
