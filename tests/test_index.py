@@ -32,6 +32,7 @@ from sitemap_middleware import SitemapMiddleware, SQLAlchemySource
 from .adapters import call
 from .support import (
     BASE_TIME,
+    article_source,
     articles,
     assert_valid_index,
     assert_valid_urlset,
@@ -147,6 +148,31 @@ async def test_page_304_reads_no_rows(make_app: MakeApp, engine: Engine) -> None
         cached = await call(app, path="/sitemap-articles-2.xml", headers=headers)
         assert cached.status == 304 and cached.body == b""
         assert len(seen) == 1 and "ORDER BY articles.id" not in seen[0]  # no rows
+
+
+async def test_a_root_urlset_has_one_entity_tag_and_its_304s_read_nothing(
+    make_app: MakeApp, engine: Engine
+) -> None:
+    """A root urlset of a source whose pages are kept current: its 200 reads the rows'
+    validators before its head, its 304s answer from the pages kept current; both give
+    the same entity tag for the same rows (RFC 9110 §15.4.5), so a crawler's
+    ``If-None-Match`` matches without a statement."""
+    app = make_app(sources=[article_source(engine)], base_url=BASE, exact_rows=0)
+    first = await call(app)
+    assert first.status == 200 and b"<urlset" in first.body
+    etag = first.headers["etag"]
+    seen = statements(engine)
+    for headers in (
+        {"if-none-match": etag},
+        {"if-modified-since": first.headers["last-modified"]},
+    ):
+        seen.clear()
+        cached = await call(app, headers=headers)
+        assert (cached.status, cached.headers["etag"], seen) == (304, etag, [])
+    head = await call(app, method="HEAD")
+    again = await call(app)
+    assert head.headers["etag"] == again.headers["etag"] == etag
+    assert again.body == first.body
 
 
 async def test_past_the_end_and_malformed_pages_are_404(make_app: MakeApp, engine: Engine) -> None:

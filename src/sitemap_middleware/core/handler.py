@@ -103,9 +103,14 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
         if remembered and isinstance(plan, Plan) and not plan.sitemapindex:
             # A urlset's 200 (or its HEAD) streams rows read now: its validators are those
             # of the same rows, read exactly (one statement over the page's key range; the
-            # root urlset of a source of one page: over the source). A 304 was decided
-            # from the pages kept current, reading nothing.
-            known, remembered = [None] * len(parts), False
+            # root urlset: its pages, recounted). A 304 was decided from the pages kept
+            # current, reading nothing.
+            try:
+                known = yield from _read_again(sitemap, parts, now)
+            except Exception as exc:
+                sitemap.failures.failed(failed, exc, _names(parts))
+                return sitemap.unavailable()
+            remembered = False
             continue
         break
     if isinstance(plan, Plan) and plan.sitemapindex:
@@ -228,6 +233,25 @@ def _live_summaries(
             found.append(live.page_summary(target.page, horizon))
             remembered = True
     return found, remembered
+
+
+def _read_again(
+    sitemap: Sitemap, parts: Sequence[Part], now: datetime
+) -> Generator[Need, Any, list[Summary | None]]:
+    """A urlset's parts to read exactly before its ``200``: a page's by its own aggregates
+    (None: summarized, then given its kept token by :func:`_merged`); a whole live source's
+    (a root urlset) by a recount of its pages, so that its validators are those its ``304``
+    gives from the pages kept current, never another entity tag for the same rows."""
+    again: list[Summary | None] = []
+    for source, keys in parts:
+        live = sitemap.live.get(source.name)
+        if keys == ALL and live is not None and live.known is not None and not live.cut:
+            yield from sitemap.keep_current(live, now, inline=True, recount=True)
+            if live.known is not None and not live.cut:
+                again.append(live.known.whole)
+                continue
+        again.append(None)
+    return again
 
 
 def _merged(
