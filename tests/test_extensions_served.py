@@ -229,4 +229,4 @@ def test_news_documents_change_with_the_clock_a_tick_at_a_time() -> None:
     assert later != plan(start)
     assert later[1] == "Thu, 02 May 2024 12:10:00 GMT"  # the window moved then
     # Pages of a news source hold at most 1,000 entries.
-    assert sitemap.width(source) == 1_000
+    assert sitemap.page_size(source) == 1_000

@@ -53,7 +53,7 @@ def test_keys_are_positions_and_pages_are_ranges_of_them() -> None:
     assert list(source.batches(KeyRange((24,), None))) == []
 
 
-def test_a_lastmod_past_the_horizon_is_not_the_newest_but_when_the_summary_expires() -> None:
+def test_a_lastmod_past_listed_until_is_not_the_newest_but_when_the_summary_expires() -> None:
     later = NOW + timedelta(hours=1)
     source = IterableSource([Entry("/a", NOW - DAY), Entry("/b", later)])
     before = source.summarize(ALL, UTC, NOW)
@@ -61,7 +61,7 @@ def test_a_lastmod_past_the_horizon_is_not_the_newest_but_when_the_summary_expir
     assert before.fresh(NOW) and not before.fresh(later)
     after = source.summarize(ALL, UTC, later)
     assert after.newest == later and after.expires is None
-    assert after.token != before.token  # the rows served changed with the horizon
+    assert after.token != before.token  # the rows served changed with ``listed_until``
 
 
 def test_a_function_is_called_for_every_read_unless_a_version_says_enough() -> None:
@@ -178,8 +178,8 @@ def test_digesting_items_together_gives_the_digest_of_each(rows: list[Any], cut:
         )
         for key, (loc, lastmod, changefreq, priority, e) in enumerate(rows)
     ]
-    horizon = datetime(2030, 1, 1, tzinfo=UTC)
-    one_by_one, together = Digest(UTC, horizon), Digest(UTC, horizon)
+    listed_until = datetime(2030, 1, 1, tzinfo=UTC)
+    one_by_one, together = Digest(UTC, listed_until), Digest(UTC, listed_until)
     for item in items:
         one_by_one.add(item)
     together.add_all(items[:cut])

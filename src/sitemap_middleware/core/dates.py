@@ -114,12 +114,12 @@ def to_utc(value: object, naive_timezone: tzinfo) -> datetime | None:
     return None
 
 
-def check_not_future(value: object, naive_timezone: tzinfo, horizon: datetime) -> None:
-    """Raise ``LastmodError`` for a lastmod later than ``horizon`` (now + the tolerance):
+def check_not_future(value: object, naive_timezone: tzinfo, listed_until: datetime) -> None:
+    """Raise ``LastmodError`` for a lastmod later than ``listed_until`` (now + the tolerance):
     no sitemap may claim a change that has not happened yet (``9999-12-31``)."""
     moment = to_utc(value, naive_timezone)
     # Fractions of a second are not written: the whole second counts.
-    if moment is not None and moment.replace(microsecond=0) > horizon:
+    if moment is not None and moment.replace(microsecond=0) > listed_until:
         raise LastmodError(
             f"lastmod {format_lastmod(value, naive_timezone)} is in the future "
             "(later than now + lastmod_tolerance)"

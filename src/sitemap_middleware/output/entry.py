@@ -263,12 +263,12 @@ class EntryRules:
         self,
         source: str,
         raw: RawEntry,
-        horizon: datetime | None = None,
+        listed_until: datetime | None = None,
         first: Callable[[str], bool] | None = None,
     ) -> UrlFields | None:
         """The entry's final fields, or None when the row is skipped.
 
-        A lastmod later than ``horizon`` (now + ``lastmod_tolerance``) is in the
+        A lastmod later than ``listed_until`` (now + ``lastmod_tolerance``) is in the
         future: dropped. ``first(url)`` says whether the document lists the loc
         for the first time; a repeated loc skips the row before its other fields
         are judged.
@@ -285,8 +285,8 @@ class EntryRules:
         if lastmod is not None:
             try:
                 lastmod_text = format_lastmod(lastmod, self.naive_timezone)
-                if horizon is not None:
-                    check_not_future(lastmod, self.naive_timezone, horizon)
+                if listed_until is not None:
+                    check_not_future(lastmod, self.naive_timezone, listed_until)
             except (LastmodError, ValueError, OverflowError) as exc:
                 lastmod_text = None
                 self._drop(source, key, f"lastmod dropped: {exc}")

@@ -148,7 +148,7 @@ class Shape:
         )
         return tuple(prefix for prefix, count in used if count)
 
-    def rows_per_page(self, max_urls: int, max_bytes: int, max_loc_length: int) -> int:
+    def page_size(self, max_urls: int, max_bytes: int, max_loc_length: int) -> int:
         """Rows per page such that no page can pass ``max_urls`` or ``max_bytes`` (or 1,000
         news), whatever the data: every entry counted at its longest."""
         per_url = URL_OVERHEAD + ESCAPE_GROWTH * max_loc_length + self.worst_case(max_loc_length)

@@ -110,7 +110,7 @@ class UrlsetWriter:
         return URLSET_CLOSE.encode("ascii")
 
 
-def page_rows(max_urls: int, max_bytes: int, max_loc_length: int) -> int:
+def page_size_for(max_urls: int, max_bytes: int, max_loc_length: int) -> int:
     """Rows per page such that no page can pass ``max_bytes``, whatever the data.
 
     Every row is assumed at its longest: a loc of ``max_loc_length`` characters,

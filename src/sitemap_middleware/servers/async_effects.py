@@ -21,15 +21,15 @@ import anyio
 import anyio.lowlevel
 import anyio.to_thread
 
-from ..core.effects import Await, Background, Need, ReadChanges, Summarize
-from ..core.handler import Transfer, arun
+from ..core.effects import Await, Effect, InBackground, ReadChanged, Summarize
+from ..core.handler import Transfer, arun_effects
 from ..core.validators import Summary
 from ..sources.base import AnySource, AsyncSource, KeyRange, Page, SyncSource, horizon_arguments
 from ..state.coalesce import AsyncCoalescer
 
 
-class AsyncReads:
-    """Performs the needs of the flow and of the pages kept current, for one middleware.
+class AsyncEffectRunner:
+    """Performs the effects of the handler and of the pages kept current, for one middleware.
 
     ``background``: the context a job of pages kept current runs in (default: a copy of
     the request's that started it); the Django middleware gives one that outlives the
@@ -41,35 +41,37 @@ class AsyncReads:
         self._background = background
         self._jobs: set[asyncio.Task[None]] = set()  # held until done (the loop keeps weak refs)
 
-    async def perform(self, need: Need) -> Any:
-        """Read what the flow needs (sync sources in a worker thread, async ones awaited);
+    async def perform(self, effect: Effect) -> Any:
+        """Read what the handler needs (sync sources in a worker thread, async ones awaited);
         concurrent requests for the same aggregates share one query."""
-        run = self._coalescer.run
-        if isinstance(need, Summarize):
-            tz, horizon = need.naive_timezone, need.horizon
-            # A shared summary carries the horizon it was read under: the body follows it.
+        run_effects = self._coalescer.run
+        if isinstance(effect, Summarize):
+            tz, listed_until = effect.naive_timezone, effect.listed_until
+            # A shared summary carries ``listed_until`` it was read under: the body follows it.
             return [
-                await run(
+                await run_effects(
                     ("summary", source.name, keys, tz),
-                    partial(summarize, source, keys, tz, horizon),
+                    partial(summarize, source, keys, tz, listed_until),
                 )
-                for source, keys in need.parts
+                for source, keys in effect.parts
             ]
-        if isinstance(need, ReadChanges):
-            return await changed(need)
-        if isinstance(need, Await):  # the job may run in a thread: wait in one
-            return await anyio.to_thread.run_sync(need.done.wait, need.timeout)
-        if isinstance(need, Background):
+        if isinstance(effect, ReadChanged):
+            return await changed(effect)
+        if isinstance(effect, Await):  # the job may run in a thread: wait in one
+            return await anyio.to_thread.run_sync(effect.done.wait, effect.timeout)
+        if isinstance(effect, InBackground):
             # Pages kept current: the request goes on; the job's reads are its own.
             context = self._background() if self._background is not None else None
-            job = arun(need.job, self.perform)
+            job = arun_effects(effect.job, self.perform)
             task = asyncio.get_running_loop().create_task(job, context=context)
             self._jobs.add(task)
             task.add_done_callback(self._jobs.discard)
             return None
-        return await run(
-            ("pages", need.source.name, need.width, need.horizon),
-            partial(pages, need.source, need.width, need.naive_timezone, need.horizon),
+        return await run_effects(
+            ("pages", effect.source.name, effect.page_size, effect.listed_until),
+            partial(
+                pages, effect.source, effect.page_size, effect.naive_timezone, effect.listed_until
+            ),
         )
 
 
@@ -178,7 +180,7 @@ async def _bound_chunks(
             await source.in_thread(close)
 
 
-class TransferChunks:
+class AsyncTransferChunks:
     """The chunks of a transfer's parts (:func:`chunks`), one part at a time, each closed
     once done: what :func:`~sitemap_middleware.core.sending.adrive` asks for.
 
@@ -292,26 +294,26 @@ class _Handoff:
 
 
 async def summarize(
-    source: AnySource, keys: KeyRange, naive_timezone: tzinfo, horizon: datetime
+    source: AnySource, keys: KeyRange, naive_timezone: tzinfo, listed_until: datetime
 ) -> Summary:
-    extra = horizon_arguments(source.summarize, horizon)
+    extra = horizon_arguments(source.summarize, listed_until)
     if isinstance(source, AsyncSource):
         return await source.summarize(keys, naive_timezone, *extra)
     return await source.in_thread(partial(source.summarize, keys, naive_timezone, *extra))
 
 
 async def pages(
-    source: AnySource, width: int, naive_timezone: tzinfo, horizon: datetime
+    source: AnySource, page_size: int, naive_timezone: tzinfo, listed_until: datetime
 ) -> list[Page]:
-    extra = horizon_arguments(source.pages, horizon)
+    extra = horizon_arguments(source.pages, listed_until)
     if isinstance(source, AsyncSource):
-        return await source.pages(width, naive_timezone, *extra)
-    return await source.in_thread(partial(source.pages, width, naive_timezone, *extra))
+        return await source.pages(page_size, naive_timezone, *extra)
+    return await source.in_thread(partial(source.pages, page_size, naive_timezone, *extra))
 
 
-async def changed(need: ReadChanges) -> list[tuple[Any, Any]]:
-    source = need.source
-    arguments = (need.since, need.horizon, need.naive_timezone, need.limit)
+async def changed(effect: ReadChanged) -> list[tuple[Any, Any]]:
+    source = effect.source
+    arguments = (effect.since, effect.listed_until, effect.naive_timezone, effect.limit)
     if isinstance(source, AsyncSource):
         return await source.changed(*arguments)
     return await source.in_thread(partial(source.changed, *arguments))

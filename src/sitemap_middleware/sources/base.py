@@ -47,8 +47,8 @@ ALL = KeyRange()
 
 @dataclass(frozen=True, slots=True)
 class Page:
-    """One page of a source: rows whose integer key ``k`` has ``k // width == index``, or,
-    for a source cut at every ``width``-th key, the ``index``-th run of ``width`` keys in key
+    """One page of a source: rows whose integer key ``k`` has ``k // page_size == index``, or,
+    for a source cut at every ``page_size``-th key, the ``index``-th run of ``page_size`` keys in key
     order, ending at key ``last``."""
 
     index: int
@@ -58,7 +58,7 @@ class Page:
     checksum: str = ""
     """Changes whenever a row of the page is added, deleted or edited (cut pages' token)."""
     expires: datetime | None = None
-    """The page's earliest lastmod later than the horizon the pages were read under."""
+    """The page's earliest lastmod later than ``listed_until`` the pages were read under."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,10 +85,10 @@ MAX_KEY = 2**63 - 1
 """The largest value of a 64-bit integer key (SQLite's INTEGER, PostgreSQL's bigint)."""
 
 
-def page_keys(page: int, width: int) -> KeyRange:
-    """The keys of page ``page`` (from 1): ``(page - 1) * width`` to ``page * width - 1``."""
+def page_keys(page: int, page_size: int) -> KeyRange:
+    """The keys of page ``page`` (from 1): ``(page - 1) * page_size`` to ``page * page_size - 1``."""
     # Integer key columns hold at most 64 bits: the last page ends at the largest key.
-    return KeyRange(((page - 1) * width - 1,), (min(page * width - 1, MAX_KEY),))
+    return KeyRange(((page - 1) * page_size - 1,), (min(page * page_size - 1, MAX_KEY),))
 
 
 class NotPageable(ValueError):
@@ -143,16 +143,16 @@ class Source(ABC):
     pageable: bool = True
     """Whether :meth:`pages` can split it into pages."""
     fixed_ranges: bool = True
-    """Pages are the integer key ranges ``[(n - 1) * width, n * width)`` (stable: a change
+    """Pages are the integer key ranges ``[(n - 1) * page_size, n * page_size)`` (stable: a change
     moves no other row) while every key is ``>= 0``; when the data holds a key below 0,
     :meth:`pages` gives cuts instead and :meth:`summarize` of a fixed range raises
-    :class:`CutPages`. False: :meth:`pages` cuts the rows at every ``width``-th key in
+    :class:`CutPages`. False: :meth:`pages` cuts the rows at every ``page_size``-th key in
     key order and gives each page's ``last`` key (any unique key: text, UUID, composite);
     the cuts are read again whenever the source's summary changes."""
     versioned: bool = False
     """Whether a data version (``version=``) says when any of its rows changed."""
     live: bool = False
-    """Whether its pages can be kept current between recounts (see ``live_pages``): fixed
+    """Whether its pages can be kept current between recounts (see ``current_pages``): fixed
     integer key ranges, :meth:`pages` giving every page's ``checksum``, and
     :meth:`summarize` of a page giving the same checksum as ``Summary.checksum``."""
     tracks_changes: bool = False
@@ -202,42 +202,42 @@ class SyncSource(Source):
 
     @abstractmethod
     def summarize(
-        self, keys: KeyRange, naive_timezone: tzinfo, horizon: datetime | None = None
+        self, keys: KeyRange, naive_timezone: tzinfo, listed_until: datetime | None = None
     ) -> Summary:
         """Newest lastmod, count and version token of the rows in ``keys``; reads no rows.
 
-        Lastmods later than ``horizon`` (default: now + 60 s) are future, bad fields:
+        Lastmods later than ``listed_until`` (default: now + 60 s) are future, bad fields:
         the newest ignores them and ``expires`` is the earliest of them.
         """
 
     def pages(
-        self, width: int, naive_timezone: tzinfo, horizon: datetime | None = None
+        self, page_size: int, naive_timezone: tzinfo, listed_until: datetime | None = None
     ) -> list[Page]:
-        """Count and newest lastmod of every non-empty page of ``width`` keys, in key order.
+        """Count and newest lastmod of every non-empty page of ``page_size`` keys, in key order.
 
-        One aggregate (``GROUP BY key / width``) for a database, or the cuts (each
+        One aggregate (``GROUP BY key / page_size``) for a database, or the cuts (each
         page's ``last`` key) when the keys are not integers ``>= 0``; raises
         :class:`NotPageable` when the source cannot be split.
         """
         raise NotPageable(f"source {self.name!r} cannot be split into pages")
 
     def changed(
-        self, since: datetime, horizon: datetime, naive_timezone: tzinfo, limit: int
+        self, since: datetime, listed_until: datetime, naive_timezone: tzinfo, limit: int
     ) -> list[tuple[Any, Any]]:
         """``(key, lastmod)`` of the rows whose lastmod is later than ``since`` and not
-        later than ``horizon``, at most ``limit`` of them, in no particular order (the
+        later than ``listed_until``, at most ``limit`` of them, in no particular order (the
         lastmod only compared for equality)."""
         raise NotImplementedError
 
     def changes(
-        self, after: Mark | None, horizon: datetime, naive_timezone: tzinfo, limit: int
+        self, after: Mark | None, listed_until: datetime, naive_timezone: tzinfo, limit: int
     ) -> Changes:
         """The first ``limit`` rows after ``after`` in ``(lastmod, key)`` order whose
-        lastmod is not later than ``horizon``, by keyset (an index range, never OFFSET)."""
+        lastmod is not later than ``listed_until``, by keyset (an index range, never OFFSET)."""
         raise NotImplementedError
 
-    def push_start(self, horizon: datetime, naive_timezone: tzinfo) -> Mark:
-        """The mark of the last row up to ``horizon``: pushing starts after it."""
+    def push_start(self, listed_until: datetime, naive_timezone: tzinfo) -> Mark:
+        """The mark of the last row up to ``listed_until``: pushing starts after it."""
         raise NotImplementedError
 
     @abstractmethod
@@ -252,29 +252,29 @@ class SyncSource(Source):
 class AsyncSource(Source):
     @abstractmethod
     async def summarize(
-        self, keys: KeyRange, naive_timezone: tzinfo, horizon: datetime | None = None
+        self, keys: KeyRange, naive_timezone: tzinfo, listed_until: datetime | None = None
     ) -> Summary:
         """As :meth:`SyncSource.summarize`."""
 
     async def pages(
-        self, width: int, naive_timezone: tzinfo, horizon: datetime | None = None
+        self, page_size: int, naive_timezone: tzinfo, listed_until: datetime | None = None
     ) -> list[Page]:
         """As :meth:`SyncSource.pages`."""
         raise NotPageable(f"source {self.name!r} cannot be split into pages")
 
     async def changed(
-        self, since: datetime, horizon: datetime, naive_timezone: tzinfo, limit: int
+        self, since: datetime, listed_until: datetime, naive_timezone: tzinfo, limit: int
     ) -> list[tuple[Any, Any]]:
         """As :meth:`SyncSource.changed`."""
         raise NotImplementedError
 
     async def changes(
-        self, after: Mark | None, horizon: datetime, naive_timezone: tzinfo, limit: int
+        self, after: Mark | None, listed_until: datetime, naive_timezone: tzinfo, limit: int
     ) -> Changes:
         """As :meth:`SyncSource.changes`."""
         raise NotImplementedError
 
-    async def push_start(self, horizon: datetime, naive_timezone: tzinfo) -> Mark:
+    async def push_start(self, listed_until: datetime, naive_timezone: tzinfo) -> Mark:
         """As :meth:`SyncSource.push_start`."""
         raise NotImplementedError
 
@@ -286,15 +286,15 @@ class AsyncSource(Source):
 AnySource = SyncSource | AsyncSource
 
 
-def horizon_arguments(method: Any, horizon: datetime) -> tuple[datetime, ...]:
-    """``(horizon,)`` for a source method that takes one; ``()`` for one written before
-    sources did (it reads its lastmods without a horizon; the rendering still drops
+def horizon_arguments(method: Any, listed_until: datetime) -> tuple[datetime, ...]:
+    """``(listed_until,)`` for a source method that takes one; ``()`` for one written before
+    sources did (it reads its lastmods without a listed_until; the rendering still drops
     future ones)."""
     try:
         parameters = inspect.signature(method).parameters
     except (TypeError, ValueError):
-        return (horizon,)
-    takes = "horizon" in parameters or any(
+        return (listed_until,)
+    takes = "listed_until" in parameters or any(
         p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters.values()
     )
-    return (horizon,) if takes else ()
+    return (listed_until,) if takes else ()

@@ -30,7 +30,7 @@ from operator import attrgetter
 from typing import Any, cast
 
 from ..core.dates import to_utc
-from ..core.validators import Summary, default_horizon
+from ..core.validators import Summary, default_listed_until
 from ..output.entry import Batch, RawEntry, coerce_extras, coerce_item
 from ..output.extensions import MAX_IMAGES, Extensions, Shape
 from ..settings import ConfigurationError, ConfigurationTypeError
@@ -96,10 +96,10 @@ def _bounds(keys: KeyRange) -> tuple[int, int | None]:
 
 
 class Lastmods:
-    """The newest lastmod served under a horizon, and the earliest one beyond it."""
+    """The newest lastmod served under a listed_until, and the earliest one beyond it."""
 
-    def __init__(self, naive_timezone: tzinfo, horizon: datetime) -> None:
-        self.naive_timezone, self.horizon = naive_timezone, horizon
+    def __init__(self, naive_timezone: tzinfo, listed_until: datetime) -> None:
+        self.naive_timezone, self.listed_until = naive_timezone, listed_until
         self.newest: datetime | None = None
         self.expires: datetime | None = None
 
@@ -107,7 +107,7 @@ class Lastmods:
         moment = to_utc(lastmod, self.naive_timezone)
         if moment is None:
             return
-        if moment.replace(microsecond=0) > self.horizon:  # fractions are not written
+        if moment.replace(microsecond=0) > self.listed_until:  # fractions are not written
             if self.expires is None or moment < self.expires:
                 self.expires = moment
         elif self.newest is None or moment > self.newest:
@@ -115,10 +115,10 @@ class Lastmods:
 
     def add_all(self, values: Sequence[object]) -> None:
         """:meth:`add` of each: in C-level passes when all are aware UTC datetimes (as
-        Django's ORM gives them) and none is past the horizon."""
+        Django's ORM gives them) and none is past ``listed_until``."""
         if values and set(map(type, values)) == _DATETIME and set(map(_TZINFO, values)) == _UTC:
             newest = max(cast(Sequence[datetime], values))
-            if newest.replace(microsecond=0) <= self.horizon:
+            if newest.replace(microsecond=0) <= self.listed_until:
                 if self.newest is None or newest > self.newest:
                     self.newest = newest
                 return
@@ -134,8 +134,8 @@ _TZINFO = attrgetter("tzinfo")
 class Digest:
     """Accumulates the summary of raw entries: newest lastmod, count, content hash."""
 
-    def __init__(self, naive_timezone: tzinfo, horizon: datetime) -> None:
-        self.lastmods = Lastmods(naive_timezone, horizon)
+    def __init__(self, naive_timezone: tzinfo, listed_until: datetime) -> None:
+        self.lastmods = Lastmods(naive_timezone, listed_until)
         self.hash = hashlib.sha256()
         self.count = 0
 
@@ -156,25 +156,29 @@ class Digest:
         lastmods = self.lastmods
         expires = lastmods.expires
         token = version if version is not None else f"{self.count}:{self.hash.hexdigest()}"
-        # Which lastmods are served changes as the horizon passes them: the token says so.
+        # Which lastmods are served changes as ``listed_until`` passes them: the token says so.
         token += f":{expires.isoformat() if expires else ''}"
-        return Summary(lastmods.newest, self.count, token, lastmods.horizon, expires)
+        return Summary(lastmods.newest, self.count, token, lastmods.listed_until, expires)
 
 
 class _Buckets:
-    """Counts, newest lastmods and content hashes per page of ``width`` positions."""
+    """Counts, newest lastmods and content hashes per page of ``page_size`` positions."""
 
-    def __init__(self, width: int, naive_timezone: tzinfo, horizon: datetime) -> None:
-        self.width, self.naive_timezone, self.horizon = width, naive_timezone, horizon
+    def __init__(self, page_size: int, naive_timezone: tzinfo, listed_until: datetime) -> None:
+        self.page_size, self.naive_timezone, self.listed_until = (
+            page_size,
+            naive_timezone,
+            listed_until,
+        )
         self.found: dict[int, Digest] = {}
         self.position = 0
 
     def add(self, item: Item) -> None:
-        index = self.position // self.width
+        index = self.position // self.page_size
         self.position += 1
         digest = self.found.get(index)
         if digest is None:
-            digest = self.found[index] = Digest(self.naive_timezone, self.horizon)
+            digest = self.found[index] = Digest(self.naive_timezone, self.listed_until)
         digest.add(item)
 
     def result(self) -> list[Page]:
@@ -251,16 +255,16 @@ class IterableSource(SyncSource):
         return islice((_item(i, item) for i, item in enumerate(produced)), start, stop)
 
     def summarize(
-        self, keys: KeyRange, naive_timezone: tzinfo, horizon: datetime | None = None
+        self, keys: KeyRange, naive_timezone: tzinfo, listed_until: datetime | None = None
     ) -> Summary:
-        horizon = horizon or default_horizon()
+        listed_until = listed_until or default_listed_until()
         if self._factory is not None and self._version is not None:
-            return Summary(None, None, str(self._version()), horizon)
+            return Summary(None, None, str(self._version()), listed_until)
         cache_key = (keys, naive_timezone)
         known = self._summaries.get(cache_key)
-        if self._items is not None and known is not None and known.fresh(horizon):
+        if self._items is not None and known is not None and known.fresh(listed_until):
             return known
-        digest = Digest(naive_timezone, horizon)
+        digest = Digest(naive_timezone, listed_until)
         for raw in self._raw(keys):
             digest.add(raw)
         summary = digest.summary()
@@ -269,9 +273,9 @@ class IterableSource(SyncSource):
         return summary
 
     def pages(
-        self, width: int, naive_timezone: tzinfo, horizon: datetime | None = None
+        self, page_size: int, naive_timezone: tzinfo, listed_until: datetime | None = None
     ) -> list[Page]:
-        counter = _Buckets(width, naive_timezone, horizon or default_horizon())
+        counter = _Buckets(page_size, naive_timezone, listed_until or default_listed_until())
         for item in self._raw(ALL):
             counter.add(item)
         return counter.result()
@@ -331,12 +335,12 @@ class AsyncIterableSource(AsyncSource):
                 await aclose()
 
     async def summarize(
-        self, keys: KeyRange, naive_timezone: tzinfo, horizon: datetime | None = None
+        self, keys: KeyRange, naive_timezone: tzinfo, listed_until: datetime | None = None
     ) -> Summary:
-        horizon = horizon or default_horizon()
+        listed_until = listed_until or default_listed_until()
         if self._version is not None:
-            return Summary(None, None, str(await self._version()), horizon)
-        digest = Digest(naive_timezone, horizon)
+            return Summary(None, None, str(await self._version()), listed_until)
+        digest = Digest(naive_timezone, listed_until)
         raw = self._raw(keys)
         try:
             async for item in raw:
@@ -346,9 +350,9 @@ class AsyncIterableSource(AsyncSource):
         return digest.summary()
 
     async def pages(
-        self, width: int, naive_timezone: tzinfo, horizon: datetime | None = None
+        self, page_size: int, naive_timezone: tzinfo, listed_until: datetime | None = None
     ) -> list[Page]:
-        counter = _Buckets(width, naive_timezone, horizon or default_horizon())
+        counter = _Buckets(page_size, naive_timezone, listed_until or default_listed_until())
         raw = self._raw(ALL)
         try:
             async for item in raw:

@@ -138,27 +138,27 @@ class AsyncDjangoSource(AsyncSource):
         return self.sync.fingerprint()
 
     async def summarize(
-        self, keys: KeyRange, naive_timezone: tzinfo, horizon: datetime | None = None
+        self, keys: KeyRange, naive_timezone: tzinfo, listed_until: datetime | None = None
     ) -> Summary:
-        return await _in_django(self.sync.summarize, keys, naive_timezone, horizon)
+        return await _in_django(self.sync.summarize, keys, naive_timezone, listed_until)
 
     async def pages(
-        self, width: int, naive_timezone: tzinfo, horizon: datetime | None = None
+        self, page_size: int, naive_timezone: tzinfo, listed_until: datetime | None = None
     ) -> list[Page]:
-        return await _in_django(self.sync.pages, width, naive_timezone, horizon)
+        return await _in_django(self.sync.pages, page_size, naive_timezone, listed_until)
 
     async def changed(
-        self, since: datetime, horizon: datetime, naive_timezone: tzinfo, limit: int
+        self, since: datetime, listed_until: datetime, naive_timezone: tzinfo, limit: int
     ) -> list[tuple[Any, Any]]:
-        return await _in_django(self.sync.changed, since, horizon, naive_timezone, limit)
+        return await _in_django(self.sync.changed, since, listed_until, naive_timezone, limit)
 
     async def changes(
-        self, after: Mark | None, horizon: datetime, naive_timezone: tzinfo, limit: int
+        self, after: Mark | None, listed_until: datetime, naive_timezone: tzinfo, limit: int
     ) -> Changes:
-        return await _in_django(self.sync.changes, after, horizon, naive_timezone, limit)
+        return await _in_django(self.sync.changes, after, listed_until, naive_timezone, limit)
 
-    async def push_start(self, horizon: datetime, naive_timezone: tzinfo) -> Mark:
-        return await _in_django(self.sync.push_start, horizon, naive_timezone)
+    async def push_start(self, listed_until: datetime, naive_timezone: tzinfo) -> Mark:
+        return await _in_django(self.sync.push_start, listed_until, naive_timezone)
 
     async def batches(self, keys: KeyRange = ALL, size: int = 500) -> AsyncGenerator[Batch, None]:
         rows = cast(Generator[Batch, None, None], self.sync.batches(keys, size))

@@ -20,7 +20,7 @@ try:
 except ModuleNotFoundError as exc:
     raise MissingExtra.of(exc, "AsyncSQLAlchemySource", "sqlalchemy") from exc
 
-from ...core.validators import Summary, default_horizon
+from ...core.validators import Summary, default_listed_until
 from ...output.entry import Batch
 from ..base import ALL, AsyncSource, Changes, CutPages, KeyRange, Mark, Page
 from . import sqlite_hash
@@ -59,21 +59,21 @@ class AsyncSQLAlchemySource(SQLSourceBase, AsyncSource):
         return version, lowest
 
     async def summarize(
-        self, keys: KeyRange, naive_timezone: tzinfo, horizon: datetime | None = None
+        self, keys: KeyRange, naive_timezone: tzinfo, listed_until: datetime | None = None
     ) -> Summary:
-        horizon = horizon or default_horizon()
+        listed_until = listed_until or default_listed_until()
         async with self.engine.connect() as conn:
             version = None
             if self.options.version is not None:
                 version, lowest = await self._version(conn, keys)
                 if self.statements.checks_lowest(keys) and self.summaries.must_cut(lowest):
                     raise CutPages(self.name)
-                known = self.summaries.cached(version, keys, naive_timezone, horizon)
+                known = self.summaries.cached(version, keys, naive_timezone, listed_until)
                 if known is not None:
                     return known
             bounds = {
                 **self.statements.bounds(keys),
-                **self.statements.horizon_bounds(horizon, naive_timezone),
+                **self.statements.listed_until_bounds(listed_until, naive_timezone),
             }
             if self.statements.aggregates.row_hash:
                 await sqlite_hash.ensure_async(conn)
@@ -84,41 +84,41 @@ class AsyncSQLAlchemySource(SQLSourceBase, AsyncSource):
             and self.summaries.must_cut(row[-1])
         ):
             raise CutPages(self.name)
-        return self.summaries.summary(row, version, keys, naive_timezone, horizon)
+        return self.summaries.summary(row, version, keys, naive_timezone, listed_until)
 
     async def pages(
-        self, width: int, naive_timezone: tzinfo, horizon: datetime | None = None
+        self, page_size: int, naive_timezone: tzinfo, listed_until: datetime | None = None
     ) -> list[Page]:
-        horizon = horizon or default_horizon()
-        bounds = self.statements.horizon_bounds(horizon, naive_timezone)
+        listed_until = listed_until or default_listed_until()
+        bounds = self.statements.listed_until_bounds(listed_until, naive_timezone)
         async with self.engine.connect() as conn:
             nulls = self.statements.nulls_stmt()
             if nulls is not None:
                 self.paging.report_nulls(await conn.scalar(nulls))
             if self.statements.aggregates.row_hash:
                 await sqlite_hash.ensure_async(conn)
-            rows = (await conn.execute(self.paging.pages_stmt(width), bounds)).all()  # per page
-            found = self.paging.pages(rows, naive_timezone, horizon)
+            rows = (await conn.execute(self.paging.pages_stmt(page_size), bounds)).all()  # per page
+            found = self.paging.pages(rows, naive_timezone, listed_until)
             if found is None:  # a key below 0: cut like any other key
-                rows = (await conn.execute(self.paging.cuts_stmt(width), bounds)).all()
-                found = self.paging.cuts(rows, naive_timezone, horizon)
+                rows = (await conn.execute(self.paging.cuts_stmt(page_size), bounds)).all()
+                found = self.paging.cuts(rows, naive_timezone, listed_until)
         return found
 
     async def changed(
-        self, since: datetime, horizon: datetime, naive_timezone: tzinfo, limit: int
+        self, since: datetime, listed_until: datetime, naive_timezone: tzinfo, limit: int
     ) -> list[tuple[Any, Any]]:
-        bounds = self.statements.changes_bounds(since, horizon, naive_timezone, limit)
+        bounds = self.statements.changes_bounds(since, listed_until, naive_timezone, limit)
         async with self.engine.connect() as conn:
             return [
                 tuple(row) for row in await conn.execute(self.statements.changes_stmt(), bounds)
             ]
 
     async def changes(
-        self, after: Mark | None, horizon: datetime, naive_timezone: tzinfo, limit: int
+        self, after: Mark | None, listed_until: datetime, naive_timezone: tzinfo, limit: int
     ) -> Changes:
         push = self.push
         stmt = push.marks_from_start if after is None else push.marks_after
-        bounds = push.marks_bounds(after, horizon, naive_timezone, limit)
+        bounds = push.marks_bounds(after, listed_until, naive_timezone, limit)
         async with self.engine.connect() as conn:
             found = await conn.execute(stmt, bounds)
             marks = [(key, Mark(lastmod, text)) for key, lastmod, text in found]
@@ -128,12 +128,12 @@ class AsyncSQLAlchemySource(SQLSourceBase, AsyncSource):
             rows = (await conn.execute(push.rows, keys)).all()
         return Changes(marks, self.mapped(rows))
 
-    async def push_start(self, horizon: datetime, naive_timezone: tzinfo) -> Mark:
+    async def push_start(self, listed_until: datetime, naive_timezone: tzinfo) -> Mark:
         push = self.push
-        bounds = push.newest_bounds(horizon, naive_timezone)
+        bounds = push.newest_bounds(listed_until, naive_timezone)
         async with self.engine.connect() as conn:
             row = (await conn.execute(push.newest, bounds)).first()
-        return push.start(horizon, naive_timezone) if row is None else Mark(*row)
+        return push.start(listed_until, naive_timezone) if row is None else Mark(*row)
 
     async def batches(self, keys: KeyRange = ALL, size: int = 500) -> AsyncGenerator[Batch, None]:
         stmt, bounds = self.statements.rows_stmt(keys), self.statements.bounds(keys)

@@ -55,7 +55,7 @@ class SQLOptions:
     nullable_key: bool
     fixed_ranges: bool
     """A single integer key pages by fixed key ranges; any other unique key is cut at
-    every width-th key (window functions: SQLite 3.25+, PostgreSQL)."""
+    every page_size-th key (window functions: SQLite 3.25+, PostgreSQL)."""
     fingerprint: str
 
     @property

@@ -6,7 +6,7 @@ the column's own type (SQLite compares its stored text as it is), so a mark is e
 whatever the column's type or precision. Two statements per batch, each served by an
 index whatever the table's size:
 
-1. the marks and keys of the next ``limit`` rows after the mark, up to the horizon
+1. the marks and keys of the next ``limit`` rows after the mark, up to ``listed_until``
    (a range on the lastmod index: ``lastmod >= :mark``, ties broken by the key);
 2. those rows, by key, read and mapped as the sitemap reads them.
 """
@@ -20,7 +20,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from ...settings import ConfigurationError
 from ..base import Mark
-from .aggregates import HORIZON
+from .aggregates import LISTED_UNTIL
 
 if TYPE_CHECKING:
     from datetime import datetime, tzinfo
@@ -73,7 +73,7 @@ class PushStatements:
     def _marks(self, after: bool) -> AnySelect:
         lastmod, key = self._lastmod, self._key
         stmt = select(key, cast(lastmod, String), cast(key, String)).where(
-            lastmod <= self._statements.aggregates.horizon
+            lastmod <= self._statements.aggregates.listed_until
         )
         if after:
             since = self._back(_LASTMOD, lastmod)
@@ -81,11 +81,11 @@ class PushStatements:
         return stmt.order_by(lastmod, key).limit(bindparam(_LIMIT, type_=Integer))
 
     def _newest(self) -> AnySelect:
-        """The last row in ``(lastmod, key)`` order up to the horizon: where pushing starts."""
+        """The last row in ``(lastmod, key)`` order up to ``listed_until``: where pushing starts."""
         lastmod, key = self._lastmod, self._key
         return (
             select(cast(lastmod, String), cast(key, String))
-            .where(lastmod <= self._statements.aggregates.horizon)
+            .where(lastmod <= self._statements.aggregates.listed_until)
             .order_by(lastmod.desc(), key.desc())
             .limit(1)
         )
@@ -96,24 +96,24 @@ class PushStatements:
         return stmt.where(self._key_column.in_(keys)).order_by(None).order_by(self._key_column)
 
     def marks_bounds(
-        self, after: Mark | None, horizon: datetime, naive_timezone: tzinfo, limit: int
+        self, after: Mark | None, listed_until: datetime, naive_timezone: tzinfo, limit: int
     ) -> dict[str, Any]:
         aggregates = self._statements.aggregates
         bounds: dict[str, Any] = {
-            HORIZON: aggregates.horizon_value(horizon, naive_timezone),
+            LISTED_UNTIL: aggregates.listed_until_value(listed_until, naive_timezone),
             _LIMIT: limit,
         }
         if after is not None:
             bounds[_LASTMOD], bounds[_KEY] = after.lastmod, after.key
         return bounds
 
-    def newest_bounds(self, horizon: datetime, naive_timezone: tzinfo) -> dict[str, Any]:
+    def newest_bounds(self, listed_until: datetime, naive_timezone: tzinfo) -> dict[str, Any]:
         aggregates = self._statements.aggregates
-        return {HORIZON: aggregates.horizon_value(horizon, naive_timezone)}
+        return {LISTED_UNTIL: aggregates.listed_until_value(listed_until, naive_timezone)}
 
-    def start(self, horizon: datetime, naive_timezone: tzinfo) -> Mark:
-        """The mark of an empty source: the horizon itself (nothing before it is pushed)."""
-        value = self._statements.aggregates.horizon_value(horizon, naive_timezone)
+    def start(self, listed_until: datetime, naive_timezone: tzinfo) -> Mark:
+        """The mark of an empty source: ``listed_until`` itself (nothing before it is pushed)."""
+        value = self._statements.aggregates.listed_until_value(listed_until, naive_timezone)
         return Mark(str(value), None)
 
     @staticmethod
