@@ -441,9 +441,7 @@ def _perform(effect: effects.Effect) -> Any:
             _sync(source).summarize(keys, effect.naive_timezone, effect.listed_until)
             for source, keys in effect.parts
         ]
-    return _sync(effect.source).buckets(
-        effect.page_size, effect.naive_timezone, effect.listed_until
-    )
+    return _sync(effect.source).pages(effect.page_size, effect.naive_timezone, effect.listed_until)
 
 
 def check_request(

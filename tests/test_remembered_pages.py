@@ -67,18 +67,3 @@ def test_recent_summaries_last_summary_ttl_and_no_longer_than_their_rows() -> No
     assert recent.get(((source, KeyRange(None, (9,))),), NOW) is None  # another range
     time.sleep(0.25)
     assert recent.get(parts, NOW) is None
-
-
-def test_a_source_written_with_the_earlier_buckets_name_keeps_its_pages() -> None:
-    with pytest.warns(DeprecationWarning, match=r"Old\.buckets\(\) is deprecated: name it pages"):
-
-        class Old(Whole):
-            name = "old"
-            pageable = True
-
-            def buckets(
-                self, page_size: int, naive_timezone: tzinfo, listed_until: datetime | None = None
-            ) -> list[Page]:
-                return [Page(0, 3, NOW)]
-
-    assert Old().pages(3, UTC) == [Page(0, 3, NOW)]

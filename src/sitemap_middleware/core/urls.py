@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from urllib.parse import quote, urlsplit
 
 from .spec import DEFAULT_PORTS as _DEFAULT_PORTS
-from .spec import MAX_LOC_LENGTH as MAX_LOC_LENGTH  # importable here too
+from .spec import MAX_LOC_LENGTH
 from .spec import MIN_LOC_LENGTH as MIN_LOC_LENGTH
 
 # Every character XML 1.0 forbids (control characters, lone surrogates, U+FFFE/U+FFFF).

@@ -26,14 +26,12 @@ from itertools import repeat
 from typing import Any
 
 from ..core.dates import LastmodError, Unreadable, check_not_future, format_lastmod
-from ..core.spec import CHANGEFREQS as CHANGEFREQS  # its home is .protocol; importable here too
-from ..core.spec import MAX_PRIORITY, MIN_PRIORITY
+from ..core.spec import CHANGEFREQS, MAX_PRIORITY, MIN_PRIORITY
 from ..core.urls import LocError, Site
-from ..state.bad_rows import MAX_VALUE, BadRow, Tally, shorten
-from ..state.bad_rows import BadRowStats as BadRowStats  # its home is .stats; importable here too
+from ..state.bad_rows import MAX_VALUE, BadRow, BadRowStats, Tally, shorten
 from ..state.bad_rows import LanguageKey as LanguageKey
 from .extensions import Alternate, Extensions, Image, News, Shape, Video, check
-from .xml import UrlFields as UrlFields  # the writer's input; importable here too
+from .xml import UrlFields
 
 logger = logging.getLogger("sitemap_middleware")
 

@@ -19,7 +19,8 @@ from datetime import datetime
 from html import escape
 
 from .duplicates import SeenLocs
-from .entry import Batch, EntryRules, UrlFields
+from .entry import Batch, EntryRules
+from .xml import UrlFields
 
 CONTENT_TYPE = "text/html; charset=utf-8"
 CONTENT_SECURITY_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'"

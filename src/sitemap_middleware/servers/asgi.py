@@ -21,8 +21,8 @@ from ..core.handler import SitemapAborted, Transfer, arun_effects, handle
 from ..core.routing import Target
 from ..core.sending import Chunk, End, Event, Start, adrive, response_events, transfer_events
 from ..core.sitemap import Request, Response, Sitemap
-from ..output.entry import BadRowStats
 from ..settings import Options, make_settings
+from ..state.bad_rows import BadRowStats
 from .asgi_robots import robots_txt
 from .async_effects import AsyncEffectRunner, AsyncTransferChunks
 from .types import ASGIApp, Message, Receive, Scope, Send

@@ -24,7 +24,7 @@ import anyio.to_thread
 from ..core.effects import Await, Effect, InBackground, ReadChanged, Summarize
 from ..core.handler import Transfer, arun_effects
 from ..core.validators import Summary
-from ..sources.base import AnySource, AsyncSource, KeyRange, Page, SyncSource, horizon_arguments
+from ..sources.base import AnySource, AsyncSource, KeyRange, Page, SyncSource
 from ..state.coalesce import AsyncCoalescer
 
 
@@ -296,19 +296,17 @@ class _Handoff:
 async def summarize(
     source: AnySource, keys: KeyRange, naive_timezone: tzinfo, listed_until: datetime
 ) -> Summary:
-    extra = horizon_arguments(source.summarize, listed_until)
     if isinstance(source, AsyncSource):
-        return await source.summarize(keys, naive_timezone, *extra)
-    return await source.in_thread(partial(source.summarize, keys, naive_timezone, *extra))
+        return await source.summarize(keys, naive_timezone, listed_until)
+    return await source.in_thread(partial(source.summarize, keys, naive_timezone, listed_until))
 
 
 async def pages(
     source: AnySource, page_size: int, naive_timezone: tzinfo, listed_until: datetime
 ) -> list[Page]:
-    extra = horizon_arguments(source.pages, listed_until)
     if isinstance(source, AsyncSource):
-        return await source.pages(page_size, naive_timezone, *extra)
-    return await source.in_thread(partial(source.pages, page_size, naive_timezone, *extra))
+        return await source.pages(page_size, naive_timezone, listed_until)
+    return await source.in_thread(partial(source.pages, page_size, naive_timezone, listed_until))
 
 
 async def changed(effect: ReadChanged) -> list[tuple[Any, Any]]:

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from ..core.effects import Await, Effect, InBackground, ReadChanged, Summarize
 from ..core.handler import Transfer, run_effects
 from ..output.entry import Batch
-from ..sources.base import AnySource, AsyncSource, KeyRange, horizon_arguments
+from ..sources.base import AnySource, AsyncSource, KeyRange
 from ..state.coalesce import ThreadCoalescer
 
 T = TypeVar("T")
@@ -72,8 +72,6 @@ class SyncEffectRunner:
 
     def call(self, source: AnySource, method: str, *args: Any) -> Any:
         bound = getattr(source, method)
-        if method in ("summarize", "pages"):  # the last argument is ``listed_until``
-            args = (*args[:-1], *horizon_arguments(bound, args[-1]))
         if isinstance(source, AsyncSource):
             return self.loop.call(bound, *args)
         return bound(*args)

@@ -23,8 +23,8 @@ from ..core.handler import Transfer, handle, run_effects
 from ..core.routing import Target
 from ..core.sending import Chunk, End, Event, Start, drive, response_events, transfer_events
 from ..core.sitemap import Request, Response, Sitemap
-from ..output.entry import BadRowStats
 from ..settings import Options, make_settings
+from ..state.bad_rows import BadRowStats
 from .sync_effects import SyncEffectRunner, SyncTransferChunks
 from .types import Environ, ExcInfo, StartResponse, WSGIApp, close_iterable
 from .wsgi_robots import robots_txt

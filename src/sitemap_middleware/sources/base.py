@@ -13,9 +13,7 @@ methods, run in a worker thread under ASGI) and :class:`AsyncSource`
 
 from __future__ import annotations
 
-import inspect
 import re
-import warnings
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Callable, Iterator
 from dataclasses import dataclass
@@ -165,18 +163,6 @@ class Source(ABC):
     """The most its entries carry (entries per row, alternates, images, videos, news):
     pages are sized for it and the ``urlset`` declares its namespaces."""
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        old, new = "buckets", "pages"
-        if old in cls.__dict__ and new not in cls.__dict__:
-            # The method's earlier name: a source written for it keeps its pages.
-            warnings.warn(
-                f"{cls.__qualname__}.{old}() is deprecated: name it {new}()",
-                DeprecationWarning,
-                stacklevel=2,
-            )
-            setattr(cls, new, cls.__dict__[old])
-
     def fingerprint(self) -> str:
         """Configuration that changes the bytes for the same rows (goes into the ETag)."""
         return type(self).__qualname__
@@ -284,17 +270,3 @@ class AsyncSource(Source):
 
 
 AnySource = SyncSource | AsyncSource
-
-
-def horizon_arguments(method: Any, listed_until: datetime) -> tuple[datetime, ...]:
-    """``(listed_until,)`` for a source method that takes one; ``()`` for one written before
-    sources did (it reads its lastmods without a listed_until; the rendering still drops
-    future ones)."""
-    try:
-        parameters = inspect.signature(method).parameters
-    except (TypeError, ValueError):
-        return (listed_until,)
-    takes = "listed_until" in parameters or any(
-        p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters.values()
-    )
-    return (listed_until,) if takes else ()

@@ -28,9 +28,9 @@ from ...core.handler import Transfer, arun_effects, handle, run_effects
 from ...core.routing import Target
 from ...core.sending import Chunk, End, Event, Start, adrive, drive, transfer_events
 from ...core.sitemap import Response
-from ...output.entry import BadRowStats
 from ...servers.async_effects import AsyncEffectRunner, AsyncTransferChunks
 from ...servers.sync_effects import SyncEffectRunner, SyncTransferChunks, start_thread
+from ...state.bad_rows import BadRowStats
 from . import robots_txt
 from .conf import SETTING, configured
 from .responses import complete, is_asgi, request_from, route_path, streaming

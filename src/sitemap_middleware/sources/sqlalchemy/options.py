@@ -11,7 +11,8 @@ from sqlalchemy import DateTime, Integer, Select
 from sqlalchemy.engine import Dialect, Row
 from sqlalchemy.sql.elements import ColumnElement
 
-from ...output.entry import CHANGEFREQS, format_priority
+from ...core.spec import CHANGEFREQS
+from ...output.entry import format_priority
 from ...settings import ConfigurationError, ConfigurationTypeError
 from ..base import check_name
 from .change_counter import ChangeCounter
