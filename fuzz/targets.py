@@ -437,11 +437,8 @@ def _sitemaps() -> list[Sitemap]:
 def _perform(effect: effects.Effect) -> Any:
     """What an adapter does for the handler: read the (list) sources."""
     if isinstance(effect, effects.Summarize):
-        return [
-            _sync(source).summarize(keys, effect.naive_timezone, effect.listed_until)
-            for source, keys in effect.parts
-        ]
-    return _sync(effect.source).pages(effect.page_size, effect.naive_timezone, effect.listed_until)
+        return [_sync(source).summarize(keys, effect.as_of) for source, keys in effect.parts]
+    return _sync(effect.source).pages(effect.page_size, effect.as_of)
 
 
 def check_request(

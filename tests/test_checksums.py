@@ -32,6 +32,7 @@ from sqlalchemy import (
 from sqlalchemy.pool import NullPool
 
 from sitemap_middleware import SQLAlchemySource
+from sitemap_middleware.core.dates import AsOf
 from sitemap_middleware.sources.base import Page, page_keys
 
 from .postgres import driver_url, schema_name, server_url
@@ -133,11 +134,11 @@ def tables(draw: st.DrawFn, postgres: bool) -> list[tuple[Any, ...]]:
 
 
 def recounted(source: SQLAlchemySource, page_size: int) -> dict[int, Page]:
-    return {page.index: page for page in source.pages(page_size, UTC, LISTED_UNTIL)}
+    return {page.index: page for page in source.pages(page_size, AsOf(UTC, LISTED_UNTIL))}
 
 
 def checksum_of(source: SQLAlchemySource, page: int, page_size: int) -> tuple[int, str | None]:
-    summary = source.summarize(page_keys(page + 1, page_size), UTC, LISTED_UNTIL)
+    summary = source.summarize(page_keys(page + 1, page_size), AsOf(UTC, LISTED_UNTIL))
     return summary.count or 0, summary.checksum
 
 

@@ -30,6 +30,7 @@ from sitemap_middleware import (
     SitemapApp,
     SitemapWSGIApp,
 )
+from sitemap_middleware.core.dates import AsOf
 from sitemap_middleware.core.effects import Effect, InBackground, ReadChanged, ReadPages, Summarize
 from sitemap_middleware.core.handler import run_effects
 from sitemap_middleware.sources.base import SyncSource, page_keys
@@ -289,7 +290,10 @@ def _refresh(app: SitemapWSGIApp, live: CurrentPages) -> None:
     assert live.claim(time.monotonic())
     settings = app.sitemap.settings
     now = datetime.now(UTC)
-    run_effects(keep_current(live, now, settings.naive_timezone, settings.lastmod_tolerance), read)
+    run_effects(
+        keep_current(live, now, AsOf.at(now, settings.naive_timezone, settings.lastmod_tolerance)),
+        read,
+    )
 
 
 def read(effect: Effect) -> Any:
@@ -298,14 +302,12 @@ def read(effect: Effect) -> Any:
     if isinstance(effect, Summarize):
         parts = [(source, keys) for source, keys in effect.parts]
         assert all(isinstance(source, SyncSource) for source, _ in parts)
-        return [s.summarize(k, effect.naive_timezone, effect.listed_until) for s, k in parts]  # type: ignore[union-attr]
+        return [s.summarize(k, effect.as_of) for s, k in parts]  # type: ignore[union-attr]
     source = effect.source
     assert isinstance(source, SyncSource)
     if isinstance(effect, ReadChanged):
-        return source.changed(
-            effect.since, effect.listed_until, effect.naive_timezone, effect.limit
-        )
-    return source.pages(effect.page_size, effect.naive_timezone, effect.listed_until)
+        return source.changed(effect.since, effect.as_of, effect.limit)
+    return source.pages(effect.page_size, effect.as_of)
 
 
 def _recounted(app: SitemapWSGIApp, live: CurrentPages) -> CountedPages:
@@ -314,7 +316,7 @@ def _recounted(app: SitemapWSGIApp, live: CurrentPages) -> CountedPages:
     listed_until = now.replace(microsecond=0) + timedelta(seconds=settings.lastmod_tolerance)
     source = live.source
     assert isinstance(source, SyncSource)
-    pages = source.pages(live.page_size, settings.naive_timezone, listed_until)
+    pages = source.pages(live.page_size, AsOf(settings.naive_timezone, listed_until))
     return CountedPages.of({page.index: page for page in pages}, listed_until)
 
 

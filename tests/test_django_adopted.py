@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from lxml import etree
 
 from sitemap_middleware import SitemapWSGIApp
+from sitemap_middleware.core.dates import AsOf
 from sitemap_middleware.settings import ConfigurationError, ConfigurationTypeError
 from sitemap_middleware.sources.base import ALL
 
@@ -383,7 +384,7 @@ def test_a_connection_a_read_opened_is_closed_after_it() -> None:
                 wrapper.ensure_connection()
             with transaction.atomic() if atomic else contextlib.nullcontext():
                 rows = sum(len(batch) for batch in source.batches())
-                rows += source.summarize(ALL, UTC).count or 0
+                rows += source.summarize(ALL, AsOf.now()).count or 0
                 seen[label] = (rows, wrapper.connection is not None)
         finally:
             wrapper.close()
@@ -446,7 +447,7 @@ def test_each_page_listed_carries_its_own_summary(
         fill(articles, pages)
         source = DjangoSitemapSource(sitemap, name="s", base_url=BASE)
         listed_until = datetime(2030, 1, 1, tzinfo=UTC)
-        listed = source.pages(page_size, UTC, listed_until)
+        listed = source.pages(page_size, AsOf(UTC, listed_until))
         assert sum(page.count for page in listed) == len(list(sitemap().items()))
         lower = None
         for page in listed:
@@ -458,7 +459,7 @@ def test_each_page_listed_carries_its_own_summary(
                 lower = page.last
                 # runs of width items (the last one up to width)
                 assert page.count == page_size or (page is listed[-1] and page.count < page_size)
-            summary = source.summarize(keys, UTC, listed_until)
+            summary = source.summarize(keys, AsOf(UTC, listed_until))
             assert (page.newest, page.checksum) == (summary.newest, summary.checksum)
             if not source.sitemap.i18n:  # (a summary counts URLs; a page, its items)
                 assert page.count == summary.count

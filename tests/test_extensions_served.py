@@ -22,6 +22,7 @@ from sitemap_middleware import (
     SQLAlchemySource,
     Video,
 )
+from sitemap_middleware.core.dates import AsOf
 from sitemap_middleware.core.sitemap import Request, Sitemap
 from sitemap_middleware.settings import Settings
 
@@ -215,7 +216,7 @@ def test_news_documents_change_with_the_clock_a_tick_at_a_time() -> None:
     assert target is not None
     parts = sitemap.parts(target)
     assert parts is not None
-    summary = source.summarize(parts[0][1], UTC)
+    summary = source.summarize(parts[0][1], AsOf.now())
 
     def plan(now: datetime) -> tuple[str, str | None]:
         response = sitemap.respond(Request("GET"), target, parts, [summary], now)

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from sitemap_middleware.core.dates import AsOf
 from sitemap_middleware.core.effects import (
     Await,
     Effect,
@@ -25,7 +26,7 @@ from sitemap_middleware.core.effects import (
 )
 from sitemap_middleware.core.handler import Handling, Transfer, handle
 from sitemap_middleware.core.sitemap import Request, Response, Sitemap
-from sitemap_middleware.core.validators import Summary, listed_until_of
+from sitemap_middleware.core.validators import Summary
 from sitemap_middleware.output.entry import Batch, RawEntry
 from sitemap_middleware.settings import make_settings
 from sitemap_middleware.sources.base import ALL, CutPages, KeyRange, Page, SyncSource, page_keys
@@ -35,7 +36,7 @@ from .conftest import assert_valid_index, assert_valid_urlset
 
 BASE = "https://example.com/"
 NOW = datetime(2024, 6, 1, 12, 0, tzinfo=UTC)
-LISTED_UNTIL = listed_until_of(NOW, 60)
+LISTED_UNTIL = AsOf.at(NOW).listed_until
 PAGE_SIZE = 10  # max_urls=10: ten rows a page
 NEWEST = datetime(2024, 5, 1, tzinfo=UTC)
 
@@ -50,7 +51,7 @@ class Rows(SyncSource):
         self.fixed_ranges = fixed_ranges
         self.live = self.tracks_changes = live
 
-    def summarize(self, keys: KeyRange, naive_timezone: Any, listed_until: Any = None) -> Summary:
+    def summarize(self, keys: KeyRange, as_of: AsOf) -> Summary:
         raise AssertionError("the handler reads nothing itself")
 
     def batches(self, keys: KeyRange, size: int) -> Iterator[Batch]:
@@ -146,7 +147,7 @@ def test_an_empty_source_is_404_and_takes_no_slot() -> None:
     handling = start(site)
     effect = first(handling)
     assert isinstance(effect, Summarize) and effect.parts == ((site.sources[0], ALL),)
-    assert effect.listed_until == LISTED_UNTIL
+    assert effect.as_of == AsOf(UTC, LISTED_UNTIL)
     answered = send(handling, [summary(0)])
     assert isinstance(answered, Response) and answered.status == 404
     assert site.slots.running == 0
@@ -288,7 +289,7 @@ def test_the_index_reads_the_pages_once_and_is_answered_whole() -> None:
     handling = start(site)
     first(handling)
     effect = send(handling, [summary(25)])
-    assert isinstance(effect, ReadPages) and effect.listed_until == LISTED_UNTIL
+    assert isinstance(effect, ReadPages) and effect.as_of == AsOf(UTC, LISTED_UNTIL)
     index = send(handling, pages(25))
     assert isinstance(index, Response) and index.status == 200  # complete
     listed = assert_valid_index(index.body)
@@ -424,7 +425,7 @@ def test_the_first_index_of_a_live_source_reads_it_whole_then_starts_a_refresh()
     handling = start(site)
     effect = first(handling)
     assert isinstance(effect, ReadChanged) and effect.source is source
-    assert effect.since == NOW - timedelta(seconds=60) and effect.listed_until == LISTED_UNTIL
+    assert effect.since == NOW - timedelta(seconds=60) and effect.as_of == AsOf(UTC, LISTED_UNTIL)
     effect = send(handling, [])
     assert isinstance(effect, ReadPages) and effect.source is source
     effect = send(handling, pages(25))

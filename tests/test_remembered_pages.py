@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta, tzinfo
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from sitemap_middleware import ALL, IterableSource, KeyRange, SyncSource
+from sitemap_middleware.core.dates import AsOf
 from sitemap_middleware.core.validators import Summary
 from sitemap_middleware.output.entry import Batch
 from sitemap_middleware.sources.base import NotPageable, Page
@@ -23,9 +24,7 @@ class Whole(SyncSource):
     name = "whole"
     pageable = False
 
-    def summarize(
-        self, keys: KeyRange, naive_timezone: tzinfo, listed_until: datetime | None = None
-    ) -> Summary:
+    def summarize(self, keys: KeyRange, as_of: AsOf) -> Summary:
         return Summary(NOW, 3, "v1")
 
     def batches(self, keys: KeyRange, size: int) -> Iterator[Batch]:

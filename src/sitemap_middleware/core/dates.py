@@ -20,6 +20,30 @@ from .spec import W3C_DATETIME_ZONE_OPTIONAL as _W3C
 _MAX_OFFSET = timedelta(hours=14)
 
 
+@dataclass(frozen=True, slots=True)
+class AsOf:
+    """How a read takes its lastmods: a naive one in ``naive_timezone``, and one later than
+    ``listed_until`` (now + ``lastmod_tolerance``) not listed yet: a future, bad field.
+
+    One value travels with every read (summaries, pages, changes) instead of the pair.
+    """
+
+    naive_timezone: tzinfo
+    listed_until: datetime
+
+    @classmethod
+    def at(cls, now: datetime, naive_timezone: tzinfo = UTC, tolerance: float = 60) -> AsOf:
+        """As of ``now``: ``listed_until`` in whole seconds, so that replicas reading the
+        clock in the same second agree."""
+        moment = now.astimezone(UTC).replace(microsecond=0) + timedelta(seconds=tolerance)
+        return cls(naive_timezone, moment)
+
+    @classmethod
+    def now(cls, naive_timezone: tzinfo = UTC, tolerance: float = 60) -> AsOf:
+        """As of the clock's now (a caller outside a request: the command line, a test)."""
+        return cls.at(datetime.now(UTC), naive_timezone, tolerance)
+
+
 class LastmodError(ValueError):
     """A lastmod value that cannot be written; the message says why."""
 

@@ -1,7 +1,7 @@
 """What answering a request (or keeping pages current) needs read from the sources.
 
-The handler (``core/handler.py``) and the pages kept current (``state/current_pages.py``) are generators
-that yield these; an adapter performs each one (sync sources in a worker thread under
+The handler (``core/handler.py``) and the pages kept current (``state/current_pages.py``)
+are generators that yield these; an adapter performs each one (sync sources in a worker thread under
 ASGI, async ones awaited) and sends the result back.
 """
 
@@ -10,10 +10,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Generator
 from dataclasses import dataclass
-from datetime import datetime, tzinfo
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..sources.base import AnySource, KeyRange, Page
+from .dates import AsOf
 
 if TYPE_CHECKING:
     from .validators import Summary
@@ -26,9 +27,8 @@ class Summarize:
     """Read the summary of every part (aggregates only), in order."""
 
     parts: tuple[tuple[AnySource, KeyRange], ...]
-    naive_timezone: tzinfo
-    listed_until: datetime
-    """Lastmods later than this are future, bad fields (now + ``lastmod_tolerance``)."""
+    as_of: AsOf
+    """Lastmods later than its ``listed_until`` are future, bad fields."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,9 +37,8 @@ class ReadPages:
 
     source: AnySource
     page_size: int
-    naive_timezone: tzinfo
-    listed_until: datetime
-    """``listed_until`` of the summary the pages are remembered under: its rows, its lastmods."""
+    as_of: AsOf
+    """As of the summary the pages are remembered under: its rows, its lastmods."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,8 +47,7 @@ class ReadChanged:
 
     source: AnySource
     since: datetime
-    listed_until: datetime
-    naive_timezone: tzinfo
+    as_of: AsOf
     limit: int
 
 
@@ -78,25 +76,21 @@ Effects = Generator[Effect, object, T]
 """A generator that yields effects and returns what they gave (``yield from`` it)."""
 
 
-def summarize(
-    parts: tuple[tuple[AnySource, KeyRange], ...], naive_timezone: tzinfo, listed_until: datetime
-) -> Effects[list[Summary]]:
+def summarize(parts: tuple[tuple[AnySource, KeyRange], ...], as_of: AsOf) -> Effects[list[Summary]]:
     """The summary of each part, in order."""
-    return _checked((yield Summarize(parts, naive_timezone, listed_until)), list)
+    return _checked((yield Summarize(parts, as_of)), list)
 
 
-def read_pages(
-    source: AnySource, page_size: int, naive_timezone: tzinfo, listed_until: datetime
-) -> Effects[list[Page]]:
+def read_pages(source: AnySource, page_size: int, as_of: AsOf) -> Effects[list[Page]]:
     """The non-empty pages of a source (see ``Source.pages``)."""
-    return _checked((yield ReadPages(source, page_size, naive_timezone, listed_until)), list)
+    return _checked((yield ReadPages(source, page_size, as_of)), list)
 
 
 def read_changed(
-    source: AnySource, since: datetime, listed_until: datetime, naive_timezone: tzinfo, limit: int
+    source: AnySource, since: datetime, as_of: AsOf, limit: int
 ) -> Effects[list[tuple[Any, Any]]]:
     """``(key, lastmod)`` of the rows whose lastmod moved (see ``Source.changed``)."""
-    return _checked((yield ReadChanged(source, since, listed_until, naive_timezone, limit)), list)
+    return _checked((yield ReadChanged(source, since, as_of, limit)), list)
 
 
 def in_background(job: Generator[Any, Any, None]) -> Effects[None]:

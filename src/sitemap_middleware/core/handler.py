@@ -24,10 +24,11 @@ from typing import IO, Any, Generic, TypeVar
 from ..output.entry import Batch
 from ..output.xml import LimitExceeded
 from ..sources.base import ALL, AnySource, CutPages, NotPageable, Page
+from .dates import AsOf
 from .effects import Effect, Effects, await_job, in_background, read_pages, summarize
 from .routing import Target
 from .sitemap import Body, Part, Plan, Request, Response, Sitemap, Slot
-from .validators import Summary, listed_until_of
+from .validators import Summary
 
 logger = logging.getLogger("sitemap_middleware")
 T = TypeVar("T")
@@ -50,14 +51,14 @@ def handle(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
         return sitemap.bad_host()
     if target.key_file:
         return sitemap.key_file(request)
-    listed_until = listed_until_of(now, sitemap.settings.lastmod_tolerance)
+    as_of = sitemap.as_of(now)
     path = sitemap.path_of(target)
     failed = f"sitemap {path}: a source failed before the response"
     read: set[str] = set()  # the sources this request read (which can tell they recovered)
     cut = sitemap.cut_source(target)
     if cut is not None:
         try:
-            if (yield from _current_pages(sitemap, cut, listed_until)):
+            if (yield from _current_pages(sitemap, cut, as_of)):
                 read.add(cut.name)
         except Exception as exc:
             sitemap.failures.failed(failed, exc, (cut.name,))
@@ -66,7 +67,7 @@ def handle(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
     if parts is None:
         return sitemap.not_found()
     try:
-        known, remembered = yield from _live_summaries(sitemap, target, parts, now, listed_until)
+        known, remembered = yield from _live_summaries(sitemap, target, parts, now, as_of)
     except Exception as exc:
         sitemap.failures.failed(failed, exc, _names(parts))
         return sitemap.unavailable()
@@ -77,18 +78,18 @@ def handle(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
         if missing:
             summaries = sitemap.known.page_summaries(target, parts)
             if summaries is None:
-                recent = sitemap.recent.get(missing, listed_until)
+                recent = sitemap.recent.get(missing, as_of.listed_until)
                 summaries = None if recent is None else _merged(sitemap, target, known, recent)
         if summaries is None:
             try:
                 read_now = _with_listed_until(
-                    (yield from summarize(missing, sitemap.settings.naive_timezone, listed_until)),
-                    listed_until,
+                    (yield from summarize(missing, as_of)),
+                    as_of.listed_until,
                 )
             except CutPages:
                 # Its keys say the source is cut now: the page is found among its cuts.
                 cut = parts[0][0]
-                found = yield from _cut_page(sitemap, target, cut, failed, now, listed_until)
+                found = yield from _cut_page(sitemap, target, cut, failed, now, as_of)
                 if isinstance(found, Response):
                     return found
                 parts, summaries = found
@@ -121,7 +122,7 @@ def handle(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
         # The HTML page links to its neighbours: the source's pages must be known
         # (a cut source's are: they were read to find the page).
         try:
-            yield from _current_pages(sitemap, sitemap.by_name[target.source], listed_until)
+            yield from _current_pages(sitemap, sitemap.by_name[target.source], as_of)
         except Exception as exc:
             slot.release()
             sitemap.failures.failed(failed, exc, (target.source,))
@@ -135,14 +136,14 @@ def _cut_page(
     source: AnySource,
     failed: str,
     now: datetime,
-    listed_until: datetime,
+    as_of: AsOf,
 ) -> Generator[Effect, Any, tuple[tuple[Part, ...], list[Summary]] | Response]:
     """The parts and summary of a page of a source whose data says it is cut now."""
     try:
         live = sitemap.live.get(source.name)
         if live is not None and not live.cut:  # its pages kept current are not cut: a recount
             yield from sitemap.keep_current(live, now, inline=True, recount=True)
-        yield from _current_pages(sitemap, source, listed_until)
+        yield from _current_pages(sitemap, source, as_of)
     except Exception as exc:
         sitemap.failures.failed(failed, exc, (source.name,))
         return sitemap.unavailable()
@@ -184,7 +185,7 @@ def _index(
 
 
 def _live_summaries(
-    sitemap: Sitemap, target: Target, parts: Sequence[Part], now: datetime, listed_until: datetime
+    sitemap: Sitemap, target: Target, parts: Sequence[Part], now: datetime, as_of: AsOf
 ) -> Generator[Effect, Any, tuple[list[Summary | None], bool]]:
     """The summaries the pages kept current know (None for the parts to read exactly), and
     whether some are from memory (a urlset's ``200`` reads them again before its head).
@@ -225,7 +226,7 @@ def _live_summaries(
             found.append(None)
         else:
             assert target.page is not None
-            found.append(live.page_summary(target.page, listed_until))
+            found.append(live.page_summary(target.page, as_of.listed_until))
             remembered = True
     return found, remembered
 
@@ -258,12 +259,11 @@ def _with_listed_until(summaries: list[Summary], listed_until: datetime) -> list
 
 
 def _read_pages(sitemap: Sitemap, source: AnySource, whole: Summary) -> Effects[list[Page]]:
-    """Pages read under ``listed_until`` of the summary they are remembered for."""
-    listed_until = whole.listed_until or listed_until_of(
-        datetime.now(UTC), sitemap.settings.lastmod_tolerance
-    )
-    page_size, tz = sitemap.page_size(source), sitemap.settings.naive_timezone
-    return (yield from read_pages(source, page_size, tz, listed_until))
+    """Pages read as of the summary they are remembered for (its ``listed_until``)."""
+    as_of = sitemap.as_of(datetime.now(UTC))
+    if whole.listed_until is not None:
+        as_of = replace(as_of, listed_until=whole.listed_until)
+    return (yield from read_pages(source, sitemap.page_size(source), as_of))
 
 
 def _names(parts: Sequence[Part]) -> set[str]:
@@ -272,7 +272,7 @@ def _names(parts: Sequence[Part]) -> set[str]:
 
 
 def _current_pages(
-    sitemap: Sitemap, source: AnySource, listed_until: datetime
+    sitemap: Sitemap, source: AnySource, as_of: AsOf
 ) -> Generator[Effect, Any, bool]:
     """Make sure the pages of ``source`` are those of its current data; whether it read."""
     live = sitemap.live.get(source.name)
@@ -280,12 +280,12 @@ def _current_pages(
         sitemap.known.remember(source, live.known.whole, live.known.ordered)
         return False
     parts = ((source, ALL),)
-    kept = sitemap.recent.get(parts, listed_until)
+    kept = sitemap.recent.get(parts, as_of.listed_until)
     read = kept is None
     if kept is None:
         kept = _with_listed_until(
-            (yield from summarize(parts, sitemap.settings.naive_timezone, listed_until)),
-            listed_until,
+            (yield from summarize(parts, as_of)),
+            as_of.listed_until,
         )
         sitemap.recent.keep(parts, kept)
     (whole,) = kept
@@ -312,7 +312,8 @@ def _advance(
 
 
 def run_effects(handling: Generator[Effect, Any, T], perform: Callable[[Effect], Any]) -> T:
-    """Run a generator of effects to its end, performing each effect with ``perform(effect)`` in this thread."""
+    """Run a generator of effects to its end, each one performed by ``perform(effect)`` in
+    this thread."""
     step = _advance(handling, None, None)
     while not isinstance(step, _Done):
         try:

@@ -31,6 +31,7 @@ from ..state.bad_rows import BadRowStats, register, tally_of
 from ..state.current_pages import CurrentPages, keep_current
 from ..state.remembered_pages import RememberedPages, RememberedSummaries
 from . import key_file, responses, robots
+from .dates import AsOf
 from .effects import Effects
 from .exchange import Headers, Part, Plan, Request, Response
 from .failures import FailureLog
@@ -107,16 +108,18 @@ class Sitemap:
     ) -> Effects[None]:
         """A refresh or recount of ``live`` as reads (see :func:`keep_current`):
         claimed by the caller in the background, or ``inline`` before an answer."""
-        settings = self.settings
         moment = now or datetime.now(UTC)
         return keep_current(
             live,
             moment,
-            settings.naive_timezone,
-            settings.lastmod_tolerance,
+            self.as_of(moment),
             inline=inline,
             recount=recount,
         )
+
+    def as_of(self, now: datetime) -> AsOf:
+        """How a request at ``now`` reads lastmods (the settings' zone and tolerance)."""
+        return AsOf.at(now, self.settings.naive_timezone, self.settings.lastmod_tolerance)
 
     @property
     def url(self) -> str:

@@ -79,14 +79,3 @@ def last_modified(newest: Iterable[datetime | None], now: datetime) -> datetime 
     moment = max(known).astimezone(UTC).replace(microsecond=0)
     cap = now.astimezone(UTC).replace(microsecond=0) - DATE_LAG
     return min(moment, cap)
-
-
-def listed_until_of(now: datetime, tolerance: float) -> datetime:
-    """The latest lastmod served at ``now``: later ones are future, bad fields (whole seconds,
-    so that replicas reading the clock in the same second agree)."""
-    return now.astimezone(UTC).replace(microsecond=0) + timedelta(seconds=tolerance)
-
-
-def default_listed_until() -> datetime:
-    """``listed_until`` of a caller that gives none: now plus the default tolerance of 60 s."""
-    return listed_until_of(datetime.now(UTC), 60)

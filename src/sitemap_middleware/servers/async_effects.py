@@ -13,7 +13,6 @@ import contextvars
 import threading
 from collections import deque
 from collections.abc import AsyncGenerator, Callable
-from datetime import datetime, tzinfo
 from functools import partial
 from typing import Any
 
@@ -21,6 +20,7 @@ import anyio
 import anyio.lowlevel
 import anyio.to_thread
 
+from ..core.dates import AsOf
 from ..core.effects import Await, Effect, InBackground, ReadChanged, Summarize
 from ..core.handler import Transfer, arun_effects
 from ..core.validators import Summary
@@ -44,14 +44,13 @@ class AsyncEffectRunner:
     async def perform(self, effect: Effect) -> Any:
         """Read what the handler needs (sync sources in a worker thread, async ones awaited);
         concurrent requests for the same aggregates share one query."""
-        run_effects = self._coalescer.run
+        shared = self._coalescer.run
         if isinstance(effect, Summarize):
-            tz, listed_until = effect.naive_timezone, effect.listed_until
             # A shared summary carries ``listed_until`` it was read under: the body follows it.
             return [
-                await run_effects(
-                    ("summary", source.name, keys, tz),
-                    partial(summarize, source, keys, tz, listed_until),
+                await shared(
+                    ("summary", source.name, keys, effect.as_of.naive_timezone),
+                    partial(summarize, source, keys, effect.as_of),
                 )
                 for source, keys in effect.parts
             ]
@@ -67,11 +66,9 @@ class AsyncEffectRunner:
             self._jobs.add(task)
             task.add_done_callback(self._jobs.discard)
             return None
-        return await run_effects(
-            ("pages", effect.source.name, effect.page_size, effect.listed_until),
-            partial(
-                pages, effect.source, effect.page_size, effect.naive_timezone, effect.listed_until
-            ),
+        return await shared(
+            ("pages", effect.source.name, effect.page_size, effect.as_of.listed_until),
+            partial(pages, effect.source, effect.page_size, effect.as_of),
         )
 
 
@@ -293,25 +290,21 @@ class _Handoff:
         self._room.release()
 
 
-async def summarize(
-    source: AnySource, keys: KeyRange, naive_timezone: tzinfo, listed_until: datetime
-) -> Summary:
+async def summarize(source: AnySource, keys: KeyRange, as_of: AsOf) -> Summary:
     if isinstance(source, AsyncSource):
-        return await source.summarize(keys, naive_timezone, listed_until)
-    return await source.in_thread(partial(source.summarize, keys, naive_timezone, listed_until))
+        return await source.summarize(keys, as_of)
+    return await source.in_thread(partial(source.summarize, keys, as_of))
 
 
-async def pages(
-    source: AnySource, page_size: int, naive_timezone: tzinfo, listed_until: datetime
-) -> list[Page]:
+async def pages(source: AnySource, page_size: int, as_of: AsOf) -> list[Page]:
     if isinstance(source, AsyncSource):
-        return await source.pages(page_size, naive_timezone, listed_until)
-    return await source.in_thread(partial(source.pages, page_size, naive_timezone, listed_until))
+        return await source.pages(page_size, as_of)
+    return await source.in_thread(partial(source.pages, page_size, as_of))
 
 
 async def changed(effect: ReadChanged) -> list[tuple[Any, Any]]:
     source = effect.source
-    arguments = (effect.since, effect.listed_until, effect.naive_timezone, effect.limit)
+    arguments = (effect.since, effect.as_of, effect.limit)
     if isinstance(source, AsyncSource):
         return await source.changed(*arguments)
     return await source.in_thread(partial(source.changed, *arguments))

@@ -40,17 +40,16 @@ class SyncEffectRunner:
         query."""
         shared = self._coalescer.run
         if isinstance(effect, Summarize):
-            tz, listed_until = effect.naive_timezone, effect.listed_until
             # A shared summary carries ``listed_until`` it was read under: the body follows it.
             return [
                 shared(
-                    ("summary", source.name, keys, tz),
-                    partial(self.call, source, "summarize", keys, tz, listed_until),
+                    ("summary", source.name, keys, effect.as_of.naive_timezone),
+                    partial(self.call, source, "summarize", keys, effect.as_of),
                 )
                 for source, keys in effect.parts
             ]
         if isinstance(effect, ReadChanged):
-            arguments = (effect.since, effect.listed_until, effect.naive_timezone, effect.limit)
+            arguments = (effect.since, effect.as_of, effect.limit)
             return self.call(effect.source, "changed", *arguments)
         if isinstance(effect, Await):
             return effect.done.wait(effect.timeout)
@@ -59,14 +58,13 @@ class SyncEffectRunner:
             self._background(partial(run_effects, effect.job, self.perform))
             return None
         return shared(
-            ("pages", effect.source.name, effect.page_size, effect.listed_until),
+            ("pages", effect.source.name, effect.page_size, effect.as_of.listed_until),
             partial(
                 self.call,
                 effect.source,
                 "pages",
                 effect.page_size,
-                effect.naive_timezone,
-                effect.listed_until,
+                effect.as_of,
             ),
         )
 

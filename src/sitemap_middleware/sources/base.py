@@ -17,11 +17,12 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, tzinfo
+from datetime import datetime
 from typing import Any, TypeVar
 
 import anyio.to_thread
 
+from ..core.dates import AsOf
 from ..core.validators import Summary
 from ..output.entry import Batch
 from ..output.extensions import Shape
@@ -45,9 +46,9 @@ ALL = KeyRange()
 
 @dataclass(frozen=True, slots=True)
 class Page:
-    """One page of a source: rows whose integer key ``k`` has ``k // page_size == index``, or,
-    for a source cut at every ``page_size``-th key, the ``index``-th run of ``page_size`` keys in key
-    order, ending at key ``last``."""
+    """One page of a source: rows whose integer key ``k`` has ``k // page_size == index``,
+    or, for a source cut at every ``page_size``-th key, the ``index``-th run of
+    ``page_size`` keys in key order, ending at key ``last``."""
 
     index: int
     count: int
@@ -84,7 +85,8 @@ MAX_KEY = 2**63 - 1
 
 
 def page_keys(page: int, page_size: int) -> KeyRange:
-    """The keys of page ``page`` (from 1): ``(page - 1) * page_size`` to ``page * page_size - 1``."""
+    """The keys of page ``page`` (from 1): ``(page - 1) * page_size`` to
+    ``page * page_size - 1``."""
     # Integer key columns hold at most 64 bits: the last page ends at the largest key.
     return KeyRange(((page - 1) * page_size - 1,), (min(page * page_size - 1, MAX_KEY),))
 
@@ -187,18 +189,15 @@ class SyncSource(Source):
         return await anyio.to_thread.run_sync(call)
 
     @abstractmethod
-    def summarize(
-        self, keys: KeyRange, naive_timezone: tzinfo, listed_until: datetime | None = None
-    ) -> Summary:
+    def summarize(self, keys: KeyRange, as_of: AsOf) -> Summary:
         """Newest lastmod, count and version token of the rows in ``keys``; reads no rows.
 
-        Lastmods later than ``listed_until`` (default: now + 60 s) are future, bad fields:
-        the newest ignores them and ``expires`` is the earliest of them.
+        A naive lastmod is read in ``as_of.naive_timezone``; lastmods later than
+        ``as_of.listed_until`` are future, bad fields: the newest ignores them and
+        ``expires`` is the earliest of them.
         """
 
-    def pages(
-        self, page_size: int, naive_timezone: tzinfo, listed_until: datetime | None = None
-    ) -> list[Page]:
+    def pages(self, page_size: int, as_of: AsOf) -> list[Page]:
         """Count and newest lastmod of every non-empty page of ``page_size`` keys, in key order.
 
         One aggregate (``GROUP BY key / page_size``) for a database, or the cuts (each
@@ -207,23 +206,20 @@ class SyncSource(Source):
         """
         raise NotPageable(f"source {self.name!r} cannot be split into pages")
 
-    def changed(
-        self, since: datetime, listed_until: datetime, naive_timezone: tzinfo, limit: int
-    ) -> list[tuple[Any, Any]]:
+    def changed(self, since: datetime, as_of: AsOf, limit: int) -> list[tuple[Any, Any]]:
         """``(key, lastmod)`` of the rows whose lastmod is later than ``since`` and not
-        later than ``listed_until``, at most ``limit`` of them, in no particular order (the
+        later than ``as_of.listed_until``, at most ``limit`` of them, in no particular order (the
         lastmod only compared for equality)."""
         raise NotImplementedError
 
-    def changes(
-        self, after: Mark | None, listed_until: datetime, naive_timezone: tzinfo, limit: int
-    ) -> Changes:
+    def changes(self, after: Mark | None, as_of: AsOf, limit: int) -> Changes:
         """The first ``limit`` rows after ``after`` in ``(lastmod, key)`` order whose
-        lastmod is not later than ``listed_until``, by keyset (an index range, never OFFSET)."""
+        lastmod is not later than ``as_of.listed_until``, by keyset (an index range, never
+        OFFSET)."""
         raise NotImplementedError
 
-    def push_start(self, listed_until: datetime, naive_timezone: tzinfo) -> Mark:
-        """The mark of the last row up to ``listed_until``: pushing starts after it."""
+    def push_start(self, as_of: AsOf) -> Mark:
+        """The mark of the last row up to ``as_of.listed_until``: pushing starts after it."""
         raise NotImplementedError
 
     @abstractmethod
@@ -237,30 +233,22 @@ class SyncSource(Source):
 
 class AsyncSource(Source):
     @abstractmethod
-    async def summarize(
-        self, keys: KeyRange, naive_timezone: tzinfo, listed_until: datetime | None = None
-    ) -> Summary:
+    async def summarize(self, keys: KeyRange, as_of: AsOf) -> Summary:
         """As :meth:`SyncSource.summarize`."""
 
-    async def pages(
-        self, page_size: int, naive_timezone: tzinfo, listed_until: datetime | None = None
-    ) -> list[Page]:
+    async def pages(self, page_size: int, as_of: AsOf) -> list[Page]:
         """As :meth:`SyncSource.pages`."""
         raise NotPageable(f"source {self.name!r} cannot be split into pages")
 
-    async def changed(
-        self, since: datetime, listed_until: datetime, naive_timezone: tzinfo, limit: int
-    ) -> list[tuple[Any, Any]]:
+    async def changed(self, since: datetime, as_of: AsOf, limit: int) -> list[tuple[Any, Any]]:
         """As :meth:`SyncSource.changed`."""
         raise NotImplementedError
 
-    async def changes(
-        self, after: Mark | None, listed_until: datetime, naive_timezone: tzinfo, limit: int
-    ) -> Changes:
+    async def changes(self, after: Mark | None, as_of: AsOf, limit: int) -> Changes:
         """As :meth:`SyncSource.changes`."""
         raise NotImplementedError
 
-    async def push_start(self, listed_until: datetime, naive_timezone: tzinfo) -> Mark:
+    async def push_start(self, as_of: AsOf) -> Mark:
         """As :meth:`SyncSource.push_start`."""
         raise NotImplementedError
 

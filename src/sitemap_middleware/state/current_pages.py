@@ -42,12 +42,12 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta, tzinfo
+from datetime import datetime, timedelta
 from typing import Any
 
-from ..core.dates import iso
+from ..core.dates import AsOf, iso
 from ..core.effects import Effects, read_changed, read_pages, summarize
-from ..core.validators import Summary, listed_until_of
+from ..core.validators import Summary
 from ..sources.base import AnySource, CutPages, Page, page_keys
 
 logger = logging.getLogger("sitemap_middleware")
@@ -314,8 +314,7 @@ class CurrentPages:
 def keep_current(
     live: CurrentPages,
     now: datetime,
-    naive_timezone: tzinfo,
-    tolerance: int,
+    as_of: AsOf,
     *,
     inline: bool = False,
     recount: bool = False,
@@ -326,36 +325,34 @@ def keep_current(
     were; one a request runs ``inline`` before answering (the pages lag past their bound)
     raises it, for the request to answer ``503``."""
     started = live.clock()
-    listed_until = listed_until_of(now, tolerance)
+    listed_until = as_of.listed_until
     try:
         base, since = live.known, live.since
         if recount or base is None or since is None or live.recount_due(started):
-            whole = yield from read_whole(live, now, naive_timezone, listed_until)
+            whole = yield from read_whole(live, now, as_of)
             live.recounted(whole, listed_until, now, started)
             return
-        moved = yield from read_changed(
-            live.source, since, listed_until, naive_timezone, MAX_CHANGES + 1
-        )
+        moved = yield from read_changed(live.source, since, as_of, MAX_CHANGES + 1)
         # What a refresh costs however long its interval: the pages it reads again are as
         # many as the writes, whenever they are read.
         live.refresh_cost = max(0.0, live.clock() - started)
         keys = [key for key, _ in moved if key is not None]
         if len(moved) > MAX_CHANGES or any(key < 0 for key in keys):
             # A bulk change or a key below 0: a recount reads it.
-            whole = yield from read_whole(live, now, naive_timezone, listed_until)
+            whole = yield from read_whole(live, now, as_of)
             live.recounted(whole, listed_until, now, started)
             return
         touched = sorted(_touched(base, live.recent, live.page_size, moved, listed_until))
         parts = tuple((live.source, page_keys(page + 1, live.page_size)) for page in touched)
         summaries: Sequence[Summary] = []
         if parts:
-            summaries = yield from summarize(parts, naive_timezone, listed_until)
+            summaries = yield from summarize(parts, as_of)
         live.refreshed(
             dict(zip(touched, summaries, strict=True)), moved, listed_until, now, started
         )
     except CutPages:  # its keys say it is cut: a recount finds its cuts
         if inline:
-            whole = yield from read_whole(live, now, naive_timezone, listed_until)
+            whole = yield from read_whole(live, now, as_of)
             live.recounted(whole, listed_until, now, started)
             return
         with live.lock:
@@ -376,7 +373,7 @@ def keep_current(
 
 
 def read_whole(
-    live: CurrentPages, now: datetime, naive_timezone: tzinfo, listed_until: datetime
+    live: CurrentPages, now: datetime, as_of: AsOf
 ) -> Effects[tuple[list[Page], list[tuple[Any, Any]] | None]]:
     """Every page's aggregates, and first the rows that moved in the last minute: those the
     pages already count, so that the next refresh reads again only the pages of rows that
@@ -384,10 +381,8 @@ def read_whole(
     moved = None
     if live.source.tracks_changes and not live.cheap:
         since = now - COMMIT_MARGIN
-        moved = yield from read_changed(
-            live.source, since, listed_until, naive_timezone, MAX_CHANGES + 1
-        )
-    pages = yield from read_pages(live.source, live.page_size, naive_timezone, listed_until)
+        moved = yield from read_changed(live.source, since, as_of, MAX_CHANGES + 1)
+    pages = yield from read_pages(live.source, live.page_size, as_of)
     return pages, moved
 
 

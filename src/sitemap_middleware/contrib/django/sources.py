@@ -10,7 +10,7 @@ never ``OFFSET``; a summary is one aggregate query that reads no rows.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Callable, Generator, Sequence
-from datetime import datetime, tzinfo
+from datetime import datetime
 from functools import partial
 from itertools import islice
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -25,6 +25,7 @@ try:  # the SQL sources' statements (keyset pages, aggregate summaries) run on t
 except ModuleNotFoundError as exc:
     raise MissingExtra.of(exc, "DjangoSource", "django,sqlalchemy") from exc
 
+from ...core.dates import AsOf
 from ...core.validators import Summary
 from ...output.entry import Batch
 from ...sources.base import (
@@ -137,28 +138,20 @@ class AsyncDjangoSource(AsyncSource):
     def fingerprint(self) -> str:
         return self.sync.fingerprint()
 
-    async def summarize(
-        self, keys: KeyRange, naive_timezone: tzinfo, listed_until: datetime | None = None
-    ) -> Summary:
-        return await _in_django(self.sync.summarize, keys, naive_timezone, listed_until)
+    async def summarize(self, keys: KeyRange, as_of: AsOf) -> Summary:
+        return await _in_django(self.sync.summarize, keys, as_of)
 
-    async def pages(
-        self, page_size: int, naive_timezone: tzinfo, listed_until: datetime | None = None
-    ) -> list[Page]:
-        return await _in_django(self.sync.pages, page_size, naive_timezone, listed_until)
+    async def pages(self, page_size: int, as_of: AsOf) -> list[Page]:
+        return await _in_django(self.sync.pages, page_size, as_of)
 
-    async def changed(
-        self, since: datetime, listed_until: datetime, naive_timezone: tzinfo, limit: int
-    ) -> list[tuple[Any, Any]]:
-        return await _in_django(self.sync.changed, since, listed_until, naive_timezone, limit)
+    async def changed(self, since: datetime, as_of: AsOf, limit: int) -> list[tuple[Any, Any]]:
+        return await _in_django(self.sync.changed, since, as_of, limit)
 
-    async def changes(
-        self, after: Mark | None, listed_until: datetime, naive_timezone: tzinfo, limit: int
-    ) -> Changes:
-        return await _in_django(self.sync.changes, after, listed_until, naive_timezone, limit)
+    async def changes(self, after: Mark | None, as_of: AsOf, limit: int) -> Changes:
+        return await _in_django(self.sync.changes, after, as_of, limit)
 
-    async def push_start(self, listed_until: datetime, naive_timezone: tzinfo) -> Mark:
-        return await _in_django(self.sync.push_start, listed_until, naive_timezone)
+    async def push_start(self, as_of: AsOf) -> Mark:
+        return await _in_django(self.sync.push_start, as_of)
 
     async def batches(self, keys: KeyRange = ALL, size: int = 500) -> AsyncGenerator[Batch, None]:
         rows = cast(Generator[Batch, None, None], self.sync.batches(keys, size))

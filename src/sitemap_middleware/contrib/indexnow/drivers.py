@@ -16,6 +16,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from ...core.dates import AsOf
 from ...sources.base import AsyncSource, Mark, SyncSource
 from . import store
 from .steps import (
@@ -93,9 +94,9 @@ class SyncDriver:
         if isinstance(step, StartMark | ReadChanges):
             assert self.source is not None
             if isinstance(step, StartMark):
-                return self.source.push_start(step.listed_until, self.naive_timezone)
+                return self.source.push_start(AsOf(self.naive_timezone, step.listed_until))
             return self.source.changes(
-                step.after, step.listed_until, self.naive_timezone, step.limit
+                step.after, AsOf(self.naive_timezone, step.listed_until), step.limit
             )
         if isinstance(step, Post):
             try:
@@ -171,9 +172,9 @@ class AsyncDriver:
         if isinstance(step, StartMark | ReadChanges):
             assert self.source is not None
             if isinstance(step, StartMark):
-                return await self.source.push_start(step.listed_until, self.naive_timezone)
+                return await self.source.push_start(AsOf(self.naive_timezone, step.listed_until))
             return await self.source.changes(
-                step.after, step.listed_until, self.naive_timezone, step.limit
+                step.after, AsOf(self.naive_timezone, step.listed_until), step.limit
             )
         if isinstance(step, Post):
             try:

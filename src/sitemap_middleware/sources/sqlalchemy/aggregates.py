@@ -54,7 +54,7 @@ from sqlalchemy import (
 from sqlalchemy.sql.elements import BindParameter, ColumnElement
 from sqlalchemy.sql.selectable import FromClause
 
-from ...core.dates import to_utc
+from ...core.dates import AsOf, to_utc
 from ...core.spec import CHANGEFREQS
 from .sqlite_hash import ROW_HASH
 from .stored_dates import Parser, parse_one
@@ -315,31 +315,31 @@ class Aggregates:
             func.min(case((e > bound, e))),
         ).select_from(scan)
 
-    def listed_until_value(self, listed_until: datetime, naive_timezone: tzinfo) -> Any:
-        """``listed_until`` as the lastmod column holds its values (for the bound parameter).
+    def column_value(self, moment: datetime, naive_timezone: tzinfo) -> Any:
+        """``moment`` (``listed_until``, a refresh's start) as the lastmod column holds its
+        values (for a bound parameter).
 
         Fractions of a second are not written: a lastmod is future when its whole
-        seconds are, so the bound covers ``listed_until``'s whole second."""
+        seconds are, so the bound covers ``moment``'s whole second."""
         if self.is_date:
-            return listed_until.astimezone(UTC).date()
-        last = listed_until.replace(microsecond=999_999)
+            return moment.astimezone(UTC).date()
+        last = moment.replace(microsecond=999_999)
         if self.aware:
             return last.astimezone(UTC)
         wall = last.astimezone(naive_timezone).replace(tzinfo=None)
         return wall if self.is_datetime else wall.isoformat()
 
-    def listed_until_epochs(self, listed_until: datetime, naive_timezone: tzinfo) -> int:
+    def listed_until_epochs(self, as_of: AsOf) -> int:
         """``listed_until`` as SQLite's ``unixepoch`` reads the stored wall clock (a date counts
         from midnight UTC)."""
-        zone = UTC if self.is_date else naive_timezone
-        wall = listed_until.astimezone(zone).replace(tzinfo=None)
+        zone = UTC if self.is_date else as_of.naive_timezone
+        wall = as_of.listed_until.astimezone(zone).replace(tzinfo=None)
         return int((wall - datetime(1970, 1, 1)).total_seconds())
 
     def moment(
         self,
         value: Any,
-        naive_timezone: tzinfo,
-        listed_until: datetime,
+        as_of: AsOf,
         newest: bool,
         epochs: bool = False,
     ) -> datetime | None:
@@ -349,9 +349,9 @@ class Aggregates:
         if value is None:
             return None
         if self.epochs or epochs:
-            return self._from_epoch(value, naive_timezone, wall=epochs)
-        moment = to_utc(self._parsed(value), naive_timezone)
-        if moment is None or (moment.replace(microsecond=0) <= listed_until) != newest:
+            return self._from_epoch(value, as_of.naive_timezone, wall=epochs)
+        moment = to_utc(self._parsed(value), as_of.naive_timezone)
+        if moment is None or (moment.replace(microsecond=0) <= as_of.listed_until) != newest:
             return None
         return moment
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, null, or_, select
 from sqlalchemy.engine import Row
 from sqlalchemy.sql.elements import ColumnElement
 
+from ...core.dates import AsOf
 from ..base import Page
 from .summaries import lastmod_moments
 
@@ -122,13 +122,11 @@ class SQLPages:
             ", ".join(self.key_names),
         )
 
-    def pages(
-        self, rows: Sequence[Row[Any]], naive_timezone: tzinfo, listed_until: datetime
-    ) -> list[Page] | None:
+    def pages(self, rows: Sequence[Row[Any]], as_of: AsOf) -> list[Page] | None:
         """The pages :meth:`pages_stmt` found; None when a key below 0 means the source
         must be cut (read :meth:`cuts_stmt` and give its rows to :meth:`cuts`)."""
         if not self.fixed_ranges:
-            return self.cuts(rows, naive_timezone, listed_until)
+            return self.cuts(rows, as_of)
         epochs = self.aggregates.as_text  # SQLite's lastmod aggregates are epochs
         out = []
         for row in rows:
@@ -139,16 +137,13 @@ class SQLPages:
                 self.aggregates,
                 self.lastmod_name,
                 values[4:6],
-                naive_timezone,
-                listed_until,
+                as_of,
                 epochs,
             )
             out.append(Page(int(values[0]), int(values[1]), newest, None, str(values[3]), expires))
         return out
 
-    def cuts(
-        self, rows: Sequence[Row[Any]], naive_timezone: tzinfo, listed_until: datetime
-    ) -> list[Page]:
+    def cuts(self, rows: Sequence[Row[Any]], as_of: AsOf) -> list[Page]:
         first_key = 5 if self.lastmod_name is not None else 3
         epochs = self.aggregates.as_text  # SQLite's lastmod aggregates are epochs
         out = []
@@ -158,8 +153,7 @@ class SQLPages:
                 self.aggregates,
                 self.lastmod_name,
                 values[3:5],
-                naive_timezone,
-                listed_until,
+                as_of,
                 epochs,
             )
             last = values[first_key:]

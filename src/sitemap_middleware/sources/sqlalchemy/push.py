@@ -18,13 +18,12 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Integer, String, bindparam, cast, or_, select
 from sqlalchemy.sql.elements import ColumnElement
 
+from ...core.dates import AsOf
 from ...settings import ConfigurationError
 from ..base import Mark
 from .aggregates import LISTED_UNTIL
 
 if TYPE_CHECKING:
-    from datetime import datetime, tzinfo
-
     from .options import AnySelect, SQLOptions
     from .statements import SQLStatements
 
@@ -95,25 +94,23 @@ class PushStatements:
         keys: Any = bindparam(_KEYS, expanding=True)
         return stmt.where(self._key_column.in_(keys)).order_by(None).order_by(self._key_column)
 
-    def marks_bounds(
-        self, after: Mark | None, listed_until: datetime, naive_timezone: tzinfo, limit: int
-    ) -> dict[str, Any]:
+    def marks_bounds(self, after: Mark | None, as_of: AsOf, limit: int) -> dict[str, Any]:
         aggregates = self._statements.aggregates
         bounds: dict[str, Any] = {
-            LISTED_UNTIL: aggregates.listed_until_value(listed_until, naive_timezone),
+            LISTED_UNTIL: aggregates.column_value(as_of.listed_until, as_of.naive_timezone),
             _LIMIT: limit,
         }
         if after is not None:
             bounds[_LASTMOD], bounds[_KEY] = after.lastmod, after.key
         return bounds
 
-    def newest_bounds(self, listed_until: datetime, naive_timezone: tzinfo) -> dict[str, Any]:
+    def newest_bounds(self, as_of: AsOf) -> dict[str, Any]:
         aggregates = self._statements.aggregates
-        return {LISTED_UNTIL: aggregates.listed_until_value(listed_until, naive_timezone)}
+        return {LISTED_UNTIL: aggregates.column_value(as_of.listed_until, as_of.naive_timezone)}
 
-    def start(self, listed_until: datetime, naive_timezone: tzinfo) -> Mark:
+    def start(self, as_of: AsOf) -> Mark:
         """The mark of an empty source: ``listed_until`` itself (nothing before it is pushed)."""
-        value = self._statements.aggregates.listed_until_value(listed_until, naive_timezone)
+        value = self._statements.aggregates.column_value(as_of.listed_until, as_of.naive_timezone)
         return Mark(str(value), None)
 
     @staticmethod

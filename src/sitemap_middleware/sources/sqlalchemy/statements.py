@@ -8,12 +8,13 @@ column is compared with bound parameters, so SQLAlchemy builds its cache key onc
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime, tzinfo
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Integer, Select, String, bindparam, cast, func, null, or_, select, tuple_
 from sqlalchemy.sql.elements import ColumnElement
 
+from ...core.dates import AsOf
 from ..base import ALL, KeyRange
 from .aggregates import LISTED_UNTIL, LISTED_UNTIL_EPOCH, Aggregates
 from .change_counter import ChangeCounter
@@ -203,14 +204,14 @@ class SQLStatements:
         names += [name for name, _ in self.aggregates.shown]
         return list(dict.fromkeys(name for name in names if name is not None))
 
-    def listed_until_bounds(self, listed_until: datetime, naive_timezone: tzinfo) -> dict[str, Any]:
+    def listed_until_bounds(self, as_of: AsOf) -> dict[str, Any]:
         """``listed_until`` parameters of the summary, pages and cuts statements."""
         if self.lastmod_name is None:
             return {}
         aggregates = self.aggregates
         return {
-            LISTED_UNTIL: aggregates.listed_until_value(listed_until, naive_timezone),
-            LISTED_UNTIL_EPOCH: aggregates.listed_until_epochs(listed_until, naive_timezone),
+            LISTED_UNTIL: aggregates.column_value(as_of.listed_until, as_of.naive_timezone),
+            LISTED_UNTIL_EPOCH: aggregates.listed_until_epochs(as_of),
         }
 
     def changes_stmt(self) -> AnySelect:
@@ -227,13 +228,11 @@ class SQLStatements:
             .limit(bindparam(LIMIT, type_=Integer))
         )
 
-    def changes_bounds(
-        self, since: datetime, listed_until: datetime, naive_timezone: tzinfo, limit: int
-    ) -> dict[str, Any]:
+    def changes_bounds(self, since: datetime, as_of: AsOf, limit: int) -> dict[str, Any]:
         aggregates = self.aggregates
         return {
-            SINCE: aggregates.listed_until_value(since, naive_timezone),
-            LISTED_UNTIL: aggregates.listed_until_value(listed_until, naive_timezone),
+            SINCE: aggregates.column_value(since, as_of.naive_timezone),
+            LISTED_UNTIL: aggregates.column_value(as_of.listed_until, as_of.naive_timezone),
             LIMIT: limit,
         }
 
