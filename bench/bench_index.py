@@ -50,7 +50,8 @@ from sqlalchemy import create_engine, event, update
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from sitemap_middleware import SitemapApp
-from sitemap_middleware.output.xml import MAX_BYTES, MAX_URLS, page_size_for
+from sitemap_middleware.core.spec import MAX_BYTES, MAX_URLS
+from sitemap_middleware.output.xml import page_size_for
 from sitemap_middleware.sources.sqlalchemy.change_counter import ChangeCounter
 
 PAGE_SIZE = page_size_for(MAX_URLS, MAX_BYTES, 2047)

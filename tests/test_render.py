@@ -15,7 +15,6 @@ from sitemap_middleware.core.urls import Site, comparison_form, iri_to_uri
 from sitemap_middleware.output.duplicates import SeenLocs
 from sitemap_middleware.output.entry import (
     Affixed,
-    BadRowStats,
     Batch,
     EntryRules,
     RawEntry,
@@ -23,6 +22,7 @@ from sitemap_middleware.output.entry import (
 )
 from sitemap_middleware.output.fast_path import Renderer
 from sitemap_middleware.output.xml import url_element
+from sitemap_middleware.state.bad_rows import BadRowStats
 
 NEW_YORK = ZoneInfo("America/New_York")
 

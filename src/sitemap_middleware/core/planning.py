@@ -13,7 +13,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..output import html
-from ..output.extensions import NEWS_WINDOW
 from ..settings import Settings
 from ..sources.base import AnySource
 from .exchange import Part, Plan, Request, Response
@@ -21,6 +20,7 @@ from .hosts import SiteForHost
 from .http import accepts_gzip, evaluate_preconditions, format_http_date
 from .responses import not_found
 from .routing import Target
+from .spec import NEWS_WINDOW
 from .validators import DATE_LAG, Summary, last_modified, make_etag
 
 _GZ, _GZIP, _IDENTITY = "gz", "gzip", "identity"

@@ -28,8 +28,7 @@ from typing import Any
 from ..core.dates import LastmodError, Unreadable, check_not_future, format_lastmod
 from ..core.spec import CHANGEFREQS, MAX_PRIORITY, MIN_PRIORITY
 from ..core.urls import LocError, Site
-from ..state.bad_rows import MAX_VALUE, BadRow, BadRowStats, Tally, shorten
-from ..state.bad_rows import LanguageKey as LanguageKey
+from ..state.bad_rows import MAX_VALUE, BadRow, BadRowStats, LanguageKey, Tally, shorten
 from .extensions import Alternate, Extensions, Image, News, Shape, Video, check
 from .xml import UrlFields
 

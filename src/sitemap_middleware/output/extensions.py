@@ -35,8 +35,6 @@ from ..core.spec import (
     NEWS_LANGUAGE,
     SITEMAP_NS,
 )
-from ..core.spec import MAX_IMAGES as MAX_IMAGES
-from ..core.spec import NEWS_WINDOW as NEWS_WINDOW
 from ..core.urls import XML_FORBIDDEN, LocError, Site, comparison_form
 from .xml import DECLARATION, ESCAPE_GROWTH, URL_OVERHEAD, URLSET_CLOSE, escape
 

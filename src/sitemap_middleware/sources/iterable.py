@@ -30,9 +30,10 @@ from operator import attrgetter
 from typing import Any, cast
 
 from ..core.dates import AsOf, to_utc
+from ..core.spec import MAX_IMAGES
 from ..core.validators import Summary
 from ..output.entry import Batch, RawEntry, coerce_extras, coerce_item
-from ..output.extensions import MAX_IMAGES, Extensions, Shape
+from ..output.extensions import Extensions, Shape
 from ..settings import ConfigurationError, ConfigurationTypeError
 from .base import ALL, AsyncSource, KeyRange, Page, SyncSource, check_name
 
