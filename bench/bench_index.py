@@ -50,13 +50,14 @@ from sqlalchemy import create_engine, event, update
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from sitemap_middleware import SitemapApp
-from sitemap_middleware.output.xml import MAX_BYTES, MAX_URLS, page_rows
+from sitemap_middleware.core.spec import MAX_BYTES, MAX_URLS
+from sitemap_middleware.output.xml import page_size_for
 from sitemap_middleware.sources.sqlalchemy.change_counter import ChangeCounter
 
-WIDTH = page_rows(MAX_URLS, MAX_BYTES, 2047)
+PAGE_SIZE = page_size_for(MAX_URLS, MAX_BYTES, 2047)
 # The deep table declares its short locs, so that a page holds the full 50,000 rows.
 DEEP = {"max_loc_length": 150}
-DEEP_WIDTH = page_rows(MAX_URLS, MAX_BYTES, DEEP["max_loc_length"])
+DEEP_PAGE_SIZE = page_size_for(MAX_URLS, MAX_BYTES, DEEP["max_loc_length"])
 
 
 # Every pass runs in this one event loop: an AsyncEngine's connections belong to the loop
@@ -87,9 +88,11 @@ def sync_engine_of(app: SitemapApp) -> Any:
     return getattr(engine, "sync_engine", engine)
 
 
-def pages(path: Path, width: int = WIDTH) -> list[int]:
+def pages(path: Path, page_size: int = PAGE_SIZE) -> list[int]:
     connection = sqlite3.connect(path)
-    rows = connection.execute(f"SELECT DISTINCT id / {width} FROM articles ORDER BY 1").fetchall()
+    rows = connection.execute(
+        f"SELECT DISTINCT id / {page_size} FROM articles ORDER BY 1"
+    ).fetchall()
     connection.close()
     return [page + 1 for (page,) in rows]
 
@@ -120,7 +123,7 @@ def baseline_documents(
     """The index and every page as the baseline writes them: (path, chunks)."""
     # The index: one aggregate, as the library reads it.
     rows = connection.execute(
-        f"SELECT id / {WIDTH}, max(updated_at) FROM articles GROUP BY 1 ORDER BY 1"
+        f"SELECT id / {PAGE_SIZE}, max(updated_at) FROM articles GROUP BY 1 ORDER BY 1"
     ).fetchall()
     index = "".join(
         f"<sitemap><loc>{BASE}sitemap-articles-{b + 1}.xml</loc>"
@@ -129,7 +132,7 @@ def baseline_documents(
     ).encode()
     yield "/sitemap.xml", iter([INDEX_HEAD + index + b"</sitemapindex>\n"])
     for n in numbers:
-        keys = ((n - 1) * WIDTH, n * WIDTH)
+        keys = ((n - 1) * PAGE_SIZE, n * PAGE_SIZE)
         yield f"/sitemap-articles-{n}.xml", baseline_chunks(path, keys, connection, shape)
 
 
@@ -299,7 +302,7 @@ def write_cost(path: Path, counter: ChangeCounter) -> tuple[float, float]:
 def deep_rows(deep: Path, small: Path, size: int, repeat: int, row: Any) -> None:
     """The deep table's rows of the report: last page against the first, 304s, writes."""
     seed(deep, size)
-    deep_pages = pages(deep, DEEP_WIDTH)
+    deep_pages = pages(deep, DEEP_PAGE_SIZE)
     # The last page holds only the remainder (keys are 1..N): compare the deepest full one.
     first, last = deep_pages[0], deep_pages[-2]
     counter = ChangeCounter(articles)  # groups of 1,000 keys: 50 per page
@@ -350,8 +353,8 @@ def main() -> None:
         return child_rss(args.child_rss)
 
     print(
-        f"{args.rows:,} rows in pages of {WIDTH:,} (locs up to 2,047 characters); "
-        f"deep table of {args.deep:,} rows in pages of {DEEP_WIDTH:,} (locs up to 150)"
+        f"{args.rows:,} rows in pages of {PAGE_SIZE:,} (locs up to 2,047 characters); "
+        f"deep table of {args.deep:,} rows in pages of {DEEP_PAGE_SIZE:,} (locs up to 150)"
     )
     rows: list[tuple[str, str, str, str]] = []
 

@@ -243,14 +243,14 @@ def baseline_rows(cursor: psycopg.Cursor[Any]) -> Iterator[bytes]:
 
 
 def baseline_pages(
-    url: URL, rows: int, width: int, check: Callable[[int, bytes], None] | None = None
+    url: URL, rows: int, page_size: int, check: Callable[[int, bytes], None] | None = None
 ) -> int:
     """The index (one GROUP BY), then each page by key range on a client-side cursor."""
     table = table_name(rows)
     total = 0
     with psycopg.connect(conninfo(url)) as conn:
         buckets = conn.execute(
-            f"SELECT id / {width}, max(updated_at) FROM {table} GROUP BY 1 ORDER BY 1"
+            f"SELECT id / {page_size}, max(updated_at) FROM {table} GROUP BY 1 ORDER BY 1"
         ).fetchall()
         index = (
             INDEX_HEAD
@@ -267,7 +267,7 @@ def baseline_pages(
         for bucket, _ in buckets:
             cursor = conn.execute(
                 f"SELECT id, slug, updated_at FROM {table} WHERE id >= %s AND id < %s ORDER BY id",
-                (bucket * width, (bucket + 1) * width),
+                (bucket * page_size, (bucket + 1) * page_size),
             )
             chunks = [HEAD, *baseline_rows(cursor), TAIL]
             total += sum(map(len, chunks))
@@ -381,13 +381,16 @@ async def measure(url: URL, rows: int, repeat: int) -> dict[str, Any]:
     sync_engine, async_engine = make_engine(url, "psycopg"), make_engine(url, "asyncpg")
     assert isinstance(sync_engine, Engine) and isinstance(async_engine, AsyncEngine)
     sync_app, async_app = make_app(sync_engine, rows), make_app(async_engine, rows)
-    width = sync_app.sitemap.width(sync_app.sitemap.sources[0])
-    figures: dict[str, Any] = {"width": width}
+    page_size = sync_app.sitemap.page_size(sync_app.sitemap.sources[0])
+    figures: dict[str, Any] = {"width": page_size}
     try:
         # Once, as warm-up: the library's documents against the baseline's, byte for byte.
         expected: dict[int, str] = {}
         baseline_pages(
-            url, rows, width, lambda n, b: expected.__setitem__(n, hashlib.sha256(b).hexdigest())
+            url,
+            rows,
+            page_size,
+            lambda n, b: expected.__setitem__(n, hashlib.sha256(b).hexdigest()),
         )
         await library_pages(sync_app, same_bytes(expected))
         await library_pages(async_app, same_bytes(expected))
@@ -400,7 +403,7 @@ async def measure(url: URL, rows: int, repeat: int) -> dict[str, Any]:
             raise SystemExit("the whole-source streams differ from the baseline's bytes")
 
         async def pages_baseline() -> None:
-            baseline_pages(url, rows, width)
+            baseline_pages(url, rows, page_size)
 
         async def whole_baseline() -> None:
             baseline_whole(url, rows)
@@ -446,7 +449,7 @@ async def conditional(
     versioned_engine = make_engine(url, "psycopg")
     assert isinstance(versioned_engine, Engine)
     versioned = make_app(versioned_engine, rows, version=select(revision.c.n))
-    last = (rows - 1) // apps["psycopg"].sitemap.width(apps["psycopg"].sitemap.sources[0]) + 1
+    last = (rows - 1) // apps["psycopg"].sitemap.page_size(apps["psycopg"].sitemap.sources[0]) + 1
     cases: list[tuple[str, SitemapApp, Engine, str]] = [
         (f"index, {driver}", apps[driver], engines[driver], "/sitemap.xml") for driver in apps
     ]
@@ -552,7 +555,7 @@ def main() -> None:
         print(f"table of {n:,} rows: " + (f"seeded in {spent:.1f} s" if spent else "reused"))
     figures = asyncio.run(measure(url, args.rows, args.repeat))
     print(
-        f"{args.rows:,} rows, pages of {figures['width']:,} rows: {figures['documents']:,} "
+        f"{args.rows:,} rows, pages of {figures['page_size']:,} rows: {figures['documents']:,} "
         "documents, each byte-identical to the baseline's; whole-source streams identical too"
     )
     rss = {(kind, n): peak_rss(kind, url, n) for n in (args.small, args.rows) for kind in KINDS}

@@ -820,10 +820,10 @@ async def stages(path: Path, rows: int, shape: str, repeat: int) -> None:
             pass
 
     def render(batches: Any) -> None:
-        horizons = {source.name: datetime.now(UTC) + timedelta(minutes=1)}
+        listed_until_values = {source.name: datetime.now(UTC) + timedelta(minutes=1)}
         shapes = {source.name: source.shape}
         body = Body(
-            Urlset(sitemap.view.renderer, sitemap.settings, shapes, None, horizons),
+            Urlset(sitemap.host_site.renderer, sitemap.settings, shapes, None, listed_until_values),
             sitemap.settings,
         )
         for batch in batches:

@@ -30,8 +30,7 @@ from zoneinfo import ZoneInfo
 from lxml import etree
 
 from sitemap_middleware import Entry, Settings, SyncSource
-from sitemap_middleware.core import effects as needs
-from sitemap_middleware.core import handler as flow
+from sitemap_middleware.core import effects, handler
 from sitemap_middleware.core.dates import LastmodError, format_lastmod, to_utc
 from sitemap_middleware.core.http import (
     accepts_gzip,
@@ -435,14 +434,11 @@ def _sitemaps() -> list[Sitemap]:
     return [Sitemap({"pages": pages, "empty": []}, settings) for settings in _SETTINGS]
 
 
-def _perform(need: needs.Need) -> Any:
-    """What an adapter does for the flow: read the (list) sources."""
-    if isinstance(need, needs.Summarize):
-        return [
-            _sync(source).summarize(keys, need.naive_timezone, need.horizon)
-            for source, keys in need.parts
-        ]
-    return _sync(need.source).buckets(need.width, need.naive_timezone, need.horizon)
+def _perform(effect: effects.Effect) -> Any:
+    """What an adapter does for the handler: read the (list) sources."""
+    if isinstance(effect, effects.Summarize):
+        return [_sync(source).summarize(keys, effect.as_of) for source, keys in effect.parts]
+    return _sync(effect.source).pages(effect.page_size, effect.as_of)
 
 
 def check_request(
@@ -454,7 +450,7 @@ def check_request(
         if target is None:  # the application's (check_route holds the routing invariants)
             continue
         request = Request(method, headers, http_version)
-        outcome = flow.run(flow.answer(sitemap, request, target, NOW), _perform)
+        outcome = handler.run_effects(handler.handle(sitemap, request, target, NOW), _perform)
         if isinstance(outcome, Response):
             _check_plan(outcome, method, headers)
             if outcome.status == 200 and method == "GET":

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
-from datetime import UTC, date, datetime, timedelta, tzinfo
+from datetime import UTC, date, datetime, timedelta
 
 from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse
@@ -33,6 +33,7 @@ from sitemap_middleware import (
     Summary,
     SyncSource,
 )
+from sitemap_middleware.core.dates import AsOf
 from sitemap_middleware.output.entry import Batch
 
 BASE = "https://example.com/"
@@ -89,7 +90,7 @@ class Failing(SyncSource):
         self.fail_after = fail_after
         self.fail_summary = fail_summary
 
-    def summarize(self, keys: KeyRange, naive_timezone: tzinfo) -> Summary:
+    def summarize(self, keys: KeyRange, as_of: AsOf) -> Summary:
         if self.fail_summary:
             raise RuntimeError("database is down")
         return Summary(datetime(2024, 5, 1, tzinfo=UTC), self.rows, f"rows-{self.rows}")

@@ -377,8 +377,8 @@ def as_served(field: Field) -> Field:
     expect = field.expect
     if isinstance(expect, date) and not isinstance(expect, datetime):
         expect = datetime(expect.year, expect.month, expect.day, tzinfo=UTC)
-    horizon = datetime.now(UTC) + timedelta(seconds=60)
-    if isinstance(expect, datetime) and expect.replace(microsecond=0) > horizon:
+    listed_until = datetime.now(UTC) + timedelta(seconds=60)
+    if isinstance(expect, datetime) and expect.replace(microsecond=0) > listed_until:
         return Field(field.value, BAD)
     return field
 

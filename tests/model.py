@@ -182,14 +182,14 @@ def page_width(source: SourceOptions, settings: Settings) -> int:
     return max(1, urls // max(1, len(source.languages)))
 
 
-def pages(rows: Iterable[Row], width: int) -> list[tuple[int, list[Row]]]:
+def pages(rows: Iterable[Row], page_size: int) -> list[tuple[int, list[Row]]]:
     """(page number, rows in key order) of every non-empty page."""
     keyed = sorted((row for row in rows if row.key is not None), key=lambda row: row.key or 0)
     numbered: dict[int, list[Row]] = {}
     cut = any((row.key or 0) < 0 for row in keyed)
     for position, row in enumerate(keyed):
         assert row.key is not None
-        number = position // width + 1 if cut else row.key // width + 1
+        number = position // page_size + 1 if cut else row.key // page_size + 1
         numbered.setdefault(number, []).append(row)
     return sorted(numbered.items())
 

@@ -363,7 +363,7 @@ CODINGS = [{}, {"accept-encoding": "gzip"}]
 
 
 def inflated(response: Any) -> bytes:
-    """A body as sent, inflated as far as it goes when it is gzip-coded (a body cut short
+    """A body as sent, inflated as far as it goes when it is gzip-coded (a body aborted
     is a truncated gzip stream)."""
     if response.headers.get("content-encoding") != "gzip":
         return bytes(response.body)
@@ -638,7 +638,7 @@ async def test_http_1_0_gets_the_whole_document_or_a_503(
     refused = await call(failing, http_version="1.0")
     assert refused.status == 503 and b"<" not in refused.body
     assert broken.pool.checkedout() == 0  # type: ignore[attr-defined]
-    assert failing.sitemap.generations.running == 0
+    assert failing.sitemap.slots.running == 0
 
 
 async def test_summary_ttl_spares_the_database_for_a_few_seconds(

@@ -46,7 +46,7 @@ def settings(release: threading.Event, started: threading.Event | None = None) -
 async def test_asgi_bounds_generations_not_revalidations() -> None:
     release, started = threading.Event(), threading.Event()
     app = SitemapApp(**settings(release, started))
-    generations = app.sitemap.generations
+    slots = app.sitemap.slots
     page = await call(app, "HEAD", path="/sitemap-held-1.xml")
     results: dict[str, Any] = {}
 
@@ -56,7 +56,7 @@ async def test_asgi_bounds_generations_not_revalidations() -> None:
     async with anyio.create_task_group() as group:
         group.start_soon(first)
         assert await anyio.to_thread.run_sync(started.wait, 10)
-        assert generations.running == 1
+        assert slots.running == 1
         busy = await call(app, path="/sitemap-other-1.xml")
         assert busy.status == 503 and busy.headers["retry-after"] == "7"
         assert b"<" not in busy.body
@@ -69,7 +69,7 @@ async def test_asgi_bounds_generations_not_revalidations() -> None:
         assert cached.status == 304
         release.set()
     assert results["first"].status == 200 and results["first"].complete
-    assert generations.running == 0
+    assert slots.running == 0
     assert (await call(app, path="/sitemap-other-1.xml")).status == 200
 
 
@@ -79,7 +79,7 @@ async def test_asgi_gives_the_place_back_on_disconnect() -> None:
     app = SitemapApp(**settings(release))
     gone = await call(app, path="/sitemap-held-1.xml", disconnect_after=1)
     assert not gone.complete
-    assert app.sitemap.generations.running == 0
+    assert app.sitemap.slots.running == 0
 
 
 def test_wsgi_bounds_generations_and_releases_on_close() -> None:
@@ -94,11 +94,11 @@ def test_wsgi_bounds_generations_and_releases_on_close() -> None:
     body = app(environ, lambda status, headers, exc_info=None: statuses.append(status))
     chunks = iter(body)
     assert next(chunks).startswith(b"<?xml")  # the transfer is under way
-    assert statuses == ["200 OK"] and app.sitemap.generations.running == 1
+    assert statuses == ["200 OK"] and app.sitemap.slots.running == 1
     busy = call_wsgi(app, path="/sitemap-other-1.xml")
     assert busy.status == 503 and busy.headers["retry-after"] == "7"
     assert call_wsgi(app, "HEAD", path="/sitemap-other-1.xml").status == 200
     release.set()
     body.close()  # type: ignore[attr-defined]  # the server closes it, finished or not
-    assert app.sitemap.generations.running == 0
+    assert app.sitemap.slots.running == 0
     assert call_wsgi(app, path="/sitemap-other-1.xml").status == 200

@@ -52,7 +52,7 @@ posts = Table(
     Column("slug", String, nullable=False),
     Column("author_id", Integer, ForeignKey("authors.id")),
 )
-WIDTH = 100  # rows per page (max_urls below), a multiple of the counter's granularity
+PAGE_SIZE = 100  # rows per page (max_urls below), a multiple of the counter's granularity
 
 
 def seed_authors_and_posts(engine: Engine, rows: int = 350) -> None:
@@ -117,7 +117,7 @@ def app_for(engine: Engine, counter: ChangeCounter | None) -> SitemapApp:
         loc="/posts/{slug}",
         version=counter,
     )
-    return SitemapApp(sources=[source], base_url=BASE, max_urls=WIDTH, index="always")
+    return SitemapApp(sources=[source], base_url=BASE, max_urls=PAGE_SIZE, index="always")
 
 
 async def page_tags(app: SitemapApp) -> list[str]:
@@ -206,13 +206,13 @@ async def test_async_engines_install_and_read_it(tmp_path: Path) -> None:
     seed_authors_and_posts(sync_engine)
     sync_engine.dispose()
     engine = create_async_engine(f"sqlite+aiosqlite:///{path}")
-    counter = ChangeCounter(posts, granularity=WIDTH)
+    counter = ChangeCounter(posts, granularity=PAGE_SIZE)
     async with engine.begin() as conn:
         await conn.run_sync(counter.install)
     source = AsyncSQLAlchemySource(
         select(posts.c.id, posts.c.slug), engine, name="posts", loc="/posts/{slug}", version=counter
     )
-    app = SitemapApp(sources=[source], base_url=BASE, max_urls=WIDTH, index="always")
+    app = SitemapApp(sources=[source], base_url=BASE, max_urls=PAGE_SIZE, index="always")
     first = await page_tags(app)
     async with engine.begin() as conn:
         await conn.execute(update(posts).where(posts.c.id == 330).values(slug="later"))

@@ -32,12 +32,13 @@ from sqlalchemy import (
 from sqlalchemy.pool import NullPool
 
 from sitemap_middleware import SQLAlchemySource
+from sitemap_middleware.core.dates import AsOf
 from sitemap_middleware.sources.base import Page, page_keys
 
 from .postgres import driver_url, schema_name, server_url
 
 MEMORY = "/dev/shm" if os.path.isdir("/dev/shm") else None
-HORIZON = datetime(2030, 1, 1, tzinfo=UTC)
+LISTED_UNTIL = datetime(2030, 1, 1, tzinfo=UTC)
 
 
 def make_table(postgres: bool) -> Table:
@@ -132,12 +133,12 @@ def tables(draw: st.DrawFn, postgres: bool) -> list[tuple[Any, ...]]:
     return [(key, *draw(row)) for key in keys]
 
 
-def recounted(source: SQLAlchemySource, width: int) -> dict[int, Page]:
-    return {page.index: page for page in source.pages(width, UTC, HORIZON)}
+def recounted(source: SQLAlchemySource, page_size: int) -> dict[int, Page]:
+    return {page.index: page for page in source.pages(page_size, AsOf(UTC, LISTED_UNTIL))}
 
 
-def checksum_of(source: SQLAlchemySource, page: int, width: int) -> tuple[int, str | None]:
-    summary = source.summarize(page_keys(page + 1, width), UTC, HORIZON)
+def checksum_of(source: SQLAlchemySource, page: int, page_size: int) -> tuple[int, str | None]:
+    summary = source.summarize(page_keys(page + 1, page_size), AsOf(UTC, LISTED_UNTIL))
     return summary.count or 0, summary.checksum
 
 
@@ -149,22 +150,22 @@ PROPERTY = settings(
 
 
 @PROPERTY
-@given(data=st.data(), width=st.integers(2, 5))
-def test_a_pages_summary_and_a_recount_agree(database: Database, data: Any, width: int) -> None:
+@given(data=st.data(), page_size=st.integers(2, 5))
+def test_a_pages_summary_and_a_recount_agree(database: Database, data: Any, page_size: int) -> None:
     """Same data, same checksum, whichever statement read it (the page's own, or the
     recount's GROUP BY): the tokens of pages kept current and of pages read exactly meet."""
     database.fill(data.draw(tables(database.postgres)))
     source = database.source()
-    pages = recounted(source, width)
+    pages = recounted(source, page_size)
     assert pages
     for index, page in pages.items():
-        assert checksum_of(source, index, width) == (page.count, page.checksum)
+        assert checksum_of(source, index, page_size) == (page.count, page.checksum)
 
 
 @PROPERTY
-@given(data=st.data(), width=st.integers(2, 5))
+@given(data=st.data(), page_size=st.integers(2, 5))
 def test_an_edit_of_a_served_value_moves_the_checksum(
-    database: Database, data: Any, width: int
+    database: Database, data: Any, page_size: int
 ) -> None:
     """A new slug or image, a lastmod a microsecond (PostgreSQL) or a millisecond apart
     (SQLite's text) changes the page's checksum; a column shown nowhere does not."""
@@ -172,7 +173,7 @@ def test_an_edit_of_a_served_value_moves_the_checksum(
     database.fill(rows)
     source = database.source()
     key, slug, lastmod, img, note = data.draw(st.sampled_from(rows))
-    before = recounted(source, width)[key // width]
+    before = recounted(source, page_size)[key // page_size]
     column = data.draw(st.sampled_from(["slug", "updated", "img", "note"]))
     if column == "updated":
         if isinstance(lastmod, datetime):
@@ -185,9 +186,9 @@ def test_an_edit_of_a_served_value_moves_the_checksum(
         old = {"slug": slug, "img": img, "note": note}[column]
         value = data.draw(TEXTS.filter(lambda v: v != old))
     database.edit(key, **{column: value})
-    after = recounted(source, width)[key // width]
+    after = recounted(source, page_size)[key // page_size]
     if column == "note":
         assert after.checksum == before.checksum
     else:
         assert after.checksum != before.checksum, (column, value)
-    assert checksum_of(source, key // width, width) == (after.count, after.checksum)
+    assert checksum_of(source, key // page_size, page_size) == (after.count, after.checksum)

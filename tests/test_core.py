@@ -121,7 +121,7 @@ def test_gzip_representations() -> None:
 
 def test_root_is_an_index_past_one_page() -> None:
     s = sitemap(max_urls=10)
-    assert s.width(s.sources[0]) == s.settings.page_rows == 10
+    assert s.page_size(s.sources[0]) == 10
     assert not plan(s, "/sitemap.xml", Request("GET"), summary(count=10)).sitemapindex
     assert plan(s, "/sitemap.xml", Request("GET"), summary(count=11)).sitemapindex
     assert plan(sitemap(index="always"), "/sitemap.xml", Request("GET"), summary()).sitemapindex

@@ -16,7 +16,6 @@ import logging
 import re
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
-from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +46,7 @@ from sitemap_middleware import (
     SitemapApp,
     SQLAlchemySource,
 )
+from sitemap_middleware.core.dates import AsOf
 from sitemap_middleware.core.validators import Summary
 from sitemap_middleware.output.entry import Batch
 from sitemap_middleware.sources.base import KeyRange, SyncSource
@@ -314,7 +314,7 @@ class Unsplittable(SyncSource):
     def __init__(self, rows: int) -> None:
         self.rows = rows
 
-    def summarize(self, keys: KeyRange, naive_timezone: tzinfo) -> Summary:
+    def summarize(self, keys: KeyRange, as_of: AsOf) -> Summary:
         return Summary(None, self.rows, f"rows-{self.rows}")
 
     def batches(self, keys: KeyRange, size: int) -> Iterator[Batch]:

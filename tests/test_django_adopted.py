@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from lxml import etree
 
 from sitemap_middleware import SitemapWSGIApp
+from sitemap_middleware.core.dates import AsOf
 from sitemap_middleware.settings import ConfigurationError, ConfigurationTypeError
 from sitemap_middleware.sources.base import ALL
 
@@ -278,7 +279,7 @@ def test_limit_bounds_the_pages() -> None:
         limit = 3
 
     source = DjangoSitemapSource(Few, name="few")
-    assert source.shape.rows_per_page(50_000, 52_428_800, 2048) == 3
+    assert source.shape.page_size(50_000, 52_428_800, 2048) == 3
 
 
 def test_misconfiguration_names_the_setting() -> None:
@@ -383,7 +384,7 @@ def test_a_connection_a_read_opened_is_closed_after_it() -> None:
                 wrapper.ensure_connection()
             with transaction.atomic() if atomic else contextlib.nullcontext():
                 rows = sum(len(batch) for batch in source.batches())
-                rows += source.summarize(ALL, UTC).count or 0
+                rows += source.summarize(ALL, AsOf.now()).count or 0
                 seen[label] = (rows, wrapper.connection is not None)
         finally:
             wrapper.close()
@@ -442,23 +443,23 @@ def test_each_page_listed_carries_its_own_summary(
         PAGES,
         st.integers(min_value=1, max_value=5),
     )
-    def check(articles: Any, pages: Any, width: int) -> None:
+    def check(articles: Any, pages: Any, page_size: int) -> None:
         fill(articles, pages)
         source = DjangoSitemapSource(sitemap, name="s", base_url=BASE)
-        horizon = datetime(2030, 1, 1, tzinfo=UTC)
-        listed = source.pages(width, UTC, horizon)
+        listed_until = datetime(2030, 1, 1, tzinfo=UTC)
+        listed = source.pages(page_size, AsOf(UTC, listed_until))
         assert sum(page.count for page in listed) == len(list(sitemap().items()))
         lower = None
         for page in listed:
             if page.last is None:  # fixed ranges of the key
-                low, high = page.index * width, (page.index + 1) * width - 1
+                low, high = page.index * page_size, (page.index + 1) * page_size - 1
                 keys = KeyRange((low - 1,), (high,))
             else:  # a cut: after the previous page's last key, up to its own
                 keys = KeyRange(lower, page.last)
                 lower = page.last
                 # runs of width items (the last one up to width)
-                assert page.count == width or (page is listed[-1] and page.count < width)
-            summary = source.summarize(keys, UTC, horizon)
+                assert page.count == page_size or (page is listed[-1] and page.count < page_size)
+            summary = source.summarize(keys, AsOf(UTC, listed_until))
             assert (page.newest, page.checksum) == (summary.newest, summary.checksum)
             if not source.sitemap.i18n:  # (a summary counts URLs; a page, its items)
                 assert page.count == summary.count

@@ -1,5 +1,5 @@
 """Deterministic gzip (``encoding.py``): the same chunks give the same bytes everywhere, each
-chunk can be inflated on arrival, and a stream cut short is never a valid file."""
+chunk can be inflated on arrival, and a stream aborted is never a valid file."""
 
 from __future__ import annotations
 

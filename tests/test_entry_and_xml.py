@@ -14,11 +14,10 @@ from sitemap_middleware.output.entry import (
     BadRowError,
     Entry,
     EntryRules,
-    UrlFields,
     coerce_item,
     format_priority,
 )
-from sitemap_middleware.output.xml import LimitExceeded, UrlsetWriter, url_element
+from sitemap_middleware.output.xml import LimitExceeded, UrlFields, UrlsetWriter, url_element
 
 from .support import assert_valid_urlset
 

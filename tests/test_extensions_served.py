@@ -22,6 +22,7 @@ from sitemap_middleware import (
     SQLAlchemySource,
     Video,
 )
+from sitemap_middleware.core.dates import AsOf
 from sitemap_middleware.core.sitemap import Request, Sitemap
 from sitemap_middleware.settings import Settings
 
@@ -215,7 +216,7 @@ def test_news_documents_change_with_the_clock_a_tick_at_a_time() -> None:
     assert target is not None
     parts = sitemap.parts(target)
     assert parts is not None
-    summary = source.summarize(parts[0][1], UTC)
+    summary = source.summarize(parts[0][1], AsOf.now())
 
     def plan(now: datetime) -> tuple[str, str | None]:
         response = sitemap.respond(Request("GET"), target, parts, [summary], now)
@@ -229,4 +230,4 @@ def test_news_documents_change_with_the_clock_a_tick_at_a_time() -> None:
     assert later != plan(start)
     assert later[1] == "Thu, 02 May 2024 12:10:00 GMT"  # the window moved then
     # Pages of a news source hold at most 1,000 entries.
-    assert sitemap.width(source) == 1_000
+    assert sitemap.page_size(source) == 1_000

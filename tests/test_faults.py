@@ -108,5 +108,5 @@ async def test_cancellation_at_shutdown_returns_the_connection(
         group.cancel_scope.cancel()  # what a server does to requests still running at shutdown
     assert len(bodies) == 1 and b"</urlset>" not in bodies[0]
     assert pool.checkedout() == 0  # type: ignore[attr-defined]
-    assert app.sitemap.generations.running == 0
+    assert app.sitemap.slots.running == 0
     await async_engine.dispose()

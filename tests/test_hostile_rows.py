@@ -160,9 +160,9 @@ def test_hostile_rows_are_listed_or_reported(case: tuple[Layout, list[Row]]) -> 
             for i, r in enumerate(table)
         ]
     )
-    horizon = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=60)
+    listed_until = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=60)
     with hostile.reports() as log:
-        elements = Renderer(rules).elements("urls", batch, horizon)
+        elements = Renderer(rules).elements("urls", batch, listed_until)
     assert not log.unparsed
     listed = []
     if elements:

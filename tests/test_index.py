@@ -308,9 +308,10 @@ async def test_no_page_passes_the_byte_limit_with_longest_urls(
 
 async def test_limits_hold_at_the_protocol_maximum(tmp_path: Path) -> None:
     """With the defaults a page of maximal rows stays under 52,428,800 bytes."""
-    from sitemap_middleware.output.xml import MAX_BYTES, URL_OVERHEAD, page_rows
+    from sitemap_middleware.core.spec import MAX_BYTES
+    from sitemap_middleware.output.xml import URL_OVERHEAD, page_size_for
 
-    rows = page_rows(50_000, MAX_BYTES, 2047)
+    rows = page_size_for(50_000, MAX_BYTES, 2047)
     worst_row = URL_OVERHEAD + 6 * 2047
     assert rows * worst_row + 200 <= MAX_BYTES < (rows + 1) * worst_row
 

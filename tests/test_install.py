@@ -48,7 +48,7 @@ class Team(SyncSource):
     pageable = False  # one page
     members = ("ada", "grace")
 
-    def summarize(self, keys, naive_timezone, horizon=None):
+    def summarize(self, keys, as_of=None):
         return Summary(newest=None, count=len(self.members), token="team-1")
 
     def batches(self, keys, size):

@@ -18,6 +18,7 @@ from sitemap_middleware import (
     IterableSource,
     KeyRange,
 )
+from sitemap_middleware.core.dates import AsOf
 from sitemap_middleware.sources.base import ALL, page_keys
 from sitemap_middleware.sources.iterable import as_source
 
@@ -30,9 +31,9 @@ def dated(n: int) -> list[Entry]:
 
 
 def test_iterable_source_summary_changes_with_the_data() -> None:
-    first = IterableSource([Entry("/a", "2024-01-01"), "/b"]).summarize(ALL, UTC)
-    same = IterableSource([Entry("/a", "2024-01-01"), "/b"]).summarize(ALL, UTC)
-    fewer = IterableSource([Entry("/a", "2024-01-01")]).summarize(ALL, UTC)
+    first = IterableSource([Entry("/a", "2024-01-01"), "/b"]).summarize(ALL, AsOf.now())
+    same = IterableSource([Entry("/a", "2024-01-01"), "/b"]).summarize(ALL, AsOf.now())
+    fewer = IterableSource([Entry("/a", "2024-01-01")]).summarize(ALL, AsOf.now())
     assert first == same
     assert first.count == 2 and first.newest == datetime(2024, 1, 1, tzinfo=UTC)
     assert fewer.token != first.token
@@ -45,23 +46,23 @@ def test_keys_are_positions_and_pages_are_ranges_of_them() -> None:
     assert [len(b) for b in batches] == [4, 4, 2]
     assert [k for b in batches for k in b.keys] == list(range(10, 20))
     assert batches[0].locs[0] == "/p/10"
-    summary = source.summarize(page, UTC, NOW)
+    summary = source.summarize(page, AsOf(UTC, NOW))
     assert summary.count == 10 and summary.newest == NOW - 6 * DAY
-    pages = source.pages(10, UTC, NOW)
+    pages = source.pages(10, AsOf(UTC, NOW))
     assert [(b.index, b.count) for b in pages] == [(0, 10), (1, 10), (2, 5)]
     assert pages[1].newest == summary.newest and pages[2].newest == NOW - DAY
     assert list(source.batches(KeyRange((24,), None))) == []
 
 
-def test_a_lastmod_past_the_horizon_is_not_the_newest_but_when_the_summary_expires() -> None:
+def test_a_lastmod_past_listed_until_is_not_the_newest_but_when_the_summary_expires() -> None:
     later = NOW + timedelta(hours=1)
     source = IterableSource([Entry("/a", NOW - DAY), Entry("/b", later)])
-    before = source.summarize(ALL, UTC, NOW)
+    before = source.summarize(ALL, AsOf(UTC, NOW))
     assert before.newest == NOW - DAY and before.expires == later
     assert before.fresh(NOW) and not before.fresh(later)
-    after = source.summarize(ALL, UTC, later)
+    after = source.summarize(ALL, AsOf(UTC, later))
     assert after.newest == later and after.expires is None
-    assert after.token != before.token  # the rows served changed with the horizon
+    assert after.token != before.token  # the rows served changed with ``listed_until``
 
 
 def test_a_function_is_called_for_every_read_unless_a_version_says_enough() -> None:
@@ -73,13 +74,13 @@ def test_a_function_is_called_for_every_read_unless_a_version_says_enough() -> N
         return list(rows)
 
     source = IterableSource(items)
-    first = source.summarize(ALL, UTC, NOW)
+    first = source.summarize(ALL, AsOf(UTC, NOW))
     rows.append("/c")
-    assert source.summarize(ALL, UTC, NOW).token != first.token
+    assert source.summarize(ALL, AsOf(UTC, NOW)).token != first.token
     assert len(calls) == 2
 
     versioned = IterableSource(items, version=lambda: "v7")
-    assert versioned.summarize(ALL, UTC, NOW).token == "v7"
+    assert versioned.summarize(ALL, AsOf(UTC, NOW)).token == "v7"
     assert len(calls) == 2  # the version spared the pass over the data
     assert [b.locs for b in versioned.batches(ALL)] == [("/a", "/b", "/c")]
 
@@ -102,7 +103,7 @@ def test_what_cannot_be_a_source_is_refused_when_built() -> None:
     with pytest.raises(ConfigurationError, match=r"^images: "):
         IterableSource(lambda: [], images=-1)
     with pytest.raises(TypeError, match="must return an iterable"):
-        IterableSource(lambda: 3).summarize(ALL, UTC)  # type: ignore[arg-type,return-value]
+        IterableSource(lambda: 3).summarize(ALL, AsOf.now())  # type: ignore[arg-type,return-value]
 
 
 @pytest.mark.anyio
@@ -121,8 +122,8 @@ async def test_an_async_generator_gives_what_the_same_list_gives() -> None:
     assert isinstance(source, AsyncIterableSource)
     plain = IterableSource(entries)
     page = page_keys(2, 10)
-    assert await source.summarize(page, UTC, NOW) == plain.summarize(page, UTC, NOW)
-    assert await source.pages(10, UTC, NOW) == plain.pages(10, UTC, NOW)
+    assert await source.summarize(page, AsOf(UTC, NOW)) == plain.summarize(page, AsOf(UTC, NOW))
+    assert await source.pages(10, AsOf(UTC, NOW)) == plain.pages(10, AsOf(UTC, NOW))
     got = [batch async for batch in source.batches(page, 4)]
     assert [b.keys for b in got] == [b.keys for b in plain.batches(page, 4)]
     assert closed == [True, True, True]  # the generator is closed however far it was read
@@ -178,8 +179,8 @@ def test_digesting_items_together_gives_the_digest_of_each(rows: list[Any], cut:
         )
         for key, (loc, lastmod, changefreq, priority, e) in enumerate(rows)
     ]
-    horizon = datetime(2030, 1, 1, tzinfo=UTC)
-    one_by_one, together = Digest(UTC, horizon), Digest(UTC, horizon)
+    listed_until = datetime(2030, 1, 1, tzinfo=UTC)
+    one_by_one, together = Digest(AsOf(UTC, listed_until)), Digest(AsOf(UTC, listed_until))
     for item in items:
         one_by_one.add(item)
     together.add_all(items[:cut])

@@ -770,7 +770,7 @@ class Harness:
         self.checks += 1
         tick = news_tick()
         for number, adapter in enumerate(self.apps):
-            # HEAD through each adapter in turn: the adapters share the flow that answers it.
+            # HEAD through each adapter in turn: the adapters share the handler that answers it.
             heads = (number + self.checks) % len(self.apps) == 0
             methods = ("GET", "HEAD") if heads else ("GET",)
             asked = [(method, path, None) for path in paths for method in methods]

@@ -60,8 +60,10 @@ from .support import BASE_TIME, NS, assert_valid_index, assert_valid_urlset, fre
 
 pytestmark = pytest.mark.anyio
 BASE = "https://example.com/"
-WIDTH = 500
-PAGED: dict[str, Any] = {"max_urls": WIDTH}  # page n holds the keys (n - 1) * 500 .. n * 500 - 1
+PAGE_SIZE = 500
+PAGED: dict[str, Any] = {
+    "max_urls": PAGE_SIZE
+}  # page n holds the keys (n - 1) * 500 .. n * 500 - 1
 
 AnyEngine = Engine | AsyncEngine
 AnySQLSource = SQLAlchemySource | AsyncSQLAlchemySource
@@ -313,7 +315,7 @@ async def test_index_and_pages_list_every_row_exactly_once(
         assert page.status == 200 and page.complete
         urls = assert_valid_urlset(page.body, sitemap_schema)
         on_page = [key_of(loc) for loc in locs(urls)]
-        assert on_page == [k for k in keys if (n - 1) * WIDTH <= k < n * WIDTH]
+        assert on_page == [k for k in keys if (n - 1) * PAGE_SIZE <= k < n * PAGE_SIZE]
         assert lastmod == max(url.findtext(f"{NS}lastmod") or "" for url in urls)
         listed += on_page
         bodies[n] = page.body
@@ -330,7 +332,7 @@ async def test_index_and_pages_list_every_row_exactly_once(
     # Rows added to and removed from page 1 move nothing on the other pages.
     t = db.table
     db.write(delete(t).where(t.c.id.in_([0, 1, 499])))
-    db.seed([k for k in range(WIDTH) if k not in keys][:3])
+    db.seed([k for k in range(PAGE_SIZE) if k not in keys][:3])
     for n in pages[1:]:
         assert (await call(app, path=f"/sitemap-articles-{n}.xml")).body == bodies[n]
 
@@ -338,7 +340,7 @@ async def test_index_and_pages_list_every_row_exactly_once(
 async def test_text_and_uuid_keys_are_cut_every_width_keys(
     db: Db, sitemap_schema: etree.XMLSchema
 ) -> None:
-    """Keys that are not integers: pages are cut at every width-th key (window functions)."""
+    """Keys that are not integers: pages are cut at every page_size-th key (window functions)."""
     table = Table(
         "tokens",
         MetaData(schema=db.schema),
@@ -431,7 +433,7 @@ async def test_a_page_summary_reads_only_the_rows_of_its_page(db: Db) -> None:
         plan = conn.exec_driver_sql(
             "EXPLAIN (ANALYZE, FORMAT JSON) " + statement, parameters
         ).scalar_one()
-    assert rows_read(plan[0]) <= 3 * WIDTH, plan
+    assert rows_read(plan[0]) <= 3 * PAGE_SIZE, plan
 
 
 async def test_validators_follow_inserts_edits_and_deletes_of_their_page(db: Db) -> None:

@@ -15,7 +15,6 @@ from sitemap_middleware.core.urls import Site, comparison_form, iri_to_uri
 from sitemap_middleware.output.duplicates import SeenLocs
 from sitemap_middleware.output.entry import (
     Affixed,
-    BadRowStats,
     Batch,
     EntryRules,
     RawEntry,
@@ -23,6 +22,7 @@ from sitemap_middleware.output.entry import (
 )
 from sitemap_middleware.output.fast_path import Renderer
 from sitemap_middleware.output.xml import url_element
+from sitemap_middleware.state.bad_rows import BadRowStats
 
 NEW_YORK = ZoneInfo("America/New_York")
 
@@ -131,8 +131,8 @@ def test_uniform_batches_match_the_rules(batch: list[RawEntry]) -> None:
     )
 
 
-# A horizon at 2024-01-02 03:04:05 (UTC): later lastmods are future, bad fields.
-HORIZON = datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)
+# A listed_until at 2024-01-02 03:04:05 (UTC): later lastmods are future, bad fields.
+LISTED_UNTIL = datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)
 AROUND: list[tuple[Any, bool]] = [  # (lastmod, future)
     (datetime(2024, 1, 2, 3, 4, 5), False),
     (datetime(2024, 1, 2, 3, 4, 5, 999_999), False),  # the same whole second
@@ -158,9 +158,9 @@ def test_future_lastmods_take_the_same_rule_on_every_path(
     batch: list[RawEntry] = [(i, f"/p/{i}", lastmod, "weekly", 0.5) for i in range(20)]
     if not alone:  # a batch of another shape: row by row
         batch.append((99, "/p/odd", datetime(2024, 1, 1), "daily", None))
-    fast = Renderer(EntryRules(site, UTC)).elements("s", Batch.of(batch), HORIZON)
+    fast = Renderer(EntryRules(site, UTC)).elements("s", Batch.of(batch), LISTED_UNTIL)
     rules = EntryRules(site, UTC)
-    full = [url_element(url) for raw in batch if (url := rules.check("s", raw, HORIZON))]
+    full = [url_element(url) for raw in batch if (url := rules.check("s", raw, LISTED_UNTIL))]
     assert fast == full
     assert ("<lastmod>" not in fast[0]) == future
     if future:
@@ -451,11 +451,11 @@ def test_aware_utc_lastmods_take_the_column_wise_path(naive: Any) -> None:
         (i, f"/p/{i}", datetime(2024, 1, 1, 3, 4, i % 60, i, tzinfo=UTC), "daily", 0.5)
         for i in range(60)
     ]
-    fast = Renderer(EntryRules(site, naive)).column_wise("s", Batch.of(raws), HORIZON)
+    fast = Renderer(EntryRules(site, naive)).column_wise("s", Batch.of(raws), LISTED_UNTIL)
     assert fast is not None  # not the row-by-row path
     assert fast == slow(EntryRules(site, naive), raws)
-    later = [*raws, (60, "/p/60", HORIZON + timedelta(seconds=1), "daily", 0.5)]
-    assert Renderer(EntryRules(site, naive)).column_wise("s", Batch.of(later), HORIZON) is None
+    later = [*raws, (60, "/p/60", LISTED_UNTIL + timedelta(seconds=1), "daily", 0.5)]
+    assert Renderer(EntryRules(site, naive)).column_wise("s", Batch.of(later), LISTED_UNTIL) is None
 
 
 @pytest.mark.parametrize("affixed", [True, False])

@@ -17,7 +17,7 @@ from sitemap_middleware.core.urls import Site
 from sitemap_middleware.output.extensions import Video, video_xml
 from sitemap_middleware.output.xml import UrlFields, sitemap_element, url_element
 
-from .conftest import SCHEMAS
+from .support import SCHEMAS
 
 XS = "{http://www.w3.org/2001/XMLSchema}"
 

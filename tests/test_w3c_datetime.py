@@ -153,8 +153,8 @@ def test_future_near_the_end_of_the_calendar() -> None:
 
 
 def test_a_date_starts_where_its_reader_says() -> None:
-    horizon = datetime(2024, 6, 1, 12, tzinfo=UTC)
+    listed_until = datetime(2024, 6, 1, 12, tzinfo=UTC)
     # The writer counts a date from midnight UTC; check from its start at +14:00.
-    assert later_than(date(2024, 6, 2), horizon)
-    assert not later_than(date(2024, 6, 2), horizon, _zone(14))
-    assert later_than(date(2024, 6, 3), horizon, _zone(14))
+    assert later_than(date(2024, 6, 2), listed_until)
+    assert not later_than(date(2024, 6, 2), listed_until, _zone(14))
+    assert later_than(date(2024, 6, 3), listed_until, _zone(14))

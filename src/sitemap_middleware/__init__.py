@@ -2,6 +2,7 @@
 
 from typing import TYPE_CHECKING
 
+from .core.dates import AsOf
 from .core.handler import SitemapAborted
 from .core.validators import Summary
 from .errors import MissingExtra
@@ -21,6 +22,7 @@ if TYPE_CHECKING:  # SQLAlchemy is an optional extra, imported on first use belo
 __all__ = [
     "ALL",
     "Alternate",
+    "AsOf",
     "AsyncIterableSource",
     "AsyncSQLAlchemySource",
     "AsyncSource",

@@ -19,7 +19,6 @@ from .core.spec import (
     MIN_LOC_LENGTH,
 )
 from .core.urls import Site, normalize_host
-from .output.xml import page_rows
 
 MODES = ("intercept", "fallback")
 INDEX_MODES = ("auto", "always")
@@ -170,11 +169,6 @@ class Settings:
         if self.indexnow_key is None:
             return None
         return self.indexnow_key_location or f"/{self.indexnow_key}.txt"
-
-    @property
-    def page_rows(self) -> int:
-        """Rows per page: as many as ``max_urls`` allows and ``max_bytes`` can always hold."""
-        return page_rows(self.max_urls, self.max_bytes, self.max_loc_length)
 
     @property
     def site(self) -> Site:

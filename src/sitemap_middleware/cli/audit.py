@@ -116,7 +116,7 @@ async def run_audit(
         audit.candidates = []
     summary.sampled = len(pages)
     started = time.perf_counter()
-    answers = await _Prober(client, options, summary).answer_all([p for _, p in pages])
+    answers = await _Prober(client, options, summary).probe_all([p for _, p in pages])
     summary.seconds = time.perf_counter() - started
     for (audit, _), answer in zip(pages, answers, strict=True):
         audit.answers.append(answer)
@@ -138,20 +138,20 @@ class _Prober:
         self.refused: set[str] = set()
         self.active = 0
 
-    async def answer_all(self, pages: list[Listed]) -> list[PageAnswer]:
+    async def probe_all(self, pages: list[Listed]) -> list[PageAnswer]:
         answers: list[PageAnswer] = [PageAnswer(listed, skipped=True) for listed in pages]
         pending = iter(enumerate(pages))
 
         async def worker() -> None:
             for position, listed in pending:
-                answers[position] = await self.answer(listed)
+                answers[position] = await self.probe(listed)
 
         async with anyio.create_task_group() as group:
             for _ in range(min(self.concurrency, len(pages))):
                 group.start_soon(worker)
         return answers
 
-    async def answer(self, listed: Listed) -> PageAnswer:
+    async def probe(self, listed: Listed) -> PageAnswer:
         """HEAD the page (GET where HEAD is refused) within the budget."""
         host = urlsplit(listed.loc).netloc.lower()
         method = "GET" if host in self.refused else "HEAD"

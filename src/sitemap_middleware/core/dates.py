@@ -22,6 +22,30 @@ from .spec import XML_WHITESPACE
 from .spec import XSD_MAX_OFFSET as _MAX_OFFSET
 
 
+@dataclass(frozen=True, slots=True)
+class AsOf:
+    """How a read takes its lastmods: a naive one in ``naive_timezone``, and one later than
+    ``listed_until`` (now + ``lastmod_tolerance``) not listed yet: a future, bad field.
+
+    One value travels with every read (summaries, pages, changes) instead of the pair.
+    """
+
+    naive_timezone: tzinfo
+    listed_until: datetime
+
+    @classmethod
+    def at(cls, now: datetime, naive_timezone: tzinfo = UTC, tolerance: float = 60) -> AsOf:
+        """As of ``now``: ``listed_until`` in whole seconds, so that replicas reading the
+        clock in the same second agree."""
+        moment = now.astimezone(UTC).replace(microsecond=0) + timedelta(seconds=tolerance)
+        return cls(naive_timezone, moment)
+
+    @classmethod
+    def now(cls, naive_timezone: tzinfo = UTC, tolerance: float = 60) -> AsOf:
+        """As of the clock's now (a caller outside a request: the command line, a test)."""
+        return cls.at(datetime.now(UTC), naive_timezone, tolerance)
+
+
 class LastmodError(ValueError):
     """A lastmod value that cannot be written; the message says why."""
 
@@ -144,8 +168,8 @@ def to_utc(value: object, naive_timezone: tzinfo) -> datetime | None:
     return None
 
 
-def later_than(moment: date | datetime, horizon: datetime, day_starts: tzinfo = UTC) -> bool:
-    """Whether a lastmod names a moment after ``horizon``: an aware datetime by its whole
+def later_than(moment: date | datetime, listed_until: datetime, day_starts: tzinfo = UTC) -> bool:
+    """Whether a lastmod names a moment after ``listed_until``: an aware datetime by its whole
     second (fractions are not written), a date from its midnight in ``day_starts``.
 
     Compared without a conversion to UTC, which a moment near the ends of the calendar
@@ -155,17 +179,17 @@ def later_than(moment: date | datetime, horizon: datetime, day_starts: tzinfo = 
         moment = datetime(moment.year, moment.month, moment.day, tzinfo=day_starts)
     elif moment.microsecond:
         moment = moment.replace(microsecond=0)
-    return moment > horizon
+    return moment > listed_until
 
 
-def check_not_future(value: object, naive_timezone: tzinfo, horizon: datetime) -> None:
-    """Raise ``LastmodError`` for a lastmod later than ``horizon`` (now + the tolerance):
+def check_not_future(value: object, naive_timezone: tzinfo, listed_until: datetime) -> None:
+    """Raise ``LastmodError`` for a lastmod later than ``listed_until`` (now + the tolerance):
     no sitemap may claim a change that has not happened yet (``9999-12-31``). A date
     counts from midnight UTC."""
     moment = parse_w3c(value, naive_timezone) if isinstance(value, str) else value
     if isinstance(moment, datetime) and moment.tzinfo is None:
         moment = moment.replace(tzinfo=naive_timezone)
-    if isinstance(moment, date) and later_than(moment, horizon):
+    if isinstance(moment, date) and later_than(moment, listed_until):
         raise LastmodError(
             f"lastmod {format_lastmod(value, naive_timezone)} is in the future "
             "(later than now + lastmod_tolerance)"

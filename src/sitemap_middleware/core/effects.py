@@ -1,8 +1,8 @@
 """What answering a request (or keeping pages current) needs read from the sources.
 
-The flow (``core/handler.py``) and the pages kept current (``state/current_pages.py``) are
-generators that yield these; an adapter performs each one (sync sources in a worker thread under
-ASGI, async ones awaited) and sends the result back.
+The handler (``core/handler.py``) and the pages kept current (``state/current_pages.py``)
+are generators that yield these; an adapter performs each one (sync sources in a worker
+thread under ASGI, async ones awaited) and sends the result back.
 """
 
 from __future__ import annotations
@@ -10,10 +10,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Generator
 from dataclasses import dataclass
-from datetime import datetime, tzinfo
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..sources.base import AnySource, KeyRange, Page
+from .dates import AsOf
 
 if TYPE_CHECKING:
     from .validators import Summary
@@ -26,9 +27,8 @@ class Summarize:
     """Read the summary of every part (aggregates only), in order."""
 
     parts: tuple[tuple[AnySource, KeyRange], ...]
-    naive_timezone: tzinfo
-    horizon: datetime
-    """Lastmods later than this are future, bad fields (now + ``lastmod_tolerance``)."""
+    as_of: AsOf
+    """Lastmods later than its ``listed_until`` are future, bad fields."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,26 +36,24 @@ class ReadPages:
     """Read the pages (count and newest lastmod per key range) of one source."""
 
     source: AnySource
-    width: int
-    naive_timezone: tzinfo
-    horizon: datetime
-    """The horizon of the summary the pages are remembered under: its rows, its lastmods."""
+    page_size: int
+    as_of: AsOf
+    """As of the summary the pages are remembered under: its rows, its lastmods."""
 
 
 @dataclass(frozen=True, slots=True)
-class ReadChanges:
+class ReadChanged:
     """Read ``(key, lastmod)`` of the rows whose lastmod moved (see ``Source.changed``)."""
 
     source: AnySource
     since: datetime
-    horizon: datetime
-    naive_timezone: tzinfo
+    as_of: AsOf
     limit: int
 
 
 @dataclass(frozen=True, slots=True)
-class Background:
-    """Start ``job`` (a generator of reads like the flow) without waiting for it: the
+class InBackground:
+    """Start ``job`` (a generator of reads like the handler) without waiting for it: the
     adapter runs it in a thread (WSGI) or a task (ASGI) and answers None at once."""
 
     job: Generator[Any, Any, None]
@@ -71,40 +69,36 @@ class Await:
     timeout: float
 
 
-Need = Summarize | ReadPages | ReadChanges | Background | Await
+Effect = Summarize | ReadPages | ReadChanged | InBackground | Await
 
 
-Reads = Generator[Need, object, T]
-"""A generator that yields needs and returns what they gave (``yield from`` it)."""
+Effects = Generator[Effect, object, T]
+"""A generator that yields effects and returns what they gave (``yield from`` it)."""
 
 
-def summarize(
-    parts: tuple[tuple[AnySource, KeyRange], ...], naive_timezone: tzinfo, horizon: datetime
-) -> Reads[list[Summary]]:
+def summarize(parts: tuple[tuple[AnySource, KeyRange], ...], as_of: AsOf) -> Effects[list[Summary]]:
     """The summary of each part, in order."""
-    return _checked((yield Summarize(parts, naive_timezone, horizon)), list)
+    return _checked((yield Summarize(parts, as_of)), list)
 
 
-def read_pages(
-    source: AnySource, width: int, naive_timezone: tzinfo, horizon: datetime
-) -> Reads[list[Page]]:
+def read_pages(source: AnySource, page_size: int, as_of: AsOf) -> Effects[list[Page]]:
     """The non-empty pages of a source (see ``Source.pages``)."""
-    return _checked((yield ReadPages(source, width, naive_timezone, horizon)), list)
+    return _checked((yield ReadPages(source, page_size, as_of)), list)
 
 
-def read_changes(
-    source: AnySource, since: datetime, horizon: datetime, naive_timezone: tzinfo, limit: int
-) -> Reads[list[tuple[Any, Any]]]:
+def read_changed(
+    source: AnySource, since: datetime, as_of: AsOf, limit: int
+) -> Effects[list[tuple[Any, Any]]]:
     """``(key, lastmod)`` of the rows whose lastmod moved (see ``Source.changed``)."""
-    return _checked((yield ReadChanges(source, since, horizon, naive_timezone, limit)), list)
+    return _checked((yield ReadChanged(source, since, as_of, limit)), list)
 
 
-def in_background(job: Generator[Any, Any, None]) -> Reads[None]:
+def in_background(job: Generator[Any, Any, None]) -> Effects[None]:
     """Start ``job`` without waiting for it."""
-    yield Background(job)
+    yield InBackground(job)
 
 
-def await_job(done: threading.Event, timeout: float) -> Reads[bool]:
+def await_job(done: threading.Event, timeout: float) -> Effects[bool]:
     """Wait for the job in the background that sets ``done`` (whether it ended in time)."""
     return _checked((yield Await(done, timeout)), bool)
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from ..sources.base import AnySource, KeyRange
-from .hosts import View
+from .hosts import SiteForHost
 from .routing import Target
 
 Headers = Mapping[str, Sequence[str]]
@@ -51,12 +51,12 @@ class Plan:
     sitemapindex: bool = False
     parts: tuple[Part, ...] = ()
     gzip: bool = False
-    view: View | None = None
+    host_site: SiteForHost | None = None
     html: bool = False
     target: Target | None = None
     news_cutoff: datetime | None = None
-    horizons: tuple[datetime | None, ...] = ()
-    """Per part, the horizon its summary was read under: later lastmods are not served."""
+    listed_until_values: tuple[datetime | None, ...] = ()
+    """Per part, ``listed_until`` its summary was read under: later lastmods are not served."""
 
     def response(self, body: bytes = b"", extra: Sequence[tuple[str, str]] = ()) -> Response:
         """The answer with this status and these headers (and ``extra`` ones)."""

@@ -1,13 +1,13 @@
 """The steps of answering one sitemap request, written once for every adapter.
 
-:func:`answer` is a generator. It yields what it needs read from the sources
+:func:`handle` is a generator. It yields what it needs read from the sources
 (:class:`Summarize`, :class:`ReadPages`) and gets the result, or the exception,
 sent back; so the order of the steps and every failure rule live here and
 nowhere else. What it returns is either a complete :class:`Response` (405,
 404, 304, a bodiless HEAD, 503, a whole ``sitemapindex``) or a
 :class:`Transfer`: a ``urlset`` for the adapter to stream.
 
-An adapter runs the generator with :func:`run` (sync) or :func:`arun`
+An adapter runs the generator with :func:`run_effects` (sync) or :func:`arun_effects`
 (async), and drives a :class:`Transfer` by feeding it batches and
 asking it, at each point, what may be sent.
 """
@@ -24,40 +24,41 @@ from typing import IO, Any, Generic, TypeVar
 from ..output.entry import Batch
 from ..output.xml import LimitExceeded
 from ..sources.base import ALL, AnySource, CutPages, NotPageable, Page
-from .effects import Need, Reads, await_job, in_background, read_pages, summarize
+from .dates import AsOf
+from .effects import Effect, Effects, await_job, in_background, read_pages, summarize
 from .routing import Target
 from .sitemap import Body, Part, Plan, Request, Response, Sitemap, Slot
-from .validators import Summary, horizon_of
+from .validators import Summary
 
 logger = logging.getLogger("sitemap_middleware")
 T = TypeVar("T")
 
 
 class SitemapAborted(RuntimeError):
-    """A source failed after the response had started; the transfer was cut short."""
+    """A source failed after the response had started; the transfer was aborted."""
 
 
-Flow = Generator[Need, Any, "Response | Transfer"]
+Handling = Generator[Effect, Any, "Response | Transfer"]
 
 
-def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) -> Flow:
+def handle(sitemap: Sitemap, request: Request, target: Target, now: datetime) -> Handling:
     """Everything between "this path is the sitemap's" and the first byte of the body."""
     refusal = sitemap.method_not_allowed(request)
     if refusal is not None:
         return refusal
-    view = sitemap.view_for(request)
-    if view is None:
+    host_site = sitemap.site_for(request)
+    if host_site is None:
         return sitemap.bad_host()
     if target.key_file:
         return sitemap.key_file(request)
-    horizon = horizon_of(now, sitemap.settings.lastmod_tolerance)
+    as_of = sitemap.as_of(now)
     path = sitemap.path_of(target)
     failed = f"sitemap {path}: a source failed before the response"
     read: set[str] = set()  # the sources this request read (which can tell they recovered)
     cut = sitemap.cut_source(target)
     if cut is not None:
         try:
-            if (yield from _current_pages(sitemap, cut, horizon)):
+            if (yield from _current_pages(sitemap, cut, as_of)):
                 read.add(cut.name)
         except Exception as exc:
             sitemap.failures.failed(failed, exc, (cut.name,))
@@ -66,7 +67,7 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
     if parts is None:
         return sitemap.not_found()
     try:
-        known, remembered = yield from _live_summaries(sitemap, target, parts, now, horizon)
+        known, remembered = yield from _live_summaries(sitemap, target, parts, now, as_of)
     except Exception as exc:
         sitemap.failures.failed(failed, exc, _names(parts))
         return sitemap.unavailable()
@@ -77,18 +78,18 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
         if missing:
             summaries = sitemap.known.page_summaries(target, parts)
             if summaries is None:
-                recent = sitemap.recent.get(missing, horizon)
+                recent = sitemap.recent.get(missing, as_of.listed_until)
                 summaries = None if recent is None else _merged(sitemap, target, known, recent)
         if summaries is None:
             try:
-                read_now = _horizoned(
-                    (yield from summarize(missing, sitemap.settings.naive_timezone, horizon)),
-                    horizon,
+                read_now = _with_listed_until(
+                    (yield from summarize(missing, as_of)),
+                    as_of.listed_until,
                 )
             except CutPages:
                 # Its keys say the source is cut now: the page is found among its cuts.
                 cut = parts[0][0]
-                found = yield from _cut_page(sitemap, target, cut, failed, now, horizon)
+                found = yield from _cut_page(sitemap, target, cut, failed, now, as_of)
                 if isinstance(found, Response):
                     return found
                 parts, summaries = found
@@ -99,7 +100,7 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
                 sitemap.recent.keep(missing, read_now)
                 summaries = _merged(sitemap, target, known, read_now)
             read |= _names(missing)
-        plan = sitemap.respond(request, target, parts, summaries, now, view)
+        plan = sitemap.respond(request, target, parts, summaries, now, host_site)
         if remembered and isinstance(plan, Plan) and not plan.sitemapindex:
             # A urlset's 200 (or its HEAD) streams rows read now: its validators are those
             # of the same rows, read exactly (one statement over the page's key range; the
@@ -119,14 +120,14 @@ def answer(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
         if read:
             sitemap.failures.succeeded(path, read)
         return plan if isinstance(plan, Response) else plan.response()
-    slot = sitemap.generations.acquire()
+    slot = sitemap.slots.acquire()
     if slot is None:
         return sitemap.busy(path)
     if plan.html and target.source is not None and cut is None:
         # The HTML page links to its neighbours: the source's pages must be known
         # (a cut source's are: they were read to find the page).
         try:
-            yield from _current_pages(sitemap, sitemap.by_name[target.source], horizon)
+            yield from _current_pages(sitemap, sitemap.by_name[target.source], as_of)
         except Exception as exc:
             slot.release()
             sitemap.failures.failed(failed, exc, (target.source,))
@@ -140,14 +141,14 @@ def _cut_page(
     source: AnySource,
     failed: str,
     now: datetime,
-    horizon: datetime,
-) -> Generator[Need, Any, tuple[tuple[Part, ...], list[Summary]] | Response]:
+    as_of: AsOf,
+) -> Generator[Effect, Any, tuple[tuple[Part, ...], list[Summary]] | Response]:
     """The parts and summary of a page of a source whose data says it is cut now."""
     try:
         live = sitemap.live.get(source.name)
         if live is not None and not live.cut:  # its pages kept current are not cut: a recount
             yield from sitemap.keep_current(live, now, inline=True, recount=True)
-        yield from _current_pages(sitemap, source, horizon)
+        yield from _current_pages(sitemap, source, as_of)
     except Exception as exc:
         sitemap.failures.failed(failed, exc, (source.name,))
         return sitemap.unavailable()
@@ -162,9 +163,9 @@ def _cut_page(
 
 def _index(
     sitemap: Sitemap, plan: Plan, summaries: Sequence[Summary], path: str, read: set[str]
-) -> Flow:
+) -> Handling:
     """A ``sitemapindex``: its pages are read for HEAD as for GET, so both get one status."""
-    slot = sitemap.generations.acquire() if plan.stream else None
+    slot = sitemap.slots.acquire() if plan.stream else None
     if plan.stream and slot is None:
         return sitemap.busy(path)
     try:
@@ -189,8 +190,8 @@ def _index(
 
 
 def _live_summaries(
-    sitemap: Sitemap, target: Target, parts: Sequence[Part], now: datetime, horizon: datetime
-) -> Generator[Need, Any, tuple[list[Summary | None], bool]]:
+    sitemap: Sitemap, target: Target, parts: Sequence[Part], now: datetime, as_of: AsOf
+) -> Generator[Effect, Any, tuple[list[Summary | None], bool]]:
     """The summaries the pages kept current know (None for the parts to read exactly), and
     whether some are from memory (a urlset's ``200`` reads them again before its head).
 
@@ -230,14 +231,14 @@ def _live_summaries(
             found.append(None)
         else:
             assert target.page is not None
-            found.append(live.page_summary(target.page, horizon))
+            found.append(live.page_summary(target.page, as_of.listed_until))
             remembered = True
     return found, remembered
 
 
 def _read_again(
     sitemap: Sitemap, parts: Sequence[Part], now: datetime
-) -> Generator[Need, Any, list[Summary | None]]:
+) -> Generator[Effect, Any, list[Summary | None]]:
     """A urlset's parts to read exactly before its ``200``: a page's by its own aggregates
     (None: summarized, then given its kept token by :func:`_merged`); a whole live source's
     (a root urlset) by a recount of its pages, so that its validators are those its ``304``
@@ -273,16 +274,20 @@ def _merged(
     return out
 
 
-def _horizoned(summaries: list[Summary], horizon: datetime) -> list[Summary]:
-    """Summaries of sources that read no horizon are rendered under the request's."""
-    return [s if s.horizon is not None else replace(s, horizon=horizon) for s in summaries]
+def _with_listed_until(summaries: list[Summary], listed_until: datetime) -> list[Summary]:
+    """Summaries of sources that read no listed_until are rendered under the request's."""
+    return [
+        s if s.listed_until is not None else replace(s, listed_until=listed_until)
+        for s in summaries
+    ]
 
 
-def _read_pages(sitemap: Sitemap, source: AnySource, whole: Summary) -> Reads[list[Page]]:
-    """Pages read under the horizon of the summary they are remembered for."""
-    horizon = whole.horizon or horizon_of(datetime.now(UTC), sitemap.settings.lastmod_tolerance)
-    width, tz = sitemap.width(source), sitemap.settings.naive_timezone
-    return (yield from read_pages(source, width, tz, horizon))
+def _read_pages(sitemap: Sitemap, source: AnySource, whole: Summary) -> Effects[list[Page]]:
+    """Pages read as of the summary they are remembered for (its ``listed_until``)."""
+    as_of = sitemap.as_of(datetime.now(UTC))
+    if whole.listed_until is not None:
+        as_of = replace(as_of, listed_until=whole.listed_until)
+    return (yield from read_pages(source, sitemap.page_size(source), as_of))
 
 
 def _names(parts: Sequence[Part]) -> set[str]:
@@ -291,19 +296,20 @@ def _names(parts: Sequence[Part]) -> set[str]:
 
 
 def _current_pages(
-    sitemap: Sitemap, source: AnySource, horizon: datetime
-) -> Generator[Need, Any, bool]:
+    sitemap: Sitemap, source: AnySource, as_of: AsOf
+) -> Generator[Effect, Any, bool]:
     """Make sure the pages of ``source`` are those of its current data; whether it read."""
     live = sitemap.live.get(source.name)
     if live is not None and live.usable and live.known is not None:
         sitemap.known.remember(source, live.known.whole, live.known.ordered)
         return False
     parts = ((source, ALL),)
-    kept = sitemap.recent.get(parts, horizon)
+    kept = sitemap.recent.get(parts, as_of.listed_until)
     read = kept is None
     if kept is None:
-        kept = _horizoned(
-            (yield from summarize(parts, sitemap.settings.naive_timezone, horizon)), horizon
+        kept = _with_listed_until(
+            (yield from summarize(parts, as_of)),
+            as_of.listed_until,
         )
         sitemap.recent.keep(parts, kept)
     (whole,) = kept
@@ -320,36 +326,39 @@ class _Done(Generic[T]):
 
 
 def _advance(
-    flow: Generator[Need, Any, T], result: Any, error: Exception | None
-) -> Need | _Done[T]:
-    """Send a read's result (or throw its error) into the flow: its next need, or its end."""
+    handling: Generator[Effect, Any, T], result: Any, error: Exception | None
+) -> Effect | _Done[T]:
+    """Send a read's result (or throw its error) into the handler: its next effect, or its end."""
     try:
-        return flow.send(result) if error is None else flow.throw(error)
+        return handling.send(result) if error is None else handling.throw(error)
     except StopIteration as stop:
         return _Done(stop.value)
 
 
-def run(flow: Generator[Need, Any, T], perform: Callable[[Need], Any]) -> T:
-    """Run a flow to its end, performing each need with ``perform(need)`` in this thread."""
-    step = _advance(flow, None, None)
+def run_effects(handling: Generator[Effect, Any, T], perform: Callable[[Effect], Any]) -> T:
+    """Run a generator of effects to its end, each one performed by ``perform(effect)`` in
+    this thread."""
+    step = _advance(handling, None, None)
     while not isinstance(step, _Done):
         try:
             result, error = perform(step), None
         except Exception as exc:
             result, error = None, exc
-        step = _advance(flow, result, error)
+        step = _advance(handling, result, error)
     return step.outcome
 
 
-async def arun(flow: Generator[Need, Any, T], perform: Callable[[Need], Awaitable[Any]]) -> T:
-    """:func:`run` for adapters that await their reads."""
-    step = _advance(flow, None, None)
+async def arun_effects(
+    handling: Generator[Effect, Any, T], perform: Callable[[Effect], Awaitable[Any]]
+) -> T:
+    """:func:`run_effects` for adapters that await their reads."""
+    step = _advance(handling, None, None)
     while not isinstance(step, _Done):
         try:
             result, error = await perform(step), None
         except Exception as exc:
             result, error = None, exc
-        step = _advance(flow, result, error)
+        step = _advance(handling, result, error)
     return step.outcome
 
 
@@ -358,8 +367,8 @@ class Transfer:
 
     The status line goes out only with the first chunk: until then a failure is
     still a clean 503 (or a 500 for a document past the protocol's limits);
-    after it, the transfer must be cut short so that no client takes a
-    truncated sitemap for a whole one. The generation slot is held until
+    after it, the transfer must be aborted so that no client takes a
+    truncated sitemap for a whole one. The slot is held until
     :meth:`close`.
     """
 

@@ -23,8 +23,8 @@ FIXED_SINCE = datetime(2000, 1, 1, tzinfo=UTC)
 """The ``Last-Modified`` of a key file whose URL names its key: it never changes."""
 
 
-def answer(settings: Settings, request: Request) -> Response:
-    """The key file's answer to a GET or HEAD (the flow refused other methods)."""
+def key_file_response(settings: Settings, request: Request) -> Response:
+    """The key file's answer to a GET or HEAD (the handler refused other methods)."""
     key = settings.indexnow_key
     assert key is not None, "routed only with a key"
     body = key.encode("ascii")

@@ -13,14 +13,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..output import html
-from ..output.extensions import NEWS_WINDOW
 from ..settings import Settings
 from ..sources.base import AnySource
 from .exchange import Part, Plan, Request, Response
-from .hosts import View
+from .hosts import SiteForHost
 from .http import accepts_gzip, evaluate_preconditions, format_http_date
 from .responses import not_found
 from .routing import Target
+from .spec import NEWS_WINDOW
 from .validators import DATE_LAG, Summary, last_modified, make_etag
 
 _GZ, _GZIP, _IDENTITY = "gz", "gzip", "identity"
@@ -31,11 +31,11 @@ class Planner:
     """Plans the answers of one sitemap's documents."""
 
     def __init__(
-        self, settings: Settings, sources: Sequence[AnySource], widths: Mapping[str, int]
+        self, settings: Settings, sources: Sequence[AnySource], page_sizes: Mapping[str, int]
     ) -> None:
         self._settings = settings
         self._sources = sources
-        self._widths = widths
+        self._page_sizes = page_sizes
         # Tags already made, by what they are made of: a revalidation of an unchanged
         # document (the common request) then hashes nothing.
         self._tags: dict[tuple[Any, ...], str] = {}
@@ -47,7 +47,7 @@ class Planner:
         if self._settings.index == "always" or len(self._sources) > 1:
             return True
         count = summaries[0].count
-        return count is None or count > self._widths[self._sources[0].name]
+        return count is None or count > self._page_sizes[self._sources[0].name]
 
     def respond(
         self,
@@ -56,7 +56,7 @@ class Planner:
         parts: Sequence[Part],
         summaries: Sequence[Summary],
         now: datetime,
-        view: View,
+        host_site: SiteForHost,
     ) -> Response | Plan:
         """The answer to a GET or HEAD of a target, given its parts' summaries and the clock:
         complete (404, 304, 412), or the plan of a 200."""
@@ -66,7 +66,7 @@ class Planner:
         index = self.is_index(target, summaries)
         coding = self._representation(request, target)
         news_cutoff, tick = self._news(parts, now)
-        etag = self._etag(view, target, index, parts, summaries, tick, coding)
+        etag = self._etag(host_site, target, index, parts, summaries, tick, coding)
         newest = [summary.newest for summary in summaries]
         # The server writes the Date (see validators.DATE_LAG): the clock caps Last-Modified
         # below any Date it can write for this request (RFC 9110 §8.8.2.1).
@@ -82,11 +82,11 @@ class Planner:
             sitemapindex=index,
             parts=tuple(parts),
             gzip=coding != _IDENTITY,
-            view=view,
+            host_site=host_site,
             html=target.html,
             target=target,
             news_cutoff=news_cutoff,
-            horizons=tuple(summary.horizon for summary in summaries),
+            listed_until_values=tuple(summary.listed_until for summary in summaries),
         )
 
     def _representation(self, request: Request, target: Target) -> str:
@@ -111,7 +111,7 @@ class Planner:
 
     def _etag(
         self,
-        view: View,
+        host_site: SiteForHost,
         target: Target,
         index: bool,
         parts: Sequence[Part],
@@ -122,7 +122,7 @@ class Planner:
         # Each representation has its own tag (RFC 9110 §8.8.3.3).
         representation = coding + "+html" if target.html else coding
         key = (
-            view.fingerprint,
+            host_site.fingerprint,
             target,
             index,
             tick,

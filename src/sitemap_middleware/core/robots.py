@@ -51,7 +51,7 @@ def minimal(url: str) -> bytes:
     return b"User-agent: *\nDisallow:\n\nSitemap: " + url.encode("ascii") + b"\n"
 
 
-def answer(
+def robots_response(
     method: str,
     request_headers: dict[str, Sequence[str]],
     url: str,

@@ -39,7 +39,7 @@ class End:
 
 @dataclass(frozen=True, slots=True)
 class Abort:
-    """The body cannot be completed after it started: the adapter must cut the transfer
+    """The body cannot be completed after it started: the adapter must abort the transfer
     short (raise), so that no client takes a truncated sitemap for a whole one."""
 
     error: SitemapAborted

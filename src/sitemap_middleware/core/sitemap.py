@@ -1,15 +1,15 @@
 """A configured sitemap: its sources, its routes, and the pieces that decide its answers.
 
 :class:`Sitemap` composes them and says which document a path names and which
-(source, key range) parts it lists; :mod:`.flow` runs the steps of a request
+(source, key range) parts it lists; :mod:`.handler` runs the steps of a request
 against it. The pieces, each owning one idea:
 
-* :mod:`.views`: the site as each allowed host sees it;
-* :mod:`.known_pages`: each source's pages as last read, and recent summaries;
+* :mod:`.hosts`: the site as each allowed host sees it;
+* :mod:`..state.remembered_pages`: each source's pages as last read, and recent summaries;
 * :mod:`.planning`: status, validators and headers of a document's answer;
 * :mod:`.responses`: the answers that carry no document (400, 404, 405, 500, 503);
 * :mod:`.index_document`: the ``sitemapindex``, its HTML sibling, and page navigation;
-* :mod:`.generations`: how many documents are generated at once;
+* :mod:`.slots`: how many documents are generated at once;
 * :mod:`.documents`: the bytes of a streamed ``urlset`` (or its HTML table), in chunks.
 
 No I/O here.
@@ -28,33 +28,34 @@ from ..settings import Settings
 from ..sources.arguments import build_sources
 from ..sources.base import ALL, MAX_KEY, AnySource, KeyRange, page_keys
 from ..state.bad_rows import BadRowStats, register, tally_of
-from ..state.current_pages import LivePages, keep_current
-from ..state.remembered_pages import KnownPages, RecentSummaries
+from ..state.current_pages import CurrentPages, keep_current
+from ..state.remembered_pages import RememberedPages, RememberedSummaries
 from . import key_file, responses, robots
-from .effects import Reads
+from .dates import AsOf
+from .effects import Effects
 from .exchange import Headers, Part, Plan, Request, Response
 from .failures import FailureLog
-from .hosts import HostViews, View
+from .hosts import Hosts, SiteForHost
 from .planning import Planner
 from .responses import ALLOWED_METHODS, ServerErrors
 from .routing import Routes, Target
-from .slots import Generations, Slot
+from .slots import Slot, Slots
 from .validators import Summary
 
 __all__ = [
     "ALLOWED_METHODS",
     "Body",
     "Document",
-    "Generations",
     "Headers",
     "Part",
     "Plan",
     "Request",
     "Response",
+    "SiteForHost",
     "Sitemap",
     "Slot",
+    "Slots",
     "Urlset",
-    "View",
     "build_sources",
 ]
 
@@ -70,8 +71,8 @@ class Sitemap:
         self.by_name = {source.name: source for source in self.sources}
         self.routes = Routes(settings.path, self.by_name, settings.html, settings.key_path)
         # Rows per page of each source: its worst-case entry must fit the limits.
-        self.widths = {
-            source.name: source.shape.rows_per_page(
+        self.page_sizes = {
+            source.name: source.shape.page_size(
                 settings.max_urls, settings.max_bytes, settings.max_loc_length
             )
             for source in self.sources
@@ -80,16 +81,16 @@ class Sitemap:
         tallies = {source.name: tally_of(source) for source in self.sources}
         self.rules = EntryRules(self.site, settings.naive_timezone, settings.strict, tallies)
         register(self, self.url, tallies)
-        self.views = HostViews(settings, self.rules, self.widths)
-        self.view = self.views.default
-        self.generations = Generations(settings.max_generations)
+        self.hosts = Hosts(settings, self.rules, self.page_sizes)
+        self.host_site = self.hosts.default
+        self.slots = Slots(settings.max_generations)
         self.failures = FailureLog()
         self.errors = ServerErrors(settings)
-        # Pages kept current between recounts, for the sources that can be (live_pages).
-        self.live = _live_pages(self.sources, self.widths, settings)
-        self.known = KnownPages(self.widths)
-        self.recent = RecentSummaries(settings.summary_ttl)
-        self.planner = Planner(settings, self.sources, self.widths)
+        # Pages kept current between recounts, for the sources that can be (current_pages).
+        self.live = _live_pages(self.sources, self.page_sizes, settings)
+        self.known = RememberedPages(self.page_sizes)
+        self.recent = RememberedSummaries(settings.summary_ttl)
+        self.planner = Planner(settings, self.sources, self.page_sizes)
         self.index_document = IndexDocument(settings, self.routes, self.by_name, self.known)
 
     @property
@@ -99,33 +100,35 @@ class Sitemap:
 
     def keep_current(
         self,
-        live: LivePages,
+        live: CurrentPages,
         now: datetime | None = None,
         *,
         inline: bool = False,
         recount: bool = False,
-    ) -> Reads[None]:
-        """A refresh or recount of ``live`` as reads (see :func:`.live_pages.keep_current`):
+    ) -> Effects[None]:
+        """A refresh or recount of ``live`` as reads (see :func:`keep_current`):
         claimed by the caller in the background, or ``inline`` before an answer."""
-        settings = self.settings
         moment = now or datetime.now(UTC)
         return keep_current(
             live,
             moment,
-            settings.naive_timezone,
-            settings.lastmod_tolerance,
+            self.as_of(moment),
             inline=inline,
             recount=recount,
         )
+
+    def as_of(self, now: datetime) -> AsOf:
+        """How a request at ``now`` reads lastmods (the settings' zone and tolerance)."""
+        return AsOf.at(now, self.settings.naive_timezone, self.settings.lastmod_tolerance)
 
     @property
     def url(self) -> str:
         """The public URL of the root sitemap."""
         return self.site.url_for(self.settings.path)
 
-    def width(self, source: AnySource) -> int:
+    def page_size(self, source: AnySource) -> int:
         """Rows per page of a source."""
-        return self.widths[source.name]
+        return self.page_sizes[source.name]
 
     def route(self, path: str) -> Target | None:
         """The document a route path names, or None when the path is not the sitemap's."""
@@ -156,7 +159,7 @@ class Sitemap:
                 return None
             after = pages[target.page - 2].last if target.page > 1 else None
             return ((source, KeyRange(after, pages[target.page - 1].last)),)
-        keys = page_keys(target.page, self.width(source))
+        keys = page_keys(target.page, self.page_size(source))
         if keys.after is not None and keys.after[0] >= MAX_KEY:
             return None  # past the largest 64-bit key: no row can be there
         return ((source, keys),)
@@ -170,13 +173,13 @@ class Sitemap:
             return None
         return source
 
-    def view_for(self, request: Request) -> View | None:
-        """The view a request gets (see :meth:`.views.HostViews.view_for`); None: a 400."""
-        return self.views.view_for(request.host, "host" in request.headers)
+    def site_for(self, request: Request) -> SiteForHost | None:
+        """The view a request gets (see :meth:`.hosts.Hosts.site_for`); None: a 400."""
+        return self.hosts.site_for(request.host, "host" in request.headers)
 
     def key_file(self, request: Request) -> Response:
         """The IndexNow key file (see :mod:`.key_file`)."""
-        return key_file.answer(self.settings, request)
+        return key_file.key_file_response(self.settings, request)
 
     def wants_robots(self, path: str, method: str) -> bool:
         """Whether this request is for the robots.txt that the sitemap is added to."""
@@ -186,11 +189,11 @@ class Sitemap:
         self, request: Request, status: int, headers: list[tuple[str, str]], body: bytes
     ) -> Response | None:
         """The robots.txt for the app's complete answer, or None to pass that through."""
-        view = self.view_for(request)
-        if view is None:
+        host_site = self.site_for(request)
+        if host_site is None:
             return None
-        url = view.site.url_for(self.settings.path)
-        result = robots.answer(
+        url = host_site.site.url_for(self.settings.path)
+        result = robots.robots_response(
             request.method,
             dict(request.headers),
             url,
@@ -208,32 +211,36 @@ class Sitemap:
         parts: Sequence[Part],
         summaries: Sequence[Summary],
         now: datetime,
-        view: View | None = None,
+        host_site: SiteForHost | None = None,
     ) -> Response | Plan:
         """The answer to a GET or HEAD of a target (see :meth:`.planning.Planner.respond`)."""
-        return self.planner.respond(request, target, parts, summaries, now, view or self.view)
+        return self.planner.respond(
+            request, target, parts, summaries, now, host_site or self.host_site
+        )
 
     def sitemapindex(self, plan: Plan) -> bytes:
         """The whole ``sitemapindex`` (or its HTML sibling) that ``plan`` calls for."""
-        return self.index_document.render(plan, (plan.view or self.view).site)
+        return self.index_document.render(plan, (plan.host_site or self.host_site).site)
 
     def body(self, plan: Plan) -> Body:
         """The body of a streamed document: a ``urlset``, or its HTML sibling."""
-        view = plan.view or self.view
+        host_site = plan.host_site or self.host_site
         document: Document
-        horizons = {
-            source.name: horizon
-            for (source, _), horizon in zip(plan.parts, plan.horizons, strict=False)
+        listed_until_values = {
+            source.name: listed_until
+            for (source, _), listed_until in zip(plan.parts, plan.listed_until_values, strict=False)
         }
         if plan.html:
-            heading = self.index_document.heading(plan.target, view.site)
-            document = html.Table(view.rules, heading, horizons)
+            heading = self.index_document.heading(plan.target, host_site.site)
+            document = html.Table(host_site.rules, heading, listed_until_values)
         else:
             shapes = {source.name: source.shape for source, _ in plan.parts}
-            document = Urlset(view.renderer, self.settings, shapes, plan.news_cutoff, horizons)
+            document = Urlset(
+                host_site.renderer, self.settings, shapes, plan.news_cutoff, listed_until_values
+            )
         return Body(document, self.settings, plan.gzip)
 
-    # The answers without a document, as the flow gives them.
+    # The answers without a document, as the handler gives them.
 
     def method_not_allowed(self, request: Request) -> Response | None:
         return responses.method_not_allowed(request)
@@ -250,7 +257,7 @@ class Sitemap:
 
     def busy(self, path: str | None = None) -> Response:
         """Too many documents are being generated at once: try again shortly."""
-        return self.errors.busy(path or self.settings.path, self.generations.running)
+        return self.errors.busy(path or self.settings.path, self.slots.running)
 
     def too_large(self, error: Exception, path: str | None = None) -> Response:
         """A document past the protocol's limits, or a source that cannot be split: a 500."""
@@ -258,15 +265,15 @@ class Sitemap:
 
 
 def _live_pages(
-    sources: list[AnySource], widths: Mapping[str, int], settings: Settings
-) -> dict[str, LivePages]:
+    sources: list[AnySource], page_sizes: Mapping[str, int], settings: Settings
+) -> dict[str, CurrentPages]:
     """Pages kept current between recounts (``freshness="incremental"``), by source name."""
     if settings.freshness != "incremental":
         return {}
     return {
-        source.name: LivePages(
+        source.name: CurrentPages(
             source,
-            widths[source.name],
+            page_sizes[source.name],
             settings.refresh_interval,
             settings.recount_interval,
             settings.exact_rows,

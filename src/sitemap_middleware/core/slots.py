@@ -6,18 +6,18 @@ import threading
 
 
 class Slot:
-    """One running generation; :meth:`release` gives its place back (once)."""
+    """One document being made; :meth:`release` gives its place back (once)."""
 
-    def __init__(self, generations: Generations) -> None:
-        self._generations: Generations | None = generations
+    def __init__(self, slots: Slots) -> None:
+        self._slots: Slots | None = slots
 
     def release(self) -> None:
-        if self._generations is not None:
-            self._generations.release()
-            self._generations = None
+        if self._slots is not None:
+            self._slots.release()
+            self._slots = None
 
 
-class Generations:
+class Slots:
     """How many documents this process is generating; at most ``limit`` at once.
 
     Generating reads rows and holds a database connection for the whole

@@ -25,9 +25,7 @@ from dataclasses import dataclass
 from urllib.parse import quote, urlsplit
 
 from .spec import DEFAULT_PORTS as _DEFAULT_PORTS
-from .spec import MAX_LOC_LENGTH as MAX_LOC_LENGTH  # importable here too
-from .spec import MIN_LOC_LENGTH as MIN_LOC_LENGTH
-from .spec import XML_WHITESPACE
+from .spec import MAX_LOC_LENGTH, MIN_LOC_LENGTH, XML_WHITESPACE
 
 # Every character XML 1.0 forbids (control characters, lone surrogates, U+FFFE/U+FFFF).
 XML_FORBIDDEN = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")

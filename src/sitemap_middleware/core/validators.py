@@ -41,18 +41,18 @@ class Summary:
     newest: datetime | None
     count: int | None
     token: str
-    horizon: datetime | None = None
+    listed_until: datetime | None = None
     """The latest lastmod served when the summary was read (now + ``lastmod_tolerance``):
-    later ones are bad fields, and the rows are rendered under this same horizon."""
+    later ones are bad fields, and the rows are rendered under this same listed_until."""
     expires: datetime | None = None
-    """The earliest lastmod later than ``horizon``: once the horizon reaches it that row's
+    """The earliest lastmod later than ``listed_until``: once ``listed_until`` reaches it that row's
     lastmod is served, so a remembered summary is stale from then on."""
     checksum: str | None = None
     """The rows' checksum, when the source reads one (pages kept current compare it)."""
 
-    def fresh(self, horizon: datetime) -> bool:
-        """Whether this summary still describes the rows served under ``horizon``."""
-        return self.expires is None or horizon < self.expires
+    def fresh(self, listed_until: datetime) -> bool:
+        """Whether this summary still describes the rows served under ``listed_until``."""
+        return self.expires is None or listed_until < self.expires
 
 
 def make_etag(parts: Iterable[str]) -> str:
@@ -79,14 +79,3 @@ def last_modified(newest: Iterable[datetime | None], now: datetime) -> datetime 
     moment = max(known).astimezone(UTC).replace(microsecond=0)
     cap = now.astimezone(UTC).replace(microsecond=0) - DATE_LAG
     return min(moment, cap)
-
-
-def horizon_of(now: datetime, tolerance: float) -> datetime:
-    """The latest lastmod served at ``now``: later ones are future, bad fields (whole seconds,
-    so that replicas reading the clock in the same second agree)."""
-    return now.astimezone(UTC).replace(microsecond=0) + timedelta(seconds=tolerance)
-
-
-def default_horizon() -> datetime:
-    """The horizon of a caller that gives none: now plus the default tolerance of 60 s."""
-    return horizon_of(datetime.now(UTC), 60)

@@ -43,14 +43,14 @@ class Urlset:
         settings: Settings,
         shapes: Mapping[str, Shape],
         news_cutoff: datetime | None = None,
-        horizons: Mapping[str, datetime | None] | None = None,
+        listed_until_values: Mapping[str, datetime | None] | None = None,
     ) -> None:
         self.renderer = renderer
         self.writer = UrlsetWriter(settings.max_urls, settings.max_bytes)
         self.shapes = shapes
         self.news_cutoff = news_cutoff
         self.seen = SeenLocs(renderer.rules.site)
-        self.horizons = horizons or {}
+        self.listed_until_values = listed_until_values or {}
 
     @property
     def urls(self) -> int:
@@ -63,13 +63,13 @@ class Urlset:
 
     def write(self, source: str, batch: Batch) -> bytes:
         extras = batch.extras
-        horizon = self.horizons.get(source)
+        listed_until = self.listed_until_values.get(source)
         if extras is not None and extras.count(None) != len(extras):
             elements = self.renderer.extended(
-                source, batch, self.shapes[source], self.news_cutoff, horizon, self.seen
+                source, batch, self.shapes[source], self.news_cutoff, listed_until, self.seen
             )
         else:
-            elements = self.renderer.elements(source, batch, horizon, self.seen)
+            elements = self.renderer.elements(source, batch, listed_until, self.seen)
         return self.writer.write(elements)
 
     def close(self) -> bytes:

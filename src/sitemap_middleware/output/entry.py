@@ -26,14 +26,11 @@ from itertools import repeat
 from typing import Any
 
 from ..core.dates import LastmodError, Unreadable, check_not_future, format_lastmod
-from ..core.spec import CHANGEFREQS as CHANGEFREQS  # its home is .protocol; importable here too
-from ..core.spec import MAX_PRIORITY, MIN_PRIORITY
+from ..core.spec import CHANGEFREQS, MAX_PRIORITY, MIN_PRIORITY
 from ..core.urls import LocError, Site
-from ..state.bad_rows import MAX_VALUE, BadRow, Tally, shorten
-from ..state.bad_rows import BadRowStats as BadRowStats  # its home is .stats; importable here too
-from ..state.bad_rows import LanguageKey as LanguageKey
+from ..state.bad_rows import MAX_VALUE, BadRow, BadRowStats, LanguageKey, Tally, shorten
 from .extensions import Alternate, Extensions, Image, News, Shape, Video, check
-from .xml import UrlFields as UrlFields  # the writer's input; importable here too
+from .xml import UrlFields
 
 logger = logging.getLogger("sitemap_middleware")
 
@@ -263,12 +260,12 @@ class EntryRules:
         self,
         source: str,
         raw: RawEntry,
-        horizon: datetime | None = None,
+        listed_until: datetime | None = None,
         first: Callable[[str], bool] | None = None,
     ) -> UrlFields | None:
         """The entry's final fields, or None when the row is skipped.
 
-        A lastmod later than ``horizon`` (now + ``lastmod_tolerance``) is in the
+        A lastmod later than ``listed_until`` (now + ``lastmod_tolerance``) is in the
         future: dropped. ``first(url)`` says whether the document lists the loc
         for the first time; a repeated loc skips the row before its other fields
         are judged.
@@ -285,8 +282,8 @@ class EntryRules:
         if lastmod is not None:
             try:
                 lastmod_text = format_lastmod(lastmod, self.naive_timezone)
-                if horizon is not None:
-                    check_not_future(lastmod, self.naive_timezone, horizon)
+                if listed_until is not None:
+                    check_not_future(lastmod, self.naive_timezone, listed_until)
             except (LastmodError, ValueError, OverflowError) as exc:
                 lastmod_text = None
                 self._drop(source, key, f"lastmod dropped: {exc}")

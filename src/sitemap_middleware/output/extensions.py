@@ -36,8 +36,6 @@ from ..core.spec import (
     SITEMAP_NS,
     VIDEO_FIELDS,
 )
-from ..core.spec import MAX_IMAGES as MAX_IMAGES
-from ..core.spec import NEWS_WINDOW as NEWS_WINDOW
 from ..core.urls import XML_FORBIDDEN, LocError, Site, comparison_form
 from .xml import DECLARATION, ESCAPE_GROWTH, URL_OVERHEAD, URLSET_CLOSE, escape
 
@@ -149,7 +147,7 @@ class Shape:
         )
         return tuple(prefix for prefix, count in used if count)
 
-    def rows_per_page(self, max_urls: int, max_bytes: int, max_loc_length: int) -> int:
+    def page_size(self, max_urls: int, max_bytes: int, max_loc_length: int) -> int:
         """Rows per page such that no page can pass ``max_urls`` or ``max_bytes`` (or 1,000
         news), whatever the data: every entry counted at its longest."""
         per_url = URL_OVERHEAD + ESCAPE_GROWTH * max_loc_length + self.worst_case(max_loc_length)

@@ -119,15 +119,15 @@ def _write(root: str, column: _Locs, odd: _Odd, lastmods: _Lastmods, tails: Tail
 
 
 class _Limits:
-    """A horizon as the fast paths compare lastmods with it: a naive UTC datetime, a day."""
+    """A listed_until as the fast paths compare lastmods with it: a naive UTC datetime, a day."""
 
-    __slots__ = ("day", "horizon", "naive")
+    __slots__ = ("day", "listed_until", "naive")
 
-    def __init__(self, horizon: datetime) -> None:
-        self.horizon = horizon
-        utc = horizon.astimezone(UTC)
+    def __init__(self, listed_until: datetime) -> None:
+        self.listed_until = listed_until
+        utc = listed_until.astimezone(UTC)
         self.naive = utc.replace(tzinfo=None, microsecond=999_999)  # whole seconds count
-        # A date counts from midnight UTC: it is future once that midnight is past the horizon.
+        # A date counts from midnight UTC: it is future once that midnight is past ``listed_until``.
         self.day = utc.date()
 
 
@@ -172,15 +172,15 @@ class Renderer:
         self,
         source: str,
         batch: Batch,
-        horizon: datetime | None = None,
+        listed_until: datetime | None = None,
         seen: SeenLocs | None = None,
     ) -> list[str]:
         """The ``<url>`` elements of a batch, in order; bad rows follow the bad-row rule (a
-        lastmod later than ``horizon`` is a bad field), and with ``seen`` (the document's
+        lastmod later than ``listed_until`` is a bad field), and with ``seen`` (the document's
         listed locs) so do locs listed before."""
         if not batch:
             return []
-        limits = _Limits(horizon) if horizon is not None else None
+        limits = _Limits(listed_until) if listed_until is not None else None
         uniform = self._uniform(source, batch, limits, seen)
         return uniform if uniform is not None else self._rows(source, batch, limits, seen)
 
@@ -188,14 +188,14 @@ class Renderer:
         self,
         source: str,
         batch: Batch,
-        horizon: datetime | None = None,
+        listed_until: datetime | None = None,
         seen: SeenLocs | None = None,
     ) -> list[str] | None:
         """:meth:`elements` of a batch of the common shape, in a few C-level passes: valid
         changefreqs and priorities (NULLs allowed), lastmods all absent, all naive datetimes
         read as UTC, or all dates, and string locs. Plain paths are written directly, other
         locs go through the rules. None when the batch has another shape."""
-        limits = _Limits(horizon) if horizon is not None else None
+        limits = _Limits(listed_until) if listed_until is not None else None
         return self._uniform(source, batch, limits, seen)
 
     def _uniform(
@@ -219,7 +219,7 @@ class Renderer:
     def _lastmod_column(self, batch: Batch, limits: _Limits | None) -> _Lastmods | None:
         """The lastmods' texts, as one column: none, naive datetimes read as UTC (their
         stored text copied when its layout is proven), or dates; None for another shape or
-        a lastmod past the horizon (row by row then)."""
+        a lastmod past ``listed_until`` (row by row then)."""
         lastmods, count = batch.lastmods, len(batch)
         kinds = set(map(type, lastmods))  # (cheaper than comparing each with None)
         if kinds == _NONE_TYPE:
@@ -238,7 +238,7 @@ class Renderer:
     def _datetime_column(self, batch: Batch, limits: _Limits | None) -> _Lastmods | None:
         """Datetimes as one column: naive ones read as UTC (their stored text copied when its
         layout is proven), or aware ones in UTC (as Django's ORM gives them); None for
-        another mix or a lastmod past the horizon."""
+        another mix or a lastmod past ``listed_until``."""
         lastmods, count = batch.lastmods, len(batch)
         layout = stored_layout(batch.lastmod_texts, count) if self.naive_is_utc else 0
         if layout in (19, 26):  # stored texts of these layouts hold no zone: naive values
@@ -436,10 +436,10 @@ class Renderer:
         return known
 
     def _checked(
-        self, source: str, raw: RawEntry, horizon: datetime | None, seen: SeenLocs | None
+        self, source: str, raw: RawEntry, listed_until: datetime | None, seen: SeenLocs | None
     ) -> str:
         """One row through the full rules; ``""`` when it is skipped."""
-        url = self.rules.check(source, raw, horizon, None if seen is None else seen.first_url)
+        url = self.rules.check(source, raw, listed_until, None if seen is None else seen.first_url)
         return "" if url is None else url_element(url)
 
     def _rows(
@@ -448,9 +448,9 @@ class Renderer:
         """Row by row: a fast path per row, the full rules for the rest."""
         root, scope_path, plain = self.root, self.scope_path, PLAIN_PATH.fullmatch
         room = self.room
-        horizon = latest = last_day = None
+        listed_until = latest = last_day = None
         if limits is not None:
-            horizon, latest, last_day = limits.horizon, limits.naive, limits.day
+            listed_until, latest, last_day = limits.listed_until, limits.naive, limits.day
         shortest = MIN_LOC_LENGTH - len(root)
         naive_is_utc, tails = self.naive_is_utc, self._tails
         out: list[str] = []
@@ -498,7 +498,7 @@ class Renderer:
                             f"<url><loc>{root}{loc}</loc><lastmod>{lastmod.isoformat()}</lastmod>{tail}"
                         )
                         continue
-            element = self._checked(source, raw, horizon, None if recorded else seen)
+            element = self._checked(source, raw, listed_until, None if recorded else seen)
             if element:
                 out.append(element)
         return out
@@ -509,7 +509,7 @@ class Renderer:
         batch: Batch,
         shape: Shape,
         news_cutoff: datetime | None,
-        horizon: datetime | None = None,
+        listed_until: datetime | None = None,
         seen: SeenLocs | None = None,
     ) -> list[str]:
         """The ``<url>`` elements of a batch whose rows carry extensions (full rules per row)."""
@@ -517,7 +517,9 @@ class Renderer:
         assert extras is not None
         out = []
         for raw, extensions in zip(batch.rows(), extras, strict=True):
-            url = self.rules.check(source, raw, horizon, None if seen is None else seen.first_url)
+            url = self.rules.check(
+                source, raw, listed_until, None if seen is None else seen.first_url
+            )
             if url is None:
                 continue
             if extensions is not None:

@@ -3,7 +3,7 @@
 zlib's gzip wrapper (``wbits=31``) writes a header with no file name and a
 zero timestamp, so the same chunks give the same bytes on every replica. Each
 chunk is sync-flushed: a client can inflate what it has received so far, and
-a transfer cut short is a truncated gzip stream (no trailer), never a valid
+an aborted transfer is a truncated gzip stream (no trailer), never a valid
 file.
 """
 

@@ -19,7 +19,8 @@ from datetime import datetime
 from html import escape
 
 from .duplicates import SeenLocs
-from .entry import Batch, EntryRules, UrlFields
+from .entry import Batch, EntryRules
+from .xml import UrlFields
 
 CONTENT_TYPE = "text/html; charset=utf-8"
 CONTENT_SECURITY_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'"
@@ -147,13 +148,13 @@ class Table:
         self,
         rules: EntryRules,
         heading: Heading,
-        horizons: Mapping[str, datetime | None] | None = None,
+        listed_until_values: Mapping[str, datetime | None] | None = None,
     ) -> None:
         self.rules = rules
         self.heading = heading
         self.urls = 0
         self.seen = SeenLocs(rules.site)
-        self.horizons = horizons or {}
+        self.listed_until_values = listed_until_values or {}
 
     def open(self) -> bytes:
         head = self.heading
@@ -162,7 +163,9 @@ class Table:
     def write(self, source: str, batch: Batch) -> bytes:
         rows = []
         for raw in batch.rows():
-            url = self.rules.check(source, raw, self.horizons.get(source), self.seen.first_url)
+            url = self.rules.check(
+                source, raw, self.listed_until_values.get(source), self.seen.first_url
+            )
             if url is not None:
                 self.urls += 1
                 rows.append(url_row(self.urls, url))

@@ -1,7 +1,8 @@
 """The ``sitemapindex``: every non-empty page of every source, each with its newest lastmod;
 its HTML sibling; and, from the same list, a human page's links to its neighbours.
 
-The pages are those :class:`~.known_pages.KnownPages` last read for the current data.
+The pages are those
+:class:`~..state.remembered_pages.RememberedPages` last read for the current data.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from ..core.routing import Routes, Target
 from ..core.urls import Site
 from ..settings import Settings
 from ..sources.base import AnySource, Page
-from ..state.remembered_pages import KnownPages
+from ..state.remembered_pages import RememberedPages
 from . import html
 from .gzip import gzip_whole
 from .xml import sitemap_element, sitemapindex
@@ -33,7 +34,7 @@ class IndexDocument:
         settings: Settings,
         routes: Routes,
         sources: Mapping[str, AnySource],
-        known: KnownPages,
+        known: RememberedPages,
     ) -> None:
         self._settings = settings
         self._routes = routes
@@ -53,9 +54,13 @@ class IndexDocument:
             self._elements.clear()
         for source, _ in plan.parts:
             read = self._known.of(source)
-            # A source's own pages may not know the horizon: never list a future lastmod.
+            # A source's own pages may not know ``listed_until``: never list a future lastmod.
             # (Whole seconds count: a moment is served while it is before the next second.)
-            limit = None if read.horizon is None else read.horizon.replace(microsecond=0) + _SECOND
+            limit = (
+                None
+                if read.listed_until is None
+                else read.listed_until.replace(microsecond=0) + _SECOND
+            )
             for page in read.pages:
                 newest = page.newest
                 if newest is not None and limit is not None and newest >= limit:

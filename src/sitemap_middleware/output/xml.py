@@ -11,9 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core.spec import MAX_BYTES as MAX_BYTES
-from ..core.spec import MAX_CHILDREN, SITEMAP_NS
-from ..core.spec import MAX_URLS as MAX_URLS
+from ..core.spec import MAX_BYTES, MAX_CHILDREN, MAX_URLS, SITEMAP_NS
 
 DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
 URLSET_OPEN = f'<urlset xmlns="{SITEMAP_NS}">\n'
@@ -110,7 +108,7 @@ class UrlsetWriter:
         return URLSET_CLOSE.encode("ascii")
 
 
-def page_rows(max_urls: int, max_bytes: int, max_loc_length: int) -> int:
+def page_size_for(max_urls: int, max_bytes: int, max_loc_length: int) -> int:
     """Rows per page such that no page can pass ``max_bytes``, whatever the data.
 
     Every row is assumed at its longest: a loc of ``max_loc_length`` characters,

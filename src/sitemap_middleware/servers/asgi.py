@@ -1,7 +1,7 @@
 """Pure ASGI adapter: translates between ASGI messages and the core.
 
-It decides nothing itself. It routes, runs the flow with its reads
-(:mod:`.async_reads`), and turns the events of the answer (:mod:`.events`) into
+It decides nothing itself. It routes, runs the handler with its reads
+(:mod:`.async_effects`), and turns the events of the answer (:mod:`..core.sending`) into
 ``http.response.start`` and ``http.response.body`` messages, watching for the
 client's disconnect; an aborted transfer raises, so the server cuts the
 response short (no final empty chunk) and no client takes a truncated sitemap
@@ -17,14 +17,14 @@ from typing import Unpack
 
 import anyio
 
-from ..core.handler import SitemapAborted, Transfer, answer, arun
+from ..core.handler import SitemapAborted, Transfer, arun_effects, handle
 from ..core.routing import Target
 from ..core.sending import Chunk, End, Event, Start, adrive, response_events, transfer_events
 from ..core.sitemap import Request, Response, Sitemap
-from ..output.entry import BadRowStats
 from ..settings import Options, make_settings
+from ..state.bad_rows import BadRowStats
 from .asgi_robots import robots_txt
-from .async_effects import AsyncReads, TransferChunks
+from .async_effects import AsyncEffectRunner, AsyncTransferChunks
 from .types import ASGIApp, Message, Receive, Scope, Send
 
 
@@ -71,7 +71,7 @@ class SitemapMiddleware:
         """``settings`` are the fields of :class:`~sitemap_middleware.Settings`."""
         self.app = app
         self.sitemap = Sitemap(sources, make_settings(settings))
-        self._reads = AsyncReads()
+        self._reads = AsyncEffectRunner()
 
     @property
     def stats(self) -> dict[str, BadRowStats]:
@@ -84,7 +84,7 @@ class SitemapMiddleware:
         for live in self.sitemap.live.values():
             while not live.claim_recount():  # noqa: ASYNC110 (a refresh may run in a thread)
                 await asyncio.sleep(0.01)
-            await arun(self.sitemap.keep_current(live), self._reads.perform)
+            await arun_effects(self.sitemap.keep_current(live), self._reads.perform)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -128,8 +128,8 @@ class SitemapMiddleware:
     async def serve(self, target: Target, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer a request for one of the sitemap's documents."""
         request = request_from(scope)
-        flow = answer(self.sitemap, request, target, datetime.now(UTC))
-        outcome = await arun(flow, self._reads.perform)
+        handling = handle(self.sitemap, request, target, datetime.now(UTC))
+        outcome = await arun_effects(handling, self._reads.perform)
         if isinstance(outcome, Response):
             return await _send(send, outcome, request.method)
         try:
@@ -167,7 +167,7 @@ class SitemapMiddleware:
 
 async def _produce(transfer: Transfer, send: Send) -> None:
     """Send a urlset; raises (:class:`SitemapAborted`) only once the response has started."""
-    parts = TransferChunks(transfer)
+    parts = AsyncTransferChunks(transfer)
     try:
         async for event in adrive(transfer_events(transfer), parts.next):
             await _emit(send, event)

@@ -13,7 +13,6 @@ import contextvars
 import threading
 from collections import deque
 from collections.abc import AsyncGenerator, Callable
-from datetime import datetime, tzinfo
 from functools import partial
 from typing import Any
 
@@ -21,15 +20,16 @@ import anyio
 import anyio.lowlevel
 import anyio.to_thread
 
-from ..core.effects import Await, Background, Need, ReadChanges, Summarize
-from ..core.handler import Transfer, arun
+from ..core.dates import AsOf
+from ..core.effects import Await, Effect, InBackground, ReadChanged, Summarize
+from ..core.handler import Transfer, arun_effects
 from ..core.validators import Summary
-from ..sources.base import AnySource, AsyncSource, KeyRange, Page, SyncSource, horizon_arguments
+from ..sources.base import AnySource, AsyncSource, KeyRange, Page, SyncSource
 from ..state.coalesce import AsyncCoalescer
 
 
-class AsyncReads:
-    """Performs the needs of the flow and of the pages kept current, for one middleware.
+class AsyncEffectRunner:
+    """Performs the effects of the handler and of the pages kept current, for one middleware.
 
     ``background``: the context a job of pages kept current runs in (default: a copy of
     the request's that started it); the Django middleware gives one that outlives the
@@ -41,35 +41,34 @@ class AsyncReads:
         self._background = background
         self._jobs: set[asyncio.Task[None]] = set()  # held until done (the loop keeps weak refs)
 
-    async def perform(self, need: Need) -> Any:
-        """Read what the flow needs (sync sources in a worker thread, async ones awaited);
+    async def perform(self, effect: Effect) -> Any:
+        """Read what the handler needs (sync sources in a worker thread, async ones awaited);
         concurrent requests for the same aggregates share one query."""
-        run = self._coalescer.run
-        if isinstance(need, Summarize):
-            tz, horizon = need.naive_timezone, need.horizon
-            # A shared summary carries the horizon it was read under: the body follows it.
+        shared = self._coalescer.run
+        if isinstance(effect, Summarize):
+            # A shared summary carries ``listed_until`` it was read under: the body follows it.
             return [
-                await run(
-                    ("summary", source.name, keys, tz),
-                    partial(summarize, source, keys, tz, horizon),
+                await shared(
+                    ("summary", source.name, keys, effect.as_of.naive_timezone),
+                    partial(summarize, source, keys, effect.as_of),
                 )
-                for source, keys in need.parts
+                for source, keys in effect.parts
             ]
-        if isinstance(need, ReadChanges):
-            return await changed(need)
-        if isinstance(need, Await):  # the job may run in a thread: wait in one
-            return await anyio.to_thread.run_sync(need.done.wait, need.timeout)
-        if isinstance(need, Background):
+        if isinstance(effect, ReadChanged):
+            return await changed(effect)
+        if isinstance(effect, Await):  # the job may run in a thread: wait in one
+            return await anyio.to_thread.run_sync(effect.done.wait, effect.timeout)
+        if isinstance(effect, InBackground):
             # Pages kept current: the request goes on; the job's reads are its own.
             context = self._background() if self._background is not None else None
-            job = arun(need.job, self.perform)
+            job = arun_effects(effect.job, self.perform)
             task = asyncio.get_running_loop().create_task(job, context=context)
             self._jobs.add(task)
             task.add_done_callback(self._jobs.discard)
             return None
-        return await run(
-            ("pages", need.source.name, need.width, need.horizon),
-            partial(pages, need.source, need.width, need.naive_timezone, need.horizon),
+        return await shared(
+            ("pages", effect.source.name, effect.page_size, effect.as_of.listed_until),
+            partial(pages, effect.source, effect.page_size, effect.as_of),
         )
 
 
@@ -178,7 +177,7 @@ async def _bound_chunks(
             await source.in_thread(close)
 
 
-class TransferChunks:
+class AsyncTransferChunks:
     """The chunks of a transfer's parts (:func:`chunks`), one part at a time, each closed
     once done: what :func:`~sitemap_middleware.core.sending.adrive` asks for.
 
@@ -291,27 +290,21 @@ class _Handoff:
         self._room.release()
 
 
-async def summarize(
-    source: AnySource, keys: KeyRange, naive_timezone: tzinfo, horizon: datetime
-) -> Summary:
-    extra = horizon_arguments(source.summarize, horizon)
+async def summarize(source: AnySource, keys: KeyRange, as_of: AsOf) -> Summary:
     if isinstance(source, AsyncSource):
-        return await source.summarize(keys, naive_timezone, *extra)
-    return await source.in_thread(partial(source.summarize, keys, naive_timezone, *extra))
+        return await source.summarize(keys, as_of)
+    return await source.in_thread(partial(source.summarize, keys, as_of))
 
 
-async def pages(
-    source: AnySource, width: int, naive_timezone: tzinfo, horizon: datetime
-) -> list[Page]:
-    extra = horizon_arguments(source.pages, horizon)
+async def pages(source: AnySource, page_size: int, as_of: AsOf) -> list[Page]:
     if isinstance(source, AsyncSource):
-        return await source.pages(width, naive_timezone, *extra)
-    return await source.in_thread(partial(source.pages, width, naive_timezone, *extra))
+        return await source.pages(page_size, as_of)
+    return await source.in_thread(partial(source.pages, page_size, as_of))
 
 
-async def changed(need: ReadChanges) -> list[tuple[Any, Any]]:
-    source = need.source
-    arguments = (need.since, need.horizon, need.naive_timezone, need.limit)
+async def changed(effect: ReadChanged) -> list[tuple[Any, Any]]:
+    source = effect.source
+    arguments = (effect.since, effect.as_of, effect.limit)
     if isinstance(source, AsyncSource):
         return await source.changed(*arguments)
     return await source.in_thread(partial(source.changed, *arguments))

@@ -14,17 +14,17 @@ from collections.abc import Awaitable, Callable, Generator
 from functools import partial
 from typing import Any, TypeVar
 
-from ..core.effects import Await, Background, Need, ReadChanges, Summarize
-from ..core.handler import Transfer, run
+from ..core.effects import Await, Effect, InBackground, ReadChanged, Summarize
+from ..core.handler import Transfer, run_effects
 from ..output.entry import Batch
-from ..sources.base import AnySource, AsyncSource, KeyRange, horizon_arguments
+from ..sources.base import AnySource, AsyncSource, KeyRange
 from ..state.coalesce import ThreadCoalescer
 
 T = TypeVar("T")
 
 
-class SyncReads:
-    """Performs the needs of the flow and of the pages kept current, for one middleware.
+class SyncEffectRunner:
+    """Performs the effects of the handler and of the pages kept current, for one middleware.
 
     ``background``: starts a job of pages kept current (default: in a thread of its own);
     the Django middleware defers one started inside a transaction to the request's thread.
@@ -35,45 +35,41 @@ class SyncReads:
         self._coalescer = ThreadCoalescer()
         self._background = background or start_thread
 
-    def perform(self, need: Need) -> Any:
-        """Read what the flow needs; concurrent requests for the same aggregates share one
+    def perform(self, effect: Effect) -> Any:
+        """Read what the handler needs; concurrent requests for the same aggregates share one
         query."""
         shared = self._coalescer.run
-        if isinstance(need, Summarize):
-            tz, horizon = need.naive_timezone, need.horizon
-            # A shared summary carries the horizon it was read under: the body follows it.
+        if isinstance(effect, Summarize):
+            # A shared summary carries ``listed_until`` it was read under: the body follows it.
             return [
                 shared(
-                    ("summary", source.name, keys, tz),
-                    partial(self.call, source, "summarize", keys, tz, horizon),
+                    ("summary", source.name, keys, effect.as_of.naive_timezone),
+                    partial(self.call, source, "summarize", keys, effect.as_of),
                 )
-                for source, keys in need.parts
+                for source, keys in effect.parts
             ]
-        if isinstance(need, ReadChanges):
-            arguments = (need.since, need.horizon, need.naive_timezone, need.limit)
-            return self.call(need.source, "changed", *arguments)
-        if isinstance(need, Await):
-            return need.done.wait(need.timeout)
-        if isinstance(need, Background):
+        if isinstance(effect, ReadChanged):
+            arguments = (effect.since, effect.as_of, effect.limit)
+            return self.call(effect.source, "changed", *arguments)
+        if isinstance(effect, Await):
+            return effect.done.wait(effect.timeout)
+        if isinstance(effect, InBackground):
             # Pages kept current: the request goes on; the job's reads are its own.
-            self._background(partial(run, need.job, self.perform))
+            self._background(partial(run_effects, effect.job, self.perform))
             return None
         return shared(
-            ("pages", need.source.name, need.width, need.horizon),
+            ("pages", effect.source.name, effect.page_size, effect.as_of.listed_until),
             partial(
                 self.call,
-                need.source,
+                effect.source,
                 "pages",
-                need.width,
-                need.naive_timezone,
-                need.horizon,
+                effect.page_size,
+                effect.as_of,
             ),
         )
 
     def call(self, source: AnySource, method: str, *args: Any) -> Any:
         bound = getattr(source, method)
-        if method in ("summarize", "pages"):  # the last argument is the horizon
-            args = (*args[:-1], *horizon_arguments(bound, args[-1]))
         if isinstance(source, AsyncSource):
             return self.loop.call(bound, *args)
         return bound(*args)
@@ -90,10 +86,10 @@ class SyncReads:
         finally:
             self.loop.call(_aclose, iterator)
 
-    def transfer_chunks(self, transfer: Transfer) -> TransferChunks:
+    def transfer_chunks(self, transfer: Transfer) -> SyncTransferChunks:
         """The chunks of a transfer's parts: what :func:`~sitemap_middleware.core.sending.drive`
         asks for."""
-        return TransferChunks(self, transfer)
+        return SyncTransferChunks(self, transfer)
 
     def chunks(
         self, source: AnySource, keys: KeyRange, transfer: Transfer
@@ -117,10 +113,10 @@ def start_thread(job: Callable[[], None]) -> None:
     threading.Thread(target=job, name="sitemap-pages", daemon=True).start()
 
 
-class TransferChunks:
+class SyncTransferChunks:
     """The chunks of a transfer's parts, one part at a time, each's rows closed once done."""
 
-    def __init__(self, reads: SyncReads, transfer: Transfer) -> None:
+    def __init__(self, reads: SyncEffectRunner, transfer: Transfer) -> None:
         self._reads = reads
         self._transfer = transfer
         self._index = -1

@@ -1,12 +1,12 @@
 """WSGI adapter (PEP 3333): the same sitemap, options and answers for Flask, Django and friends.
 
-It decides nothing itself: it routes, runs the flow with its reads
-(:mod:`.sync_reads`), and turns the events of the answer (:mod:`.events`) into
+It decides nothing itself: it routes, runs the handler with its reads
+(:mod:`.sync_effects`), and turns the events of the answer (:mod:`..core.sending`) into
 ``start_response`` and the bytes of a lazy iterable. Rows are read as the server
 iterates it, an aborted transfer raises out of the iterable so the server cuts
 it short, and ``close()`` releases the rows and the database connection however
 the iteration ends (client gone included). Async sources run on one event loop
-in a background thread (:class:`.sync_reads.SyncReads`), stopped by :meth:`close`.
+in a background thread (:class:`.sync_effects.SyncEffectRunner`), stopped by :meth:`close`.
 ``/robots.txt`` is :mod:`.wsgi_robots`'s.
 """
 
@@ -19,13 +19,13 @@ from datetime import UTC, datetime
 from http import HTTPStatus
 from typing import TypeVar, Unpack
 
-from ..core.handler import Transfer, answer, run
+from ..core.handler import Transfer, handle, run_effects
 from ..core.routing import Target
 from ..core.sending import Chunk, End, Event, Start, drive, response_events, transfer_events
 from ..core.sitemap import Request, Response, Sitemap
-from ..output.entry import BadRowStats
 from ..settings import Options, make_settings
-from .sync_effects import SyncReads, TransferChunks
+from ..state.bad_rows import BadRowStats
+from .sync_effects import SyncEffectRunner, SyncTransferChunks
 from .types import Environ, ExcInfo, StartResponse, WSGIApp, close_iterable
 from .wsgi_robots import robots_txt
 
@@ -74,7 +74,7 @@ class SitemapWSGIMiddleware:
     ) -> None:
         self.app: WSGIApp = app if app is not None else _not_found_app
         self.sitemap = Sitemap(sources, make_settings(settings))
-        self.reads = SyncReads()
+        self.reads = SyncEffectRunner()
         """Performs the reads (async sources: on its own event loop, ``reads.loop``)."""
 
     @property
@@ -88,7 +88,7 @@ class SitemapWSGIMiddleware:
         for live in self.sitemap.live.values():
             while not live.claim_recount():
                 time.sleep(0.01)  # a refresh is running: it ends soon
-            run(self.sitemap.keep_current(live), self.reads.perform)
+            run_effects(self.sitemap.keep_current(live), self.reads.perform)
 
     def close(self) -> None:
         """Stop the background event loop of async sources, if one was started."""
@@ -117,7 +117,9 @@ class SitemapWSGIMiddleware:
     ) -> Iterable[bytes]:
         """Answer a request for one of the sitemap's documents."""
         request = request_from(environ)
-        outcome = run(answer(self.sitemap, request, target, datetime.now(UTC)), self.reads.perform)
+        outcome = run_effects(
+            handle(self.sitemap, request, target, datetime.now(UTC)), self.reads.perform
+        )
         if isinstance(outcome, Response):
             return _respond(start_response, outcome, request.method)
         return _Body(self.reads, outcome, start_response)
@@ -126,7 +128,9 @@ class SitemapWSGIMiddleware:
 class _Body:
     """The lazy body of a ``urlset``; the status line goes out with its first chunk."""
 
-    def __init__(self, reads: SyncReads, transfer: Transfer, start_response: StartResponse) -> None:
+    def __init__(
+        self, reads: SyncEffectRunner, transfer: Transfer, start_response: StartResponse
+    ) -> None:
         self._transfer = transfer
         self._chunks = self._generate(reads.transfer_chunks(transfer), start_response)
 
@@ -134,7 +138,7 @@ class _Body:
         return self._chunks
 
     def _generate(
-        self, parts: TransferChunks, start_response: StartResponse
+        self, parts: SyncTransferChunks, start_response: StartResponse
     ) -> Generator[bytes, None, None]:
         try:
             for event in drive(transfer_events(self._transfer), parts.next):

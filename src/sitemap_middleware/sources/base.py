@@ -13,17 +13,16 @@ methods, run in a worker thread under ASGI) and :class:`AsyncSource`
 
 from __future__ import annotations
 
-import inspect
 import re
-import warnings
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, tzinfo
+from datetime import datetime
 from typing import Any, TypeVar
 
 import anyio.to_thread
 
+from ..core.dates import AsOf
 from ..core.validators import Summary
 from ..output.entry import Batch
 from ..output.extensions import Shape
@@ -47,9 +46,9 @@ ALL = KeyRange()
 
 @dataclass(frozen=True, slots=True)
 class Page:
-    """One page of a source: rows whose integer key ``k`` has ``k // width == index``, or,
-    for a source cut at every ``width``-th key, the ``index``-th run of ``width`` keys in key
-    order, ending at key ``last``."""
+    """One page of a source: rows whose integer key ``k`` has ``k // page_size == index``,
+    or, for a source cut at every ``page_size``-th key, the ``index``-th run of
+    ``page_size`` keys in key order, ending at key ``last``."""
 
     index: int
     count: int
@@ -58,7 +57,7 @@ class Page:
     checksum: str = ""
     """Changes whenever a row of the page is added, deleted or edited (cut pages' token)."""
     expires: datetime | None = None
-    """The page's earliest lastmod later than the horizon the pages were read under."""
+    """The page's earliest lastmod later than ``listed_until`` the pages were read under."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,10 +84,11 @@ MAX_KEY = 2**63 - 1
 """The largest value of a 64-bit integer key (SQLite's INTEGER, PostgreSQL's bigint)."""
 
 
-def page_keys(page: int, width: int) -> KeyRange:
-    """The keys of page ``page`` (from 1): ``(page - 1) * width`` to ``page * width - 1``."""
+def page_keys(page: int, page_size: int) -> KeyRange:
+    """The keys of page ``page`` (from 1): ``(page - 1) * page_size`` to
+    ``page * page_size - 1``."""
     # Integer key columns hold at most 64 bits: the last page ends at the largest key.
-    return KeyRange(((page - 1) * width - 1,), (min(page * width - 1, MAX_KEY),))
+    return KeyRange(((page - 1) * page_size - 1,), (min(page * page_size - 1, MAX_KEY),))
 
 
 class NotPageable(ValueError):
@@ -143,16 +143,16 @@ class Source(ABC):
     pageable: bool = True
     """Whether :meth:`pages` can split it into pages."""
     fixed_ranges: bool = True
-    """Pages are the integer key ranges ``[(n - 1) * width, n * width)`` (stable: a change
+    """Pages are the integer key ranges ``[(n - 1) * page_size, n * page_size)`` (stable: a change
     moves no other row) while every key is ``>= 0``; when the data holds a key below 0,
     :meth:`pages` gives cuts instead and :meth:`summarize` of a fixed range raises
-    :class:`CutPages`. False: :meth:`pages` cuts the rows at every ``width``-th key in
+    :class:`CutPages`. False: :meth:`pages` cuts the rows at every ``page_size``-th key in
     key order and gives each page's ``last`` key (any unique key: text, UUID, composite);
     the cuts are read again whenever the source's summary changes."""
     versioned: bool = False
     """Whether a data version (``version=``) says when any of its rows changed."""
     live: bool = False
-    """Whether its pages can be kept current between recounts (see ``live_pages``): fixed
+    """Whether its pages can be kept current between recounts (see ``current_pages``): fixed
     integer key ranges, :meth:`pages` giving every page's ``checksum``, and
     :meth:`summarize` of a page giving the same checksum as ``Summary.checksum``."""
     tracks_changes: bool = False
@@ -164,18 +164,6 @@ class Source(ABC):
     shape: Shape = Shape()
     """The most its entries carry (entries per row, alternates, images, videos, news):
     pages are sized for it and the ``urlset`` declares its namespaces."""
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        old, new = "buckets", "pages"
-        if old in cls.__dict__ and new not in cls.__dict__:
-            # The method's earlier name: a source written for it keeps its pages.
-            warnings.warn(
-                f"{cls.__qualname__}.{old}() is deprecated: name it {new}()",
-                DeprecationWarning,
-                stacklevel=2,
-            )
-            setattr(cls, new, cls.__dict__[old])
 
     def fingerprint(self) -> str:
         """Configuration that changes the bytes for the same rows (goes into the ETag)."""
@@ -201,43 +189,37 @@ class SyncSource(Source):
         return await anyio.to_thread.run_sync(call)
 
     @abstractmethod
-    def summarize(
-        self, keys: KeyRange, naive_timezone: tzinfo, horizon: datetime | None = None
-    ) -> Summary:
+    def summarize(self, keys: KeyRange, as_of: AsOf) -> Summary:
         """Newest lastmod, count and version token of the rows in ``keys``; reads no rows.
 
-        Lastmods later than ``horizon`` (default: now + 60 s) are future, bad fields:
-        the newest ignores them and ``expires`` is the earliest of them.
+        A naive lastmod is read in ``as_of.naive_timezone``; lastmods later than
+        ``as_of.listed_until`` are future, bad fields: the newest ignores them and
+        ``expires`` is the earliest of them.
         """
 
-    def pages(
-        self, width: int, naive_timezone: tzinfo, horizon: datetime | None = None
-    ) -> list[Page]:
-        """Count and newest lastmod of every non-empty page of ``width`` keys, in key order.
+    def pages(self, page_size: int, as_of: AsOf) -> list[Page]:
+        """Count and newest lastmod of every non-empty page of ``page_size`` keys, in key order.
 
-        One aggregate (``GROUP BY key / width``) for a database, or the cuts (each
+        One aggregate (``GROUP BY key / page_size``) for a database, or the cuts (each
         page's ``last`` key) when the keys are not integers ``>= 0``; raises
         :class:`NotPageable` when the source cannot be split.
         """
         raise NotPageable(f"source {self.name!r} cannot be split into pages")
 
-    def changed(
-        self, since: datetime, horizon: datetime, naive_timezone: tzinfo, limit: int
-    ) -> list[tuple[Any, Any]]:
+    def changed(self, since: datetime, as_of: AsOf, limit: int) -> list[tuple[Any, Any]]:
         """``(key, lastmod)`` of the rows whose lastmod is later than ``since`` and not
-        later than ``horizon``, at most ``limit`` of them, in no particular order (the
+        later than ``as_of.listed_until``, at most ``limit`` of them, in no particular order (the
         lastmod only compared for equality)."""
         raise NotImplementedError
 
-    def changes(
-        self, after: Mark | None, horizon: datetime, naive_timezone: tzinfo, limit: int
-    ) -> Changes:
+    def changes(self, after: Mark | None, as_of: AsOf, limit: int) -> Changes:
         """The first ``limit`` rows after ``after`` in ``(lastmod, key)`` order whose
-        lastmod is not later than ``horizon``, by keyset (an index range, never OFFSET)."""
+        lastmod is not later than ``as_of.listed_until``, by keyset (an index range, never
+        OFFSET)."""
         raise NotImplementedError
 
-    def push_start(self, horizon: datetime, naive_timezone: tzinfo) -> Mark:
-        """The mark of the last row up to ``horizon``: pushing starts after it."""
+    def push_start(self, as_of: AsOf) -> Mark:
+        """The mark of the last row up to ``as_of.listed_until``: pushing starts after it."""
         raise NotImplementedError
 
     @abstractmethod
@@ -251,30 +233,22 @@ class SyncSource(Source):
 
 class AsyncSource(Source):
     @abstractmethod
-    async def summarize(
-        self, keys: KeyRange, naive_timezone: tzinfo, horizon: datetime | None = None
-    ) -> Summary:
+    async def summarize(self, keys: KeyRange, as_of: AsOf) -> Summary:
         """As :meth:`SyncSource.summarize`."""
 
-    async def pages(
-        self, width: int, naive_timezone: tzinfo, horizon: datetime | None = None
-    ) -> list[Page]:
+    async def pages(self, page_size: int, as_of: AsOf) -> list[Page]:
         """As :meth:`SyncSource.pages`."""
         raise NotPageable(f"source {self.name!r} cannot be split into pages")
 
-    async def changed(
-        self, since: datetime, horizon: datetime, naive_timezone: tzinfo, limit: int
-    ) -> list[tuple[Any, Any]]:
+    async def changed(self, since: datetime, as_of: AsOf, limit: int) -> list[tuple[Any, Any]]:
         """As :meth:`SyncSource.changed`."""
         raise NotImplementedError
 
-    async def changes(
-        self, after: Mark | None, horizon: datetime, naive_timezone: tzinfo, limit: int
-    ) -> Changes:
+    async def changes(self, after: Mark | None, as_of: AsOf, limit: int) -> Changes:
         """As :meth:`SyncSource.changes`."""
         raise NotImplementedError
 
-    async def push_start(self, horizon: datetime, naive_timezone: tzinfo) -> Mark:
+    async def push_start(self, as_of: AsOf) -> Mark:
         """As :meth:`SyncSource.push_start`."""
         raise NotImplementedError
 
@@ -284,17 +258,3 @@ class AsyncSource(Source):
 
 
 AnySource = SyncSource | AsyncSource
-
-
-def horizon_arguments(method: Any, horizon: datetime) -> tuple[datetime, ...]:
-    """``(horizon,)`` for a source method that takes one; ``()`` for one written before
-    sources did (it reads its lastmods without a horizon; the rendering still drops
-    future ones)."""
-    try:
-        parameters = inspect.signature(method).parameters
-    except (TypeError, ValueError):
-        return (horizon,)
-    takes = "horizon" in parameters or any(
-        p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters.values()
-    )
-    return (horizon,) if takes else ()

@@ -28,8 +28,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..core.dates import Unreadable
+from ..core.spec import MAX_IMAGES
 from ..output.entry import Batch
-from ..output.extensions import MAX_IMAGES, Extensions, Failed, Shape
+from ..output.extensions import Extensions, Failed, Shape
 from ..settings import ConfigurationError, ConfigurationTypeError
 from ..state.bad_rows import LanguageKey
 

@@ -29,10 +29,11 @@ from itertools import islice
 from operator import attrgetter
 from typing import Any, cast
 
-from ..core.dates import to_utc
-from ..core.validators import Summary, default_horizon
+from ..core.dates import AsOf, to_utc
+from ..core.spec import MAX_IMAGES
+from ..core.validators import Summary
 from ..output.entry import Batch, RawEntry, coerce_extras, coerce_item
-from ..output.extensions import MAX_IMAGES, Extensions, Shape
+from ..output.extensions import Extensions, Shape
 from ..settings import ConfigurationError, ConfigurationTypeError
 from .base import ALL, AsyncSource, KeyRange, Page, SyncSource, check_name
 
@@ -96,18 +97,18 @@ def _bounds(keys: KeyRange) -> tuple[int, int | None]:
 
 
 class Lastmods:
-    """The newest lastmod served under a horizon, and the earliest one beyond it."""
+    """The newest lastmod served under a listed_until, and the earliest one beyond it."""
 
-    def __init__(self, naive_timezone: tzinfo, horizon: datetime) -> None:
-        self.naive_timezone, self.horizon = naive_timezone, horizon
+    def __init__(self, as_of: AsOf) -> None:
+        self.as_of = as_of
         self.newest: datetime | None = None
         self.expires: datetime | None = None
 
     def add(self, lastmod: object) -> None:
-        moment = to_utc(lastmod, self.naive_timezone)
+        moment = to_utc(lastmod, self.as_of.naive_timezone)
         if moment is None:
             return
-        if moment.replace(microsecond=0) > self.horizon:  # fractions are not written
+        if moment.replace(microsecond=0) > self.as_of.listed_until:  # fractions are not written
             if self.expires is None or moment < self.expires:
                 self.expires = moment
         elif self.newest is None or moment > self.newest:
@@ -115,10 +116,10 @@ class Lastmods:
 
     def add_all(self, values: Sequence[object]) -> None:
         """:meth:`add` of each: in C-level passes when all are aware UTC datetimes (as
-        Django's ORM gives them) and none is past the horizon."""
+        Django's ORM gives them) and none is past ``listed_until``."""
         if values and set(map(type, values)) == _DATETIME and set(map(_TZINFO, values)) == _UTC:
             newest = max(cast(Sequence[datetime], values))
-            if newest.replace(microsecond=0) <= self.horizon:
+            if newest.replace(microsecond=0) <= self.as_of.listed_until:
                 if self.newest is None or newest > self.newest:
                     self.newest = newest
                 return
@@ -134,8 +135,8 @@ _TZINFO = attrgetter("tzinfo")
 class Digest:
     """Accumulates the summary of raw entries: newest lastmod, count, content hash."""
 
-    def __init__(self, naive_timezone: tzinfo, horizon: datetime) -> None:
-        self.lastmods = Lastmods(naive_timezone, horizon)
+    def __init__(self, as_of: AsOf) -> None:
+        self.lastmods = Lastmods(as_of)
         self.hash = hashlib.sha256()
         self.count = 0
 
@@ -156,25 +157,28 @@ class Digest:
         lastmods = self.lastmods
         expires = lastmods.expires
         token = version if version is not None else f"{self.count}:{self.hash.hexdigest()}"
-        # Which lastmods are served changes as the horizon passes them: the token says so.
+        # Which lastmods are served changes as ``listed_until`` passes them: the token says so.
         token += f":{expires.isoformat() if expires else ''}"
-        return Summary(lastmods.newest, self.count, token, lastmods.horizon, expires)
+        return Summary(lastmods.newest, self.count, token, lastmods.as_of.listed_until, expires)
 
 
 class _Buckets:
-    """Counts, newest lastmods and content hashes per page of ``width`` positions."""
+    """Counts, newest lastmods and content hashes per page of ``page_size`` positions."""
 
-    def __init__(self, width: int, naive_timezone: tzinfo, horizon: datetime) -> None:
-        self.width, self.naive_timezone, self.horizon = width, naive_timezone, horizon
+    def __init__(self, page_size: int, as_of: AsOf) -> None:
+        self.page_size, self.as_of = (
+            page_size,
+            as_of,
+        )
         self.found: dict[int, Digest] = {}
         self.position = 0
 
     def add(self, item: Item) -> None:
-        index = self.position // self.width
+        index = self.position // self.page_size
         self.position += 1
         digest = self.found.get(index)
         if digest is None:
-            digest = self.found[index] = Digest(self.naive_timezone, self.horizon)
+            digest = self.found[index] = Digest(self.as_of)
         digest.add(item)
 
     def result(self) -> list[Page]:
@@ -250,17 +254,14 @@ class IterableSource(SyncSource):
             raise TypeError(f"source {self.name!r}: the function must return an iterable")
         return islice((_item(i, item) for i, item in enumerate(produced)), start, stop)
 
-    def summarize(
-        self, keys: KeyRange, naive_timezone: tzinfo, horizon: datetime | None = None
-    ) -> Summary:
-        horizon = horizon or default_horizon()
+    def summarize(self, keys: KeyRange, as_of: AsOf) -> Summary:
         if self._factory is not None and self._version is not None:
-            return Summary(None, None, str(self._version()), horizon)
-        cache_key = (keys, naive_timezone)
+            return Summary(None, None, str(self._version()), as_of.listed_until)
+        cache_key = (keys, as_of.naive_timezone)
         known = self._summaries.get(cache_key)
-        if self._items is not None and known is not None and known.fresh(horizon):
+        if self._items is not None and known is not None and known.fresh(as_of.listed_until):
             return known
-        digest = Digest(naive_timezone, horizon)
+        digest = Digest(as_of)
         for raw in self._raw(keys):
             digest.add(raw)
         summary = digest.summary()
@@ -268,10 +269,8 @@ class IterableSource(SyncSource):
             self._summaries[cache_key] = summary
         return summary
 
-    def pages(
-        self, width: int, naive_timezone: tzinfo, horizon: datetime | None = None
-    ) -> list[Page]:
-        counter = _Buckets(width, naive_timezone, horizon or default_horizon())
+    def pages(self, page_size: int, as_of: AsOf) -> list[Page]:
+        counter = _Buckets(page_size, as_of)
         for item in self._raw(ALL):
             counter.add(item)
         return counter.result()
@@ -330,13 +329,10 @@ class AsyncIterableSource(AsyncSource):
             if aclose is not None:
                 await aclose()
 
-    async def summarize(
-        self, keys: KeyRange, naive_timezone: tzinfo, horizon: datetime | None = None
-    ) -> Summary:
-        horizon = horizon or default_horizon()
+    async def summarize(self, keys: KeyRange, as_of: AsOf) -> Summary:
         if self._version is not None:
-            return Summary(None, None, str(await self._version()), horizon)
-        digest = Digest(naive_timezone, horizon)
+            return Summary(None, None, str(await self._version()), as_of.listed_until)
+        digest = Digest(as_of)
         raw = self._raw(keys)
         try:
             async for item in raw:
@@ -345,10 +341,8 @@ class AsyncIterableSource(AsyncSource):
             await _aclose(raw)
         return digest.summary()
 
-    async def pages(
-        self, width: int, naive_timezone: tzinfo, horizon: datetime | None = None
-    ) -> list[Page]:
-        counter = _Buckets(width, naive_timezone, horizon or default_horizon())
+    async def pages(self, page_size: int, as_of: AsOf) -> list[Page]:
+        counter = _Buckets(page_size, as_of)
         raw = self._raw(ALL)
         try:
             async for item in raw:

@@ -11,7 +11,7 @@ Requests are answered from the pages last known while these are within their
 bounds: a request that finds a refresh or recount due starts one in the
 background (never two at once), so steady traffic never waits. A request that
 finds them lagging past a bound (a lone crawler after a silence: see
-:meth:`LivePages.refresh_bound`, :meth:`LivePages.recount_bound`) does not answer
+:meth:`CurrentPages.refresh_bound`, :meth:`CurrentPages.recount_bound`) does not answer
 from them: an index runs the refresh or recount itself first (as the first index
 of a process does), a page reads its own aggregates. A page's ``200`` always takes
 the validators of the rows it streams (its own aggregates, read before its head),
@@ -42,12 +42,12 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta, tzinfo
+from datetime import datetime, timedelta
 from typing import Any
 
-from ..core.dates import iso
-from ..core.effects import Reads, read_changes, read_pages, summarize
-from ..core.validators import Summary, horizon_of
+from ..core.dates import AsOf, iso
+from ..core.effects import Effects, read_changed, read_pages, summarize
+from ..core.validators import Summary
 from ..sources.base import AnySource, CutPages, Page, page_keys
 
 logger = logging.getLogger("sitemap_middleware")
@@ -61,7 +61,7 @@ MAX_CHANGES = 10_000
 
 
 @dataclass(frozen=True, slots=True)
-class Known:
+class CountedPages:
     """The pages of a source as last read, and the whole-source summary they make."""
 
     pages: dict[int, Page]
@@ -71,7 +71,7 @@ class Known:
     """Each page's :func:`page_token` (asked for by every request for the page)."""
 
     @classmethod
-    def of(cls, pages: dict[int, Page], horizon: datetime) -> Known:
+    def of(cls, pages: dict[int, Page], listed_until: datetime) -> CountedPages:
         indexes = sorted(pages)
         ordered = [pages[index] for index in indexes]
         tokens = {index: page_token(pages[index]) for index in indexes}
@@ -82,7 +82,7 @@ class Known:
         newest = max((b.newest for b in ordered if b.newest is not None), default=None)
         expires = min((b.expires for b in ordered if b.expires is not None), default=None)
         count = sum(b.count for b in ordered)
-        whole = Summary(newest, count, "live:" + digest.hexdigest()[:32], horizon, expires)
+        whole = Summary(newest, count, "live:" + digest.hexdigest()[:32], listed_until, expires)
         return cls(pages, ordered, whole, tokens)
 
 
@@ -99,11 +99,11 @@ def page_from(index: int, summary: Summary) -> Page:
 
 
 @dataclass
-class LivePages:
+class CurrentPages:
     """The pages of one live source, and when the reads they follow started."""
 
     source: AnySource
-    width: int
+    page_size: int
     refresh_interval: float
     recount_interval: float | None
     exact_rows: int = 0
@@ -111,7 +111,7 @@ class LivePages:
     request: its index recounts it, its pages read their own aggregates."""
     clock: Callable[[], float] = time.monotonic
     """The monotonic clock the intervals are counted on (a test may drive its own)."""
-    known: Known | None = None
+    known: CountedPages | None = None
     cut: bool = False
     """The data holds a key below 0: the source is cut, and served exactly."""
     running: bool = False
@@ -241,14 +241,14 @@ class LivePages:
             # A job that takes far longer than the last one (a stuck connection): read anew.
             return None if late else max(1.0, 4 * took)
 
-    def page_summary(self, page: int, horizon: datetime) -> Summary:
+    def page_summary(self, page: int, listed_until: datetime) -> Summary:
         """The summary of page ``page`` (from 1): an empty one when it has no rows."""
         assert self.known is not None
         known = self.known.pages.get(page - 1)
         if known is None:
-            return Summary(None, 0, "p:0", horizon)
+            return Summary(None, 0, "p:0", listed_until)
         token = self.known.tokens[page - 1]
-        return Summary(known.newest, known.count, token, horizon, known.expires)
+        return Summary(known.newest, known.count, token, listed_until, known.expires)
 
     def page_of(self, page: int, summary: Summary) -> Summary:
         """A page summary read exactly, with the token the pages kept current give it."""
@@ -259,7 +259,7 @@ class LivePages:
     def recounted(
         self,
         whole: tuple[list[Page], list[tuple[Any, Any]] | None],
-        horizon: datetime,
+        listed_until: datetime,
         now: datetime,
         started: float,
     ) -> None:
@@ -276,7 +276,7 @@ class LivePages:
             if self.cut:  # keys below 0: pages are cut, their validators read exactly
                 self.known = None
                 return
-            self.known = Known.of({page.index: page for page in pages}, horizon)
+            self.known = CountedPages.of({page.index: page for page in pages}, listed_until)
             # Rows that move while the table is read are found by the next refresh.
             self.since = now - COMMIT_MARGIN
             small = moved is not None and len(moved) <= MAX_CHANGES
@@ -286,7 +286,7 @@ class LivePages:
         self,
         summaries: dict[int, Summary],
         moved: list[tuple[Any, Any]],
-        horizon: datetime,
+        listed_until: datetime,
         now: datetime,
         started: float,
     ) -> None:
@@ -303,7 +303,7 @@ class LivePages:
                     kept.pop(page, None)
                 else:
                     kept[page] = page_from(page, summary)
-            self.known = Known.of(kept, horizon)
+            self.known = CountedPages.of(kept, listed_until)
             self.refresh_took = max(0.0, self.clock() - started)
             self.recent = _recent(moved)
             self.since = now - COMMIT_MARGIN
@@ -312,49 +312,48 @@ class LivePages:
 
 
 def keep_current(
-    live: LivePages,
+    live: CurrentPages,
     now: datetime,
-    naive_timezone: tzinfo,
-    tolerance: int,
+    as_of: AsOf,
     *,
     inline: bool = False,
     recount: bool = False,
-) -> Reads[None]:
+) -> Effects[None]:
     """Run a refresh, or a recount when one is due (or ``recount``), yielding its reads.
 
     A job started in the background (claimed) logs a failure and leaves the pages as they
     were; one a request runs ``inline`` before answering (the pages lag past their bound)
     raises it, for the request to answer ``503``."""
     started = live.clock()
-    horizon = horizon_of(now, tolerance)
+    listed_until = as_of.listed_until
     try:
         base, since = live.known, live.since
         if recount or base is None or since is None or live.recount_due(started):
-            whole = yield from read_whole(live, now, naive_timezone, horizon)
-            live.recounted(whole, horizon, now, started)
+            whole = yield from read_whole(live, now, as_of)
+            live.recounted(whole, listed_until, now, started)
             return
-        moved = yield from read_changes(
-            live.source, since, horizon, naive_timezone, MAX_CHANGES + 1
-        )
+        moved = yield from read_changed(live.source, since, as_of, MAX_CHANGES + 1)
         # What a refresh costs however long its interval: the pages it reads again are as
         # many as the writes, whenever they are read.
         live.refresh_cost = max(0.0, live.clock() - started)
         keys = [key for key, _ in moved if key is not None]
         if len(moved) > MAX_CHANGES or any(key < 0 for key in keys):
             # A bulk change or a key below 0: a recount reads it.
-            whole = yield from read_whole(live, now, naive_timezone, horizon)
-            live.recounted(whole, horizon, now, started)
+            whole = yield from read_whole(live, now, as_of)
+            live.recounted(whole, listed_until, now, started)
             return
-        touched = sorted(_touched(base, live.recent, live.width, moved, horizon))
-        parts = tuple((live.source, page_keys(page + 1, live.width)) for page in touched)
+        touched = sorted(_touched(base, live.recent, live.page_size, moved, listed_until))
+        parts = tuple((live.source, page_keys(page + 1, live.page_size)) for page in touched)
         summaries: Sequence[Summary] = []
         if parts:
-            summaries = yield from summarize(parts, naive_timezone, horizon)
-        live.refreshed(dict(zip(touched, summaries, strict=True)), moved, horizon, now, started)
+            summaries = yield from summarize(parts, as_of)
+        live.refreshed(
+            dict(zip(touched, summaries, strict=True)), moved, listed_until, now, started
+        )
     except CutPages:  # its keys say it is cut: a recount finds its cuts
         if inline:
-            whole = yield from read_whole(live, now, naive_timezone, horizon)
-            live.recounted(whole, horizon, now, started)
+            whole = yield from read_whole(live, now, as_of)
+            live.recounted(whole, listed_until, now, started)
             return
         with live.lock:
             live.recounted_at = float("-inf")
@@ -374,18 +373,16 @@ def keep_current(
 
 
 def read_whole(
-    live: LivePages, now: datetime, naive_timezone: tzinfo, horizon: datetime
-) -> Reads[tuple[list[Page], list[tuple[Any, Any]] | None]]:
+    live: CurrentPages, now: datetime, as_of: AsOf
+) -> Effects[tuple[list[Page], list[tuple[Any, Any]] | None]]:
     """Every page's aggregates, and first the rows that moved in the last minute: those the
     pages already count, so that the next refresh reads again only the pages of rows that
     moved after them (not for a source read on every request: no refresh follows)."""
     moved = None
     if live.source.tracks_changes and not live.cheap:
         since = now - COMMIT_MARGIN
-        moved = yield from read_changes(
-            live.source, since, horizon, naive_timezone, MAX_CHANGES + 1
-        )
-    pages = yield from read_pages(live.source, live.width, naive_timezone, horizon)
+        moved = yield from read_changed(live.source, since, as_of, MAX_CHANGES + 1)
+    pages = yield from read_pages(live.source, live.page_size, as_of)
     return pages, moved
 
 
@@ -394,23 +391,23 @@ def _recent(moved: Iterable[tuple[Any, Any]]) -> dict[Any, Any]:
 
 
 def _touched(
-    known: Known,
+    known: CountedPages,
     recent: dict[Any, Any],
-    width: int,
+    page_size: int,
     moved: Iterable[tuple[Any, Any]],
-    horizon: datetime,
+    listed_until: datetime,
 ) -> set[int]:
     """The pages whose aggregates must be read again: those of rows that moved since the
-    last refresh, and those with a future lastmod the horizon has reached."""
+    last refresh, and those with a future lastmod ``listed_until`` has reached."""
     touched = {
-        key // width
+        key // page_size
         for key, lastmod in moved
         if key is not None and recent.get(key, _NEVER) != lastmod
     }
     expires = known.whole.expires  # the earliest of the pages'
-    if expires is not None and expires <= horizon:
+    if expires is not None and expires <= listed_until:
         for page in known.ordered:
-            if page.expires is not None and page.expires <= horizon:
+            if page.expires is not None and page.expires <= listed_until:
                 touched.add(page.index)
     return touched
 

@@ -22,21 +22,21 @@ from ..sources.base import ALL, AnySource, KeyRange, NotPageable, Page
 @dataclass(frozen=True, slots=True)
 class PagesRead:
     """A source's non-empty pages, for the data version (summary token) they came from,
-    with the horizon they were read under."""
+    with ``listed_until`` they were read under."""
 
     token: str
     pages: list[Page]
-    horizon: datetime | None
+    listed_until: datetime | None
 
 
 _NONE_READ = PagesRead("", [], None)
 
 
-class KnownPages:
+class RememberedPages:
     """Each source's pages as last read: an index lists them, cut pages are found in them."""
 
-    def __init__(self, widths: Mapping[str, int]) -> None:
-        self._widths = widths
+    def __init__(self, page_sizes: Mapping[str, int]) -> None:
+        self._page_sizes = page_sizes
         self._read: dict[str, PagesRead] = {}
 
     def of(self, source: AnySource) -> PagesRead:
@@ -48,7 +48,7 @@ class KnownPages:
         return self.of(source).pages
 
     def remember(self, source: AnySource, summary: Summary, pages: list[Page]) -> None:
-        self._read[source.name] = PagesRead(summary.token, pages, summary.horizon)
+        self._read[source.name] = PagesRead(summary.token, pages, summary.listed_until)
 
     def needs_pages(self, source: AnySource, summary: Summary) -> bool:
         """Whether a source's pages must be read for its whole-source ``summary``.
@@ -59,11 +59,11 @@ class KnownPages:
         if self.of(source).token == summary.token:
             return False
         if not source.pageable:
-            width = self._widths[source.name]
-            if summary.count is not None and summary.count > width:
+            page_size = self._page_sizes[source.name]
+            if summary.count is not None and summary.count > page_size:
                 raise NotPageable(
                     f"source {source.name!r} has {summary.count} rows, more than one page "
-                    f"holds ({width}), and cannot be split into pages; split it "
+                    f"holds ({page_size}), and cannot be split into pages; split it "
                     "into several sources, or give it pages() (see Source.pages)"
                 )
             self.remember(source, summary, [Page(0, summary.count or 1, summary.newest)])
@@ -96,10 +96,10 @@ class KnownPages:
             # The version sees what the checksum cannot (a renamed slug), but only for the
             # whole source: cut pages shift, so every one of them follows it.
             token += ":" + read.token
-        return [Summary(page.newest, page.count, token, read.horizon, page.expires)]
+        return [Summary(page.newest, page.count, token, read.listed_until, page.expires)]
 
 
-class RecentSummaries:
+class RememberedSummaries:
     """``summary_ttl``: summaries read in the last few seconds, by (source, key range)."""
 
     LIMIT = 65_536
@@ -109,16 +109,16 @@ class RecentSummaries:
         self._ttl = ttl
         self._kept: dict[tuple[str, KeyRange], tuple[float, Summary]] = {}
 
-    def get(self, parts: Sequence[Part], horizon: datetime) -> list[Summary] | None:
+    def get(self, parts: Sequence[Part], listed_until: datetime) -> list[Summary] | None:
         """The parts' summaries if all were read less than ``summary_ttl`` seconds ago and no
-        future lastmod they saw is due by ``horizon``."""
+        future lastmod they saw is due by ``listed_until``."""
         if not self._ttl:
             return None
         now = time.monotonic()
         found = []
         for source, keys in parts:
             kept = self._kept.get((source.name, keys))
-            if kept is None or kept[0] < now or not kept[1].fresh(horizon):
+            if kept is None or kept[0] < now or not kept[1].fresh(listed_until):
                 return None
             found.append(kept[1])
         return found

@@ -19,7 +19,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, tzinfo
+from datetime import datetime
 from itertools import islice
 from typing import Any, cast
 from urllib.parse import urlsplit
@@ -30,7 +30,8 @@ from django.db.models import Min
 from django.db.models.query import QuerySet
 from django.utils import translation
 
-from ...core.validators import Summary, default_horizon
+from ...core.dates import AsOf
+from ...core.validators import Summary
 from ...output.entry import Batch, Repeated
 from ...output.extensions import Extensions, Shape
 from ...settings import ConfigurationError, ConfigurationTypeError
@@ -55,8 +56,8 @@ class LimitedShape(Shape):
 
     limit: int = Sitemap.limit
 
-    def rows_per_page(self, max_urls: int, max_bytes: int, max_loc_length: int) -> int:
-        rows = Shape.rows_per_page(self, max_urls, max_bytes, max_loc_length)
+    def page_size(self, max_urls: int, max_bytes: int, max_loc_length: int) -> int:
+        rows = Shape.page_size(self, max_urls, max_bytes, max_loc_length)
         return max(1, min(rows, self.limit // self.urls_per_row))
 
 
@@ -199,21 +200,18 @@ class DjangoSitemapSource(InDjango, SyncSource):
     # -- the source protocol ----------------------------------------------------------------
 
     @read
-    def summarize(
-        self, keys: KeyRange, naive_timezone: tzinfo, horizon: datetime | None = None
-    ) -> Summary:
-        horizon = horizon or default_horizon()
+    def summarize(self, keys: KeyRange, as_of: AsOf) -> Summary:
         if self._version is not None:
             # A new key below 0 changes the version: the pages are read again, and cut.
-            return Summary(None, None, str(self._version()), horizon)
+            return Summary(None, None, str(self._version()), as_of.listed_until)
         if self._items_kind() == "integer" and keys != ALL and self._lowest() < 0:
             raise CutPages(self.name)  # a fixed range, but the keys need cuts now
-        digest = Digest(naive_timezone, horizon)
+        digest = Digest(as_of)
         for _, entries in self._chunks(keys):
             digest.add_all(entries)
         summary = digest.summary()
         if self.latest_overridden:  # the index shows it: the page's validators follow it
-            latest = self._latest(naive_timezone, horizon)
+            latest = self._latest(as_of)
             summary = replace(
                 summary,
                 newest=summary.newest if latest.newest is None else latest.newest,
@@ -221,20 +219,20 @@ class DjangoSitemapSource(InDjango, SyncSource):
             )
         return replace(summary, checksum=summary.token)  # a page's checksum is its token
 
-    def _latest(self, naive_timezone: tzinfo, horizon: datetime) -> Lastmods:
+    def _latest(self, as_of: AsOf) -> Lastmods:
         """The class's own ``get_latest_lastmod()``, under the rules of any lastmod: None,
         a value that is no date, or one in the future is not usable (``newest`` is None),
         and a future one is the moment it becomes usable (``expires``)."""
-        lastmods = Lastmods(naive_timezone, horizon)
+        lastmods = Lastmods(as_of)
         lastmods.add(self.sitemap.get_latest_lastmod())
         return lastmods
 
-    def _section(self, pages: list[Page], naive_timezone: tzinfo, horizon: datetime) -> list[Page]:
+    def _section(self, pages: list[Page], as_of: AsOf) -> list[Page]:
         """The pages, with the overriding ``get_latest_lastmod()`` as each one's newest; when
         it gives nothing usable, each page keeps its own newest lastmod."""
         if not self.latest_overridden or not pages:
             return pages
-        latest = self._latest(naive_timezone, horizon)
+        latest = self._latest(as_of)
         if latest.newest is None:
             if latest.expires is None:
                 return pages
@@ -251,49 +249,46 @@ class DjangoSitemapSource(InDjango, SyncSource):
         return self.sitemap.items().aggregate(lowest=Min("pk"))["lowest"] or 0
 
     @read
-    def pages(
-        self, width: int, naive_timezone: tzinfo, horizon: datetime | None = None
-    ) -> list[Page]:
-        horizon = horizon or default_horizon()
-        return self._section(self._pages(width, naive_timezone, horizon), naive_timezone, horizon)
+    def pages(self, page_size: int, as_of: AsOf) -> list[Page]:
+        return self._section(self._pages(page_size, as_of), as_of)
 
-    def _pages(self, width: int, naive_timezone: tzinfo, horizon: datetime) -> list[Page]:
+    def _pages(self, page_size: int, as_of: AsOf) -> list[Page]:
         if not self.fixed_ranges:
-            return self._cuts(width, naive_timezone, horizon)
+            return self._cuts(page_size, as_of)
         found: dict[int, tuple[Digest, int]] = {}
 
         def add(page: int, run: list[Item], items: int) -> None:
-            digest, count = found.get(page) or (Digest(naive_timezone, horizon), 0)
+            digest, count = found.get(page) or (Digest(as_of), 0)
             digest.add_all(run)
             found[page] = (digest, count + items)
 
         for keys, entries in self._chunks(ALL):
             if keys[0] < 0:  # the fixed ranges start at 0: cut like any other key
-                return self._cuts(width, naive_timezone, horizon)
+                return self._cuts(page_size, as_of)
             if len(keys) != len(entries):  # one item, with its entries
-                add(keys[0] // width, entries, 1)
+                add(keys[0] // page_size, entries, 1)
                 continue
             start = 0
             while start < len(keys):  # the keys ascend: a page's run ends at its bound
-                page = keys[start] // width
-                end = bisect_left(keys, (page + 1) * width, start)
+                page = keys[start] // page_size
+                end = bisect_left(keys, (page + 1) * page_size, start)
                 add(page, entries[start:end], end - start)
                 start = end
         return [_page(index, count, digest, None) for index, (digest, count) in found.items()]
 
-    def _cuts(self, width: int, naive_timezone: tzinfo, horizon: datetime) -> list[Page]:
-        """Runs of ``width`` items in key order, each ending at its last key."""
+    def _cuts(self, page_size: int, as_of: AsOf) -> list[Page]:
+        """Runs of ``page_size`` items in key order, each ending at its last key."""
         found: list[Page] = []
-        digest, count, last = Digest(naive_timezone, horizon), 0, None
+        digest, count, last = Digest(as_of), 0, None
         for keys, entries in self._chunks(ALL):
             parallel, start = len(keys) == len(entries), 0
             while start < len(keys):
-                end = min(len(keys), start + width - count)
+                end = min(len(keys), start + page_size - count)
                 digest.add_all(entries[start:end] if parallel else entries)
                 count, last, start = count + end - start, keys[end - 1], end
-                if count == width:
+                if count == page_size:
                     found.append(_page(len(found), count, digest, last))
-                    digest, count = Digest(naive_timezone, horizon), 0
+                    digest, count = Digest(as_of), 0
         if count:
             found.append(_page(len(found), count, digest, last))
         return found

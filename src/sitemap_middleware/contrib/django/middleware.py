@@ -1,15 +1,15 @@
 """Django middleware (``settings.MIDDLEWARE``): the sitemap in front of the project's views.
 
 An adapter like :mod:`~sitemap_middleware.servers.wsgi` and
-:mod:`~sitemap_middleware.servers.asgi`, and as thin: it routes, runs the flow with the
+:mod:`~sitemap_middleware.servers.asgi`, and as thin: it routes, runs the handler with the
 reads of the mode Django runs it in (sync under the WSGI handler, async under the ASGI
 handler), and turns the events of the answer into a ``HttpResponse`` or a
 ``StreamingHttpResponse`` (an async iterator under ASGI). Django needs
 the status and headers when the response is returned, and the core gives them with the
 first chunk: so the first chunk is made before returning, the rest as the server pulls.
 A failure after that raises out of the iterator; Django's handlers let it through and the
-server cuts the transfer short, so no client takes a truncated sitemap for a whole one.
-The rows and the generation slot are released however the iteration ends.
+server aborts the transfer, so no client takes a truncated sitemap for a whole one.
+The rows and the slot are released however the iteration ends.
 """
 
 from __future__ import annotations
@@ -24,14 +24,13 @@ from typing import Any, Generic, TypeVar, cast
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
 from django.http import HttpRequest, HttpResponseBase
 
-from ...core.handler import Transfer, answer, arun, run
+from ...core.handler import Transfer, arun_effects, handle, run_effects
 from ...core.routing import Target
 from ...core.sending import Chunk, End, Event, Start, adrive, drive, transfer_events
 from ...core.sitemap import Response
-from ...output.entry import BadRowStats
-from ...servers.async_effects import AsyncReads, TransferChunks
-from ...servers.sync_effects import SyncReads, start_thread
-from ...servers.sync_effects import TransferChunks as SyncTransferChunks
+from ...servers.async_effects import AsyncEffectRunner, AsyncTransferChunks
+from ...servers.sync_effects import SyncEffectRunner, SyncTransferChunks, start_thread
+from ...state.bad_rows import BadRowStats
 from . import robots_txt
 from .conf import SETTING, configured
 from .responses import complete, is_asgi, request_from, route_path, streaming
@@ -63,10 +62,10 @@ class SitemapMiddleware:
             markcoroutinefunction(self)
         self.configured = configured(self.setting)
         self.sitemap = self.configured.sitemap()
-        self._sync = SyncReads(background=self._start_background)
+        self._sync = SyncEffectRunner(background=self._start_background)
         self._deferred = threading.local()  # jobs a request's thread runs once answered
         # A refresh started by a request outlives the request's thread for sync work.
-        self._async = AsyncReads(background=background_context)
+        self._async = AsyncEffectRunner(background=background_context)
 
     @property
     def stats(self) -> dict[str, BadRowStats]:
@@ -78,14 +77,14 @@ class SitemapMiddleware:
         for live in self.sitemap.live.values():
             while not live.claim_recount():
                 time.sleep(0.01)  # a refresh is running: it ends soon
-            run(self.sitemap.keep_current(live), self._sync.perform)
+            run_effects(self.sitemap.keep_current(live), self._sync.perform)
 
     async def arecount(self) -> None:
         """:meth:`recount` on the running event loop (async sources bound to it)."""
         for live in self.sitemap.live.values():
             while not live.claim_recount():  # noqa: ASYNC110 (a refresh may run in a thread)
                 await asyncio.sleep(0.01)
-            await arun(self.sitemap.keep_current(live), self._async.perform)
+            await arun_effects(self.sitemap.keep_current(live), self._async.perform)
 
     def close(self) -> None:
         """Stop the background event loop of async sources read under WSGI, if one runs."""
@@ -124,9 +123,9 @@ class SitemapMiddleware:
     def serve(self, target: Target, request: HttpRequest) -> HttpResponseBase:
         """Answer a request for one of the sitemap's documents (sync: WSGI)."""
         core_request = request_from(request)
-        flow = answer(self.sitemap, core_request, target, datetime.now(UTC))
+        handling = handle(self.sitemap, core_request, target, datetime.now(UTC))
         try:
-            outcome = run(flow, self._sync.perform)
+            outcome = run_effects(handling, self._sync.perform)
         finally:
             self._run_deferred()
         if isinstance(outcome, Response):
@@ -157,11 +156,11 @@ class SitemapMiddleware:
     async def aserve(self, target: Target, request: HttpRequest) -> HttpResponseBase:
         """Answer a request for one of the sitemap's documents (async: ASGI)."""
         core_request = request_from(request)
-        flow = answer(self.sitemap, core_request, target, datetime.now(UTC))
-        outcome = await arun(flow, self._async.perform)
+        handling = handle(self.sitemap, core_request, target, datetime.now(UTC))
+        outcome = await arun_effects(handling, self._async.perform)
         if isinstance(outcome, Response):
             return complete(outcome, core_request.method)
-        body = ClosedWithTask(_abody(outcome, TransferChunks(outcome)), request)
+        body = ClosedWithTask(_abody(outcome, AsyncTransferChunks(outcome)), request)
         start = await anext(body)
         assert isinstance(start, Response)
         return streaming(start, cast(AsyncIterator[bytes], body))
@@ -213,7 +212,7 @@ def _start(event: Event) -> Response:
 
 
 def _data(event: Event) -> bytes:
-    """A body event's bytes; an abort raises, so the server cuts the transfer short."""
+    """A body event's bytes; an abort raises, so the server aborts the transfer."""
     if isinstance(event, Chunk | End):
         return event.data
     if isinstance(event, Start):  # pragma: no cover - one status line per transfer
@@ -255,7 +254,7 @@ async def _in_thread(chunks: Iterator[bytes]) -> AsyncGenerator[bytes, None]:
 
 
 async def _abody(
-    transfer: Transfer, parts: TransferChunks
+    transfer: Transfer, parts: AsyncTransferChunks
 ) -> AsyncGenerator[Response | bytes, None]:
     """:func:`_body` read with awaits."""
     events = adrive(transfer_events(transfer), parts.next)

@@ -10,7 +10,7 @@ never ``OFFSET``; a summary is one aggregate query that reads no rows.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Callable, Generator, Sequence
-from datetime import datetime, tzinfo
+from datetime import datetime
 from functools import partial
 from itertools import islice
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -25,6 +25,7 @@ try:  # the SQL sources' statements (keyset pages, aggregate summaries) run on t
 except ModuleNotFoundError as exc:
     raise MissingExtra.of(exc, "DjangoSource", "django,sqlalchemy") from exc
 
+from ...core.dates import AsOf
 from ...core.validators import Summary
 from ...output.entry import Batch
 from ...sources.base import (
@@ -137,28 +138,20 @@ class AsyncDjangoSource(AsyncSource):
     def fingerprint(self) -> str:
         return self.sync.fingerprint()
 
-    async def summarize(
-        self, keys: KeyRange, naive_timezone: tzinfo, horizon: datetime | None = None
-    ) -> Summary:
-        return await _in_django(self.sync.summarize, keys, naive_timezone, horizon)
+    async def summarize(self, keys: KeyRange, as_of: AsOf) -> Summary:
+        return await _in_django(self.sync.summarize, keys, as_of)
 
-    async def pages(
-        self, width: int, naive_timezone: tzinfo, horizon: datetime | None = None
-    ) -> list[Page]:
-        return await _in_django(self.sync.pages, width, naive_timezone, horizon)
+    async def pages(self, page_size: int, as_of: AsOf) -> list[Page]:
+        return await _in_django(self.sync.pages, page_size, as_of)
 
-    async def changed(
-        self, since: datetime, horizon: datetime, naive_timezone: tzinfo, limit: int
-    ) -> list[tuple[Any, Any]]:
-        return await _in_django(self.sync.changed, since, horizon, naive_timezone, limit)
+    async def changed(self, since: datetime, as_of: AsOf, limit: int) -> list[tuple[Any, Any]]:
+        return await _in_django(self.sync.changed, since, as_of, limit)
 
-    async def changes(
-        self, after: Mark | None, horizon: datetime, naive_timezone: tzinfo, limit: int
-    ) -> Changes:
-        return await _in_django(self.sync.changes, after, horizon, naive_timezone, limit)
+    async def changes(self, after: Mark | None, as_of: AsOf, limit: int) -> Changes:
+        return await _in_django(self.sync.changes, after, as_of, limit)
 
-    async def push_start(self, horizon: datetime, naive_timezone: tzinfo) -> Mark:
-        return await _in_django(self.sync.push_start, horizon, naive_timezone)
+    async def push_start(self, as_of: AsOf) -> Mark:
+        return await _in_django(self.sync.push_start, as_of)
 
     async def batches(self, keys: KeyRange = ALL, size: int = 500) -> AsyncGenerator[Batch, None]:
         rows = cast(Generator[Batch, None, None], self.sync.batches(keys, size))

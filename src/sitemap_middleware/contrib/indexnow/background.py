@@ -16,7 +16,7 @@ async def with_indexnow(
 ) -> None:
     """The application's lifespan, with the IndexNow task running from its startup to its
     shutdown."""
-    task = Background(sitemap)
+    task = PushTask(sitemap)
 
     async def receive_and_watch() -> Message:
         message = await receive()
@@ -32,7 +32,7 @@ async def with_indexnow(
         await task.stop()
 
 
-class Background:
+class PushTask:
     def __init__(self, sitemap: Sitemap) -> None:
         self.sitemap = sitemap
         self.task: asyncio.Task[None] | None = None

@@ -16,6 +16,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from ...core.dates import AsOf
 from ...sources.base import AsyncSource, Mark, SyncSource
 from . import store
 from .steps import (
@@ -25,8 +26,8 @@ from .steps import (
     Answer,
     Begin,
     Claim,
-    Need,
     Post,
+    PushStep,
     ReadChanges,
     ReadQueue,
     Release,
@@ -50,25 +51,27 @@ def _locked(exc: OperationalError) -> bool:
     return "locked" in str(exc.orig).lower() or "busy" in str(exc.orig).lower()
 
 
-def run(steps: Generator[Need, Any, T], perform: Callable[[Need], Any]) -> T:
-    """Run the steps to their end, each need performed in this thread."""
+def run_steps(steps: Generator[PushStep, Any, T], perform: Callable[[PushStep], Any]) -> T:
+    """Run the steps to their end, each step performed in this thread."""
     result: Any = None
     while True:
         try:
-            need = steps.send(result)
+            step = steps.send(result)
         except StopIteration as stop:
             return cast(T, stop.value)
-        result = perform(need)
+        result = perform(step)
 
 
-async def arun(steps: Generator[Need, Any, T], perform: Callable[[Need], Awaitable[Any]]) -> T:
+async def arun_steps(
+    steps: Generator[PushStep, Any, T], perform: Callable[[PushStep], Awaitable[Any]]
+) -> T:
     result: Any = None
     while True:
         try:
-            need = steps.send(result)
+            step = steps.send(result)
         except StopIteration as stop:
             return cast(T, stop.value)
-        result = await perform(need)
+        result = await perform(step)
 
 
 class SyncDriver:
@@ -85,34 +88,36 @@ class SyncDriver:
         self.dialect = engine.dialect.name
         self.conn: Connection | None = None
 
-    def perform(self, need: Need) -> Any:
-        if isinstance(need, Claim):
-            return self._claim(need.feed)
-        if isinstance(need, StartMark | ReadChanges):
+    def perform(self, step: PushStep) -> Any:
+        if isinstance(step, Claim):
+            return self._claim(step.feed)
+        if isinstance(step, StartMark | ReadChanges):
             assert self.source is not None
-            if isinstance(need, StartMark):
-                return self.source.push_start(need.horizon, self.naive_timezone)
-            return self.source.changes(need.after, need.horizon, self.naive_timezone, need.limit)
-        if isinstance(need, Post):
+            if isinstance(step, StartMark):
+                return self.source.push_start(AsOf(self.naive_timezone, step.listed_until))
+            return self.source.changes(
+                step.after, AsOf(self.naive_timezone, step.listed_until), step.limit
+            )
+        if isinstance(step, Post):
             try:
-                response = self.client.post(self.endpoint, content=need.body, headers=HEADERS)
+                response = self.client.post(self.endpoint, content=step.body, headers=HEADERS)
             except httpx.HTTPError as exc:
                 return _failure(exc)
             return _answer(response)
-        if isinstance(need, Wait):
-            time.sleep(need.seconds)
+        if isinstance(step, Wait):
+            time.sleep(step.seconds)
             return None
         assert self.conn is not None
-        if isinstance(need, ReadQueue):
-            return [tuple(row) for row in self.conn.execute(store.queued_statement(need.limit))]
-        if isinstance(need, Begin):
-            self.conn.execute(store.start_statement(self.dialect, need.feed, need.mark))
+        if isinstance(step, ReadQueue):
+            return [tuple(row) for row in self.conn.execute(store.queued_statement(step.limit))]
+        if isinstance(step, Begin):
+            self.conn.execute(store.start_statement(self.dialect, step.feed, step.mark))
             self.conn.commit()
-        elif isinstance(need, Advance):
-            self.conn.execute(_advance(need))
+        elif isinstance(step, Advance):
+            self.conn.execute(_advance(step))
             self.conn.commit()
         else:
-            assert isinstance(need, Release)
+            assert isinstance(step, Release)
             self.conn.rollback()
         self.close()
         return None
@@ -140,11 +145,11 @@ class SyncDriver:
                 conn.close()
 
 
-def _advance(need: Advance) -> Any:
-    if need.dequeue is not None:
-        return store.dequeue_statement(need.dequeue)
-    assert need.mark is not None
-    return store.advance_statement(need.feed, need.mark)
+def _advance(step: Advance) -> Any:
+    if step.dequeue is not None:
+        return store.dequeue_statement(step.dequeue)
+    assert step.mark is not None
+    return store.advance_statement(step.feed, step.mark)
 
 
 class AsyncDriver:
@@ -161,37 +166,37 @@ class AsyncDriver:
         self.dialect = engine.dialect.name
         self.conn: AsyncConnection | None = None
 
-    async def perform(self, need: Need) -> Any:
-        if isinstance(need, Claim):
-            return await self._claim(need.feed)
-        if isinstance(need, StartMark | ReadChanges):
+    async def perform(self, step: PushStep) -> Any:
+        if isinstance(step, Claim):
+            return await self._claim(step.feed)
+        if isinstance(step, StartMark | ReadChanges):
             assert self.source is not None
-            if isinstance(need, StartMark):
-                return await self.source.push_start(need.horizon, self.naive_timezone)
+            if isinstance(step, StartMark):
+                return await self.source.push_start(AsOf(self.naive_timezone, step.listed_until))
             return await self.source.changes(
-                need.after, need.horizon, self.naive_timezone, need.limit
+                step.after, AsOf(self.naive_timezone, step.listed_until), step.limit
             )
-        if isinstance(need, Post):
+        if isinstance(step, Post):
             try:
-                response = await self.client.post(self.endpoint, content=need.body, headers=HEADERS)
+                response = await self.client.post(self.endpoint, content=step.body, headers=HEADERS)
             except httpx.HTTPError as exc:
                 return _failure(exc)
             return _answer(response)
-        if isinstance(need, Wait):
-            await anyio.sleep(need.seconds)
+        if isinstance(step, Wait):
+            await anyio.sleep(step.seconds)
             return None
         assert self.conn is not None
-        if isinstance(need, ReadQueue):
-            result = await self.conn.execute(store.queued_statement(need.limit))
+        if isinstance(step, ReadQueue):
+            result = await self.conn.execute(store.queued_statement(step.limit))
             return [tuple(row) for row in result]
-        if isinstance(need, Begin):
-            await self.conn.execute(store.start_statement(self.dialect, need.feed, need.mark))
+        if isinstance(step, Begin):
+            await self.conn.execute(store.start_statement(self.dialect, step.feed, step.mark))
             await self.conn.commit()
-        elif isinstance(need, Advance):
-            await self.conn.execute(_advance(need))
+        elif isinstance(step, Advance):
+            await self.conn.execute(_advance(step))
             await self.conn.commit()
         else:
-            assert isinstance(need, Release)
+            assert isinstance(step, Release)
             await self.conn.rollback()
         await self.close()
         return None

@@ -28,7 +28,7 @@ from ...settings import ConfigurationError
 from ...sources.base import AnySource, AsyncSource, SyncSource
 from . import store
 from .answers import Backoff
-from .drivers import AsyncDriver, SyncDriver, arun, run
+from .drivers import AsyncDriver, SyncDriver, arun_steps, run_steps
 from .steps import Job, Report, push_queue, push_source
 from .submission import Submission
 
@@ -181,7 +181,7 @@ class IndexNow:
         driver = AsyncDriver(engine, source, client, self.endpoint, tz)
         steps = push_queue(job) if source is None else push_source(job)
         try:
-            return await arun(steps, driver.perform)
+            return await arun_steps(steps, driver.perform)
         finally:
             await driver.close()
 
@@ -191,7 +191,7 @@ class IndexNow:
             driver = SyncDriver(engine, source, client, self.endpoint, tz)
             steps = push_queue(job) if source is None else push_source(job)
             try:
-                return run(steps, driver.perform)
+                return run_steps(steps, driver.perform)
             finally:
                 driver.close()
 

@@ -1,7 +1,7 @@
 """The steps of pushing one source (or the queue), written once for sync and async sources.
 
-Like :mod:`..flow`, a push is a generator: it yields what it needs done (a :class:`Need`)
-and gets the result sent back; :mod:`.drivers` perform the needs with a sync or an async
+Like :mod:`..core.handler`, a push is a generator: it yields each step (a :class:`PushStep`)
+and gets the result sent back; :mod:`.drivers` perform the steps with a sync or an async
 engine and HTTP client. So the order of the steps, the watermark rule and every answer's
 handling live here and nowhere else.
 
@@ -48,15 +48,15 @@ class Begin:
 
 @dataclass(frozen=True, slots=True)
 class StartMark:
-    """The source's newest mark up to ``horizon``."""
+    """The source's newest mark up to ``listed_until``."""
 
-    horizon: datetime
+    listed_until: datetime
 
 
 @dataclass(frozen=True, slots=True)
 class ReadChanges:
     after: Mark
-    horizon: datetime
+    listed_until: datetime
     limit: int
 
 
@@ -92,7 +92,7 @@ class Wait:
     seconds: float
 
 
-Need = Claim | Begin | StartMark | ReadChanges | ReadQueue | Post | Advance | Release | Wait
+PushStep = Claim | Begin | StartMark | ReadChanges | ReadQueue | Post | Advance | Release | Wait
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,12 +135,12 @@ class Job:
     lag: float = 0.0
     """Seconds the pushed rows stay behind the clock (writes that commit late)."""
 
-    def horizon(self) -> datetime:
+    def listed_until(self) -> datetime:
         """The latest lastmod pushed now."""
         return self.clock() - timedelta(seconds=self.lag)
 
 
-Steps = Generator[Need, Any, Report]
+Steps = Generator[PushStep, Any, Report]
 
 
 def push_source(job: Job) -> Steps:
@@ -148,7 +148,7 @@ def push_source(job: Job) -> Steps:
     round started (so that a round ends, however fast rows change)."""
     report = Report(job.name)
     pending: Mark | None = None  # with dry_run: where the next read starts
-    horizon = job.horizon()
+    listed_until = job.listed_until()
     while True:
         found = yield Claim(job.feed)
         if found is BUSY:
@@ -158,11 +158,11 @@ def push_source(job: Job) -> Steps:
             if job.dry_run:
                 yield Release()
             else:
-                yield Begin(job.feed, (yield StartMark(horizon)))
+                yield Begin(job.feed, (yield StartMark(listed_until)))
             report.started = True
             return report
         mark: Mark = pending or found
-        changes: Changes = yield ReadChanges(mark, horizon, job.rows_per_read)
+        changes: Changes = yield ReadChanges(mark, listed_until, job.rows_per_read)
         if not changes.marks:
             yield Release()
             return report
@@ -221,7 +221,9 @@ def push_queue(job: Job) -> Steps:
 ACCEPTED, AGAIN = "accepted", "again"
 
 
-def _post(job: Job, report: Report, body: bytes, count: int) -> Generator[Need, Any, Report | str]:
+def _post(
+    job: Job, report: Report, body: bytes, count: int
+) -> Generator[PushStep, Any, Report | str]:
     """Post one batch while the feed is held: :data:`ACCEPTED` (the caller advances),
     :data:`AGAIN` after a wait (the feed released: claim it again, another pusher may have
     pushed meanwhile), or the report to end with (the feed released)."""

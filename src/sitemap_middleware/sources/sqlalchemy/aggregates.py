@@ -13,7 +13,7 @@
   the other columns (a text key, the lastmod's text with its fraction of a second,
   the shown columns) from ``sitemap_row_hash`` (:mod:`.sqlite_hash`), a function
   registered on the connection.
-* The **newest lastmod served**: the newest one not later than the horizon
+* The **newest lastmod served**: the newest one not later than ``listed_until``
   (now + ``lastmod_tolerance``, a bound parameter), and the **earliest future**
   one, after which a remembered summary is stale. SQLite keeps dates as text,
   and texts do not sort as moments ('T' after ' ', offsets): its lastmods are
@@ -54,15 +54,15 @@ from sqlalchemy import (
 from sqlalchemy.sql.elements import BindParameter, ColumnElement
 from sqlalchemy.sql.selectable import FromClause
 
-from ...core.dates import to_utc
+from ...core.dates import AsOf, to_utc
 from ...core.spec import CHANGEFREQS
 from .sqlite_hash import ROW_HASH
 from .stored_dates import Parser, parse_one
 
-HORIZON = "sitemap_horizon"
-"""The bound parameter holding the horizon, in the lastmod column's own type."""
-HORIZON_EPOCH = "sitemap_horizon_epoch"
-"""The horizon as an epoch of the stored wall clock (SQLite key ranges)."""
+LISTED_UNTIL = "sitemap_listed_until"
+"""The bound parameter holding ``listed_until``, in the lastmod column's own type."""
+LISTED_UNTIL_EPOCH = "sitemap_listed_until_epoch"
+"""``listed_until`` as an epoch of the stored wall clock (SQLite key ranges)."""
 
 # SQLite term: (K * V) mod P mod Q, with K = 2 * (key mod M) + 1 (odd, never 0) and V the
 # fields mod P: codes of the changefreq and priority and the CRC-32 of the other stored
@@ -109,8 +109,10 @@ class Aggregates:
         self.is_datetime = isinstance(lastmod_type, DateTime)
         self.epochs = dialect == "postgresql" and (self.is_date or self.is_datetime)
         self.aware = isinstance(lastmod_type, DateTime) and bool(lastmod_type.timezone)
-        self.horizon: BindParameter[Any] = _horizon_param(lastmod_type)
-        self.horizon_epoch: BindParameter[Any] = bindparam(HORIZON_EPOCH, type_=BigInteger)
+        self.listed_until: BindParameter[Any] = _listed_until_param(lastmod_type)
+        self.listed_until_epoch: BindParameter[Any] = bindparam(
+            LISTED_UNTIL_EPOCH, type_=BigInteger
+        )
         self.hashed = [
             *(name for name, type_ in self.keys if not isinstance(type_, Integer)),
             *([lastmod[0]] if lastmod is not None else []),
@@ -222,7 +224,7 @@ class Aggregates:
     def epoch(self, column: ColumnElement[Any]) -> ColumnElement[Any]:
         """SQLite: the epoch of a stored text that reads as a date, in whole seconds; NULL
         for one that does not. Texts compare as text, not as moments ('T' sorts after ' ',
-        offsets move the instant): the horizon is compared with epochs.
+        offsets move the instant): ``listed_until`` is compared with epochs.
 
         Per row, on every summary: cheap checks first. SQLite reads any day up to 31
         ('2024-02-30' as March 1st): only days 29 to 31 are checked against the
@@ -244,21 +246,21 @@ class Aggregates:
         self, column: ColumnElement[Any], window: ColumnElement[Any] | None = None
     ) -> ColumnElement[Any]:
         """An aggregate (over ``window``'s partitions if given): the newest lastmod not
-        later than the horizon (SQLite: as an epoch)."""
+        later than ``listed_until`` (SQLite: as an epoch)."""
         if self.as_text:
             epoch = self.epoch(column)
-            return _over(func.max(case((epoch <= self.horizon_epoch, epoch))), window)
-        return self._read(_over(func.max(case((column <= self.horizon, column))), window))
+            return _over(func.max(case((epoch <= self.listed_until_epoch, epoch))), window)
+        return self._read(_over(func.max(case((column <= self.listed_until, column))), window))
 
     def earliest(
         self, column: ColumnElement[Any], window: ColumnElement[Any] | None = None
     ) -> ColumnElement[Any]:
         """An aggregate (over ``window``'s partitions if given): the earliest lastmod later
-        than the horizon (SQLite: as an epoch)."""
+        than ``listed_until`` (SQLite: as an epoch)."""
         if self.as_text:
             epoch = self.epoch(column)
-            return _over(func.min(case((epoch > self.horizon_epoch, epoch))), window)
-        return self._read(_over(func.min(case((column > self.horizon, column))), window))
+            return _over(func.min(case((epoch > self.listed_until_epoch, epoch))), window)
+        return self._read(_over(func.min(case((column > self.listed_until, column))), window))
 
     def _read(self, value: ColumnElement[Any]) -> ColumnElement[Any]:
         """As the driver can read it (PostgreSQL: the epoch, so that 'infinity' is a
@@ -272,7 +274,7 @@ class Aggregates:
         lastmods come from :meth:`range_summary`)."""
         return (
             select(self._read(func.max(column)))
-            .where(column <= self.horizon)
+            .where(column <= self.listed_until)
             .select_from(rows)
             .scalar_subquery()
         )
@@ -281,7 +283,7 @@ class Aggregates:
         """:meth:`earliest` as a scalar subquery a lastmod index answers."""
         return (
             select(self._read(func.min(column)))
-            .where(column > self.horizon)
+            .where(column > self.listed_until)
             .select_from(rows)
             .scalar_subquery()
         )
@@ -304,7 +306,7 @@ class Aggregates:
         e = scan.c.sitemap_epoch
         term = self.term(scan.c.__getitem__)
         assert term is not None
-        bound = self.horizon_epoch
+        bound = self.listed_until_epoch
         return select(
             func.count(),
             *extremes,
@@ -313,31 +315,31 @@ class Aggregates:
             func.min(case((e > bound, e))),
         ).select_from(scan)
 
-    def horizon_value(self, horizon: datetime, naive_timezone: tzinfo) -> Any:
-        """The horizon as the lastmod column holds its values (for the bound parameter).
+    def column_value(self, moment: datetime, naive_timezone: tzinfo) -> Any:
+        """``moment`` (``listed_until``, a refresh's start) as the lastmod column holds its
+        values (for a bound parameter).
 
         Fractions of a second are not written: a lastmod is future when its whole
-        seconds are, so the bound covers the horizon's whole second."""
+        seconds are, so the bound covers ``moment``'s whole second."""
         if self.is_date:
-            return horizon.astimezone(UTC).date()
-        last = horizon.replace(microsecond=999_999)
+            return moment.astimezone(UTC).date()
+        last = moment.replace(microsecond=999_999)
         if self.aware:
             return last.astimezone(UTC)
         wall = last.astimezone(naive_timezone).replace(tzinfo=None)
         return wall if self.is_datetime else wall.isoformat()
 
-    def horizon_epochs(self, horizon: datetime, naive_timezone: tzinfo) -> int:
-        """The horizon as SQLite's ``unixepoch`` reads the stored wall clock (a date counts
+    def listed_until_epochs(self, as_of: AsOf) -> int:
+        """``listed_until`` as SQLite's ``unixepoch`` reads the stored wall clock (a date counts
         from midnight UTC)."""
-        zone = UTC if self.is_date else naive_timezone
-        wall = horizon.astimezone(zone).replace(tzinfo=None)
+        zone = UTC if self.is_date else as_of.naive_timezone
+        wall = as_of.listed_until.astimezone(zone).replace(tzinfo=None)
         return int((wall - datetime(1970, 1, 1)).total_seconds())
 
     def moment(
         self,
         value: Any,
-        naive_timezone: tzinfo,
-        horizon: datetime,
+        as_of: AsOf,
         newest: bool,
         epochs: bool = False,
     ) -> datetime | None:
@@ -347,9 +349,9 @@ class Aggregates:
         if value is None:
             return None
         if self.epochs or epochs:
-            return self._from_epoch(value, naive_timezone, wall=epochs)
-        moment = to_utc(self._parsed(value), naive_timezone)
-        if moment is None or (moment.replace(microsecond=0) <= horizon) != newest:
+            return self._from_epoch(value, as_of.naive_timezone, wall=epochs)
+        moment = to_utc(self._parsed(value), as_of.naive_timezone)
+        if moment is None or (moment.replace(microsecond=0) <= as_of.listed_until) != newest:
             return None
         return moment
 
@@ -381,6 +383,6 @@ def _over(aggregate: Any, window: ColumnElement[Any] | None) -> ColumnElement[An
     return result
 
 
-def _horizon_param(lastmod_type: Any) -> BindParameter[Any]:
+def _listed_until_param(lastmod_type: Any) -> BindParameter[Any]:
     type_ = lastmod_type if isinstance(lastmod_type, DateTime | Date) else String()
-    return bindparam(HORIZON, type_=type_)
+    return bindparam(LISTED_UNTIL, type_=type_)

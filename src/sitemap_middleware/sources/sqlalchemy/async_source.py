@@ -9,7 +9,7 @@ rows come through ``AsyncConnection.stream()``, a server-side cursor, because
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
-from datetime import datetime, tzinfo
+from datetime import datetime
 from typing import Any, TypeVar
 
 from ...errors import MissingExtra
@@ -20,7 +20,8 @@ try:
 except ModuleNotFoundError as exc:
     raise MissingExtra.of(exc, "AsyncSQLAlchemySource", "sqlalchemy") from exc
 
-from ...core.validators import Summary, default_horizon
+from ...core.dates import AsOf
+from ...core.validators import Summary
 from ...output.entry import Batch
 from ..base import ALL, AsyncSource, Changes, CutPages, KeyRange, Mark, Page
 from . import sqlite_hash
@@ -58,22 +59,19 @@ class AsyncSQLAlchemySource(SQLSourceBase, AsyncSource):
             self.summaries.remember_lowest(version, lowest)
         return version, lowest
 
-    async def summarize(
-        self, keys: KeyRange, naive_timezone: tzinfo, horizon: datetime | None = None
-    ) -> Summary:
-        horizon = horizon or default_horizon()
+    async def summarize(self, keys: KeyRange, as_of: AsOf) -> Summary:
         async with self.engine.connect() as conn:
             version = None
             if self.options.version is not None:
                 version, lowest = await self._version(conn, keys)
                 if self.statements.checks_lowest(keys) and self.summaries.must_cut(lowest):
                     raise CutPages(self.name)
-                known = self.summaries.cached(version, keys, naive_timezone, horizon)
+                known = self.summaries.cached(version, keys, as_of)
                 if known is not None:
                     return known
             bounds = {
                 **self.statements.bounds(keys),
-                **self.statements.horizon_bounds(horizon, naive_timezone),
+                **self.statements.listed_until_bounds(as_of),
             }
             if self.statements.aggregates.row_hash:
                 await sqlite_hash.ensure_async(conn)
@@ -84,41 +82,34 @@ class AsyncSQLAlchemySource(SQLSourceBase, AsyncSource):
             and self.summaries.must_cut(row[-1])
         ):
             raise CutPages(self.name)
-        return self.summaries.summary(row, version, keys, naive_timezone, horizon)
+        return self.summaries.summary(row, version, keys, as_of)
 
-    async def pages(
-        self, width: int, naive_timezone: tzinfo, horizon: datetime | None = None
-    ) -> list[Page]:
-        horizon = horizon or default_horizon()
-        bounds = self.statements.horizon_bounds(horizon, naive_timezone)
+    async def pages(self, page_size: int, as_of: AsOf) -> list[Page]:
+        bounds = self.statements.listed_until_bounds(as_of)
         async with self.engine.connect() as conn:
             nulls = self.statements.nulls_stmt()
             if nulls is not None:
                 self.paging.report_nulls(await conn.scalar(nulls))
             if self.statements.aggregates.row_hash:
                 await sqlite_hash.ensure_async(conn)
-            rows = (await conn.execute(self.paging.pages_stmt(width), bounds)).all()  # per page
-            found = self.paging.pages(rows, naive_timezone, horizon)
+            rows = (await conn.execute(self.paging.pages_stmt(page_size), bounds)).all()  # per page
+            found = self.paging.pages(rows, as_of)
             if found is None:  # a key below 0: cut like any other key
-                rows = (await conn.execute(self.paging.cuts_stmt(width), bounds)).all()
-                found = self.paging.cuts(rows, naive_timezone, horizon)
+                rows = (await conn.execute(self.paging.cuts_stmt(page_size), bounds)).all()
+                found = self.paging.cuts(rows, as_of)
         return found
 
-    async def changed(
-        self, since: datetime, horizon: datetime, naive_timezone: tzinfo, limit: int
-    ) -> list[tuple[Any, Any]]:
-        bounds = self.statements.changes_bounds(since, horizon, naive_timezone, limit)
+    async def changed(self, since: datetime, as_of: AsOf, limit: int) -> list[tuple[Any, Any]]:
+        bounds = self.statements.changes_bounds(since, as_of, limit)
         async with self.engine.connect() as conn:
             return [
                 tuple(row) for row in await conn.execute(self.statements.changes_stmt(), bounds)
             ]
 
-    async def changes(
-        self, after: Mark | None, horizon: datetime, naive_timezone: tzinfo, limit: int
-    ) -> Changes:
+    async def changes(self, after: Mark | None, as_of: AsOf, limit: int) -> Changes:
         push = self.push
         stmt = push.marks_from_start if after is None else push.marks_after
-        bounds = push.marks_bounds(after, horizon, naive_timezone, limit)
+        bounds = push.marks_bounds(after, as_of, limit)
         async with self.engine.connect() as conn:
             found = await conn.execute(stmt, bounds)
             marks = [(key, Mark(lastmod, text)) for key, lastmod, text in found]
@@ -128,12 +119,12 @@ class AsyncSQLAlchemySource(SQLSourceBase, AsyncSource):
             rows = (await conn.execute(push.rows, keys)).all()
         return Changes(marks, self.mapped(rows))
 
-    async def push_start(self, horizon: datetime, naive_timezone: tzinfo) -> Mark:
+    async def push_start(self, as_of: AsOf) -> Mark:
         push = self.push
-        bounds = push.newest_bounds(horizon, naive_timezone)
+        bounds = push.newest_bounds(as_of)
         async with self.engine.connect() as conn:
             row = (await conn.execute(push.newest, bounds)).first()
-        return push.start(horizon, naive_timezone) if row is None else Mark(*row)
+        return push.start(as_of) if row is None else Mark(*row)
 
     async def batches(self, keys: KeyRange = ALL, size: int = 500) -> AsyncGenerator[Batch, None]:
         stmt, bounds = self.statements.rows_stmt(keys), self.statements.bounds(keys)

@@ -13,7 +13,7 @@ once per page and version.
 A page's version changes when a row of its key range is added, edited (any
 column) or deleted, or moves in or out of it; pages elsewhere in the table
 keep theirs, unless they share a key group with the change (``granularity``
-dividing the page width avoids that). Changes to the ``also`` tables (data
+dividing the page size avoids that). Changes to the ``also`` tables (data
 the locs are built from) bump every page.
 
 The price is one extra row write per changed row, in the writing transaction

@@ -11,7 +11,8 @@ from sqlalchemy import DateTime, Integer, Select
 from sqlalchemy.engine import Dialect, Row
 from sqlalchemy.sql.elements import ColumnElement
 
-from ...output.entry import CHANGEFREQS, format_priority
+from ...core.spec import CHANGEFREQS
+from ...output.entry import format_priority
 from ...settings import ConfigurationError, ConfigurationTypeError
 from ..base import check_name
 from .change_counter import ChangeCounter
@@ -55,7 +56,7 @@ class SQLOptions:
     nullable_key: bool
     fixed_ranges: bool
     """A single integer key pages by fixed key ranges; any other unique key is cut at
-    every width-th key (window functions: SQLite 3.25+, PostgreSQL)."""
+    every page_size-th key (window functions: SQLite 3.25+, PostgreSQL)."""
     fingerprint: str
 
     @property

@@ -1,18 +1,18 @@
 """The pages of a SQLAlchemy source, in one statement over the whole select: fixed
-integer key ranges grouped by ``key // width``, or runs of ``width`` rows in key order
+integer key ranges grouped by ``key // page_size``, or runs of ``page_size`` rows in key order
 (cuts) for any other key."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, null, or_, select
 from sqlalchemy.engine import Row
 from sqlalchemy.sql.elements import ColumnElement
 
+from ...core.dates import AsOf
 from ..base import Page
 from .summaries import lastmod_moments
 
@@ -36,15 +36,15 @@ class SQLPages:
         self.fixed_ranges = options.fixed_ranges
         self._nulls_reported: Any = None
 
-    def pages_stmt(self, width: int) -> AnySelect:
+    def pages_stmt(self, page_size: int) -> AnySelect:
         """One aggregate over the whole select: per page (fixed integer ranges) its number,
         count, lowest key, checksum, newest served and earliest future lastmod; or the cuts
         of a source with another key."""
         if not self.fixed_ranges:
-            return self.cuts_stmt(width)
+            return self.cuts_stmt(page_size)
         rows = self.statements.keyed(self.stmt).order_by(None).subquery("sitemap_rows")
         key = rows.c[self.key_names[0]]
-        page = (key // width).label("page")
+        page = (key // page_size).label("page")
         term = self.aggregates.term(rows.c.__getitem__)
         columns: list[ColumnElement[Any]] = [
             page,
@@ -57,12 +57,12 @@ class SQLPages:
             columns += [self.aggregates.newest(lastmod), self.aggregates.earliest(lastmod)]
         return select(*columns).group_by(page).order_by(page)
 
-    def cuts_stmt(self, width: int) -> AnySelect:
-        """Per run of ``width`` rows in key order: its number, count, checksum, newest served
+    def cuts_stmt(self, page_size: int) -> AnySelect:
+        """Per run of ``page_size`` rows in key order: its number, count, checksum, newest served
         and earliest future lastmod, and its last key.
 
         One statement (one snapshot, one pass in key order): rows are numbered,
-        grouped ``width`` at a time, and only each group's last row is returned.
+        grouped ``page_size`` at a time, and only each group's last row is returned.
         """
         rows = self.statements.keyed(self.stmt).order_by(None).subquery("sitemap_rows")
         keys = [rows.c[name] for name in self.key_names]
@@ -77,7 +77,7 @@ class SQLPages:
         ).subquery("numbered")
         grouped = select(
             numbered,
-            ((numbered.c.sitemap_rn - 1) // width).label("sitemap_page"),
+            ((numbered.c.sitemap_rn - 1) // page_size).label("sitemap_page"),
         ).subquery("grouped")
         page = grouped.c.sitemap_page
         moments = []
@@ -100,7 +100,7 @@ class SQLPages:
             *moments,
         ).subquery("windowed")
         last = or_(
-            windowed.c.sitemap_rn % width == 0,
+            windowed.c.sitemap_rn % page_size == 0,
             windowed.c.sitemap_rn == windowed.c.sitemap_total,
         )
         columns = [windowed.c.sitemap_page, windowed.c.sitemap_count, windowed.c.sitemap_checksum]
@@ -122,13 +122,11 @@ class SQLPages:
             ", ".join(self.key_names),
         )
 
-    def pages(
-        self, rows: Sequence[Row[Any]], naive_timezone: tzinfo, horizon: datetime
-    ) -> list[Page] | None:
+    def pages(self, rows: Sequence[Row[Any]], as_of: AsOf) -> list[Page] | None:
         """The pages :meth:`pages_stmt` found; None when a key below 0 means the source
         must be cut (read :meth:`cuts_stmt` and give its rows to :meth:`cuts`)."""
         if not self.fixed_ranges:
-            return self.cuts(rows, naive_timezone, horizon)
+            return self.cuts(rows, as_of)
         epochs = self.aggregates.as_text  # SQLite's lastmod aggregates are epochs
         out = []
         for row in rows:
@@ -136,21 +134,27 @@ class SQLPages:
             if values[2] < 0:
                 return None
             newest, expires = lastmod_moments(
-                self.aggregates, self.lastmod_name, values[4:6], naive_timezone, horizon, epochs
+                self.aggregates,
+                self.lastmod_name,
+                values[4:6],
+                as_of,
+                epochs,
             )
             out.append(Page(int(values[0]), int(values[1]), newest, None, str(values[3]), expires))
         return out
 
-    def cuts(
-        self, rows: Sequence[Row[Any]], naive_timezone: tzinfo, horizon: datetime
-    ) -> list[Page]:
+    def cuts(self, rows: Sequence[Row[Any]], as_of: AsOf) -> list[Page]:
         first_key = 5 if self.lastmod_name is not None else 3
         epochs = self.aggregates.as_text  # SQLite's lastmod aggregates are epochs
         out = []
         for row in rows:
             values = tuple(row)
             newest, expires = lastmod_moments(
-                self.aggregates, self.lastmod_name, values[3:5], naive_timezone, horizon, epochs
+                self.aggregates,
+                self.lastmod_name,
+                values[3:5],
+                as_of,
+                epochs,
             )
             last = values[first_key:]
             out.append(

@@ -6,7 +6,7 @@ the column's own type (SQLite compares its stored text as it is), so a mark is e
 whatever the column's type or precision. Two statements per batch, each served by an
 index whatever the table's size:
 
-1. the marks and keys of the next ``limit`` rows after the mark, up to the horizon
+1. the marks and keys of the next ``limit`` rows after the mark, up to ``listed_until``
    (a range on the lastmod index: ``lastmod >= :mark``, ties broken by the key);
 2. those rows, by key, read and mapped as the sitemap reads them.
 """
@@ -18,13 +18,12 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Integer, String, bindparam, cast, or_, select
 from sqlalchemy.sql.elements import ColumnElement
 
+from ...core.dates import AsOf
 from ...settings import ConfigurationError
 from ..base import Mark
-from .aggregates import HORIZON
+from .aggregates import LISTED_UNTIL
 
 if TYPE_CHECKING:
-    from datetime import datetime, tzinfo
-
     from .options import AnySelect, SQLOptions
     from .statements import SQLStatements
 
@@ -73,7 +72,7 @@ class PushStatements:
     def _marks(self, after: bool) -> AnySelect:
         lastmod, key = self._lastmod, self._key
         stmt = select(key, cast(lastmod, String), cast(key, String)).where(
-            lastmod <= self._statements.aggregates.horizon
+            lastmod <= self._statements.aggregates.listed_until
         )
         if after:
             since = self._back(_LASTMOD, lastmod)
@@ -81,11 +80,11 @@ class PushStatements:
         return stmt.order_by(lastmod, key).limit(bindparam(_LIMIT, type_=Integer))
 
     def _newest(self) -> AnySelect:
-        """The last row in ``(lastmod, key)`` order up to the horizon: where pushing starts."""
+        """The last row in ``(lastmod, key)`` order up to ``listed_until``: where pushing starts."""
         lastmod, key = self._lastmod, self._key
         return (
             select(cast(lastmod, String), cast(key, String))
-            .where(lastmod <= self._statements.aggregates.horizon)
+            .where(lastmod <= self._statements.aggregates.listed_until)
             .order_by(lastmod.desc(), key.desc())
             .limit(1)
         )
@@ -95,25 +94,23 @@ class PushStatements:
         keys: Any = bindparam(_KEYS, expanding=True)
         return stmt.where(self._key_column.in_(keys)).order_by(None).order_by(self._key_column)
 
-    def marks_bounds(
-        self, after: Mark | None, horizon: datetime, naive_timezone: tzinfo, limit: int
-    ) -> dict[str, Any]:
+    def marks_bounds(self, after: Mark | None, as_of: AsOf, limit: int) -> dict[str, Any]:
         aggregates = self._statements.aggregates
         bounds: dict[str, Any] = {
-            HORIZON: aggregates.horizon_value(horizon, naive_timezone),
+            LISTED_UNTIL: aggregates.column_value(as_of.listed_until, as_of.naive_timezone),
             _LIMIT: limit,
         }
         if after is not None:
             bounds[_LASTMOD], bounds[_KEY] = after.lastmod, after.key
         return bounds
 
-    def newest_bounds(self, horizon: datetime, naive_timezone: tzinfo) -> dict[str, Any]:
+    def newest_bounds(self, as_of: AsOf) -> dict[str, Any]:
         aggregates = self._statements.aggregates
-        return {HORIZON: aggregates.horizon_value(horizon, naive_timezone)}
+        return {LISTED_UNTIL: aggregates.column_value(as_of.listed_until, as_of.naive_timezone)}
 
-    def start(self, horizon: datetime, naive_timezone: tzinfo) -> Mark:
-        """The mark of an empty source: the horizon itself (nothing before it is pushed)."""
-        value = self._statements.aggregates.horizon_value(horizon, naive_timezone)
+    def start(self, as_of: AsOf) -> Mark:
+        """The mark of an empty source: ``listed_until`` itself (nothing before it is pushed)."""
+        value = self._statements.aggregates.column_value(as_of.listed_until, as_of.naive_timezone)
         return Mark(str(value), None)
 
     @staticmethod

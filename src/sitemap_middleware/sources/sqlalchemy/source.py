@@ -23,7 +23,7 @@ version stands, a request costs the version alone.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from datetime import datetime, tzinfo
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ...errors import MissingExtra
@@ -34,7 +34,8 @@ try:
 except ModuleNotFoundError as exc:
     raise MissingExtra.of(exc, "SQLAlchemySource", "sqlalchemy") from exc
 
-from ...core.validators import Summary, default_horizon
+from ...core.dates import AsOf
+from ...core.validators import Summary
 from ...output.entry import Batch
 from ...settings import ConfigurationTypeError
 from ..base import (
@@ -124,7 +125,7 @@ class SQLSourceBase:
         self.pageable = True
         self.fixed_ranges = options.fixed_ranges
         self.versioned = version is not None
-        # Pages kept current between recounts (see live_pages): integer keys, and no
+        # Pages kept current between recounts (see current_pages): integer keys, and no
         # version that already says when anything changed.
         self.live = self.pageable and self.fixed_ranges and not self.versioned
         self.tracks_changes = options.lastmod_name is not None
@@ -226,22 +227,19 @@ class SQLAlchemySource(SQLSourceBase, SyncSource):
             self.summaries.remember_lowest(version, lowest)
         return version, lowest
 
-    def summarize(
-        self, keys: KeyRange, naive_timezone: tzinfo, horizon: datetime | None = None
-    ) -> Summary:
-        horizon = horizon or default_horizon()
+    def summarize(self, keys: KeyRange, as_of: AsOf) -> Summary:
         with self.engine.connect() as conn:
             version = None
             if self.options.version is not None:
                 version, lowest = self._version(conn, keys)
                 if self.statements.checks_lowest(keys) and self.summaries.must_cut(lowest):
                     raise CutPages(self.name)
-                known = self.summaries.cached(version, keys, naive_timezone, horizon)
+                known = self.summaries.cached(version, keys, as_of)
                 if known is not None:
                     return known
             bounds = {
                 **self.statements.bounds(keys),
-                **self.statements.horizon_bounds(horizon, naive_timezone),
+                **self.statements.listed_until_bounds(as_of),
             }
             if self.statements.aggregates.row_hash:
                 sqlite_hash.ensure(conn)
@@ -252,40 +250,33 @@ class SQLAlchemySource(SQLSourceBase, SyncSource):
             and self.summaries.must_cut(row[-1])
         ):
             raise CutPages(self.name)
-        return self.summaries.summary(row, version, keys, naive_timezone, horizon)
+        return self.summaries.summary(row, version, keys, as_of)
 
-    def pages(
-        self, width: int, naive_timezone: tzinfo, horizon: datetime | None = None
-    ) -> list[Page]:
-        horizon = horizon or default_horizon()
-        bounds = self.statements.horizon_bounds(horizon, naive_timezone)
+    def pages(self, page_size: int, as_of: AsOf) -> list[Page]:
+        bounds = self.statements.listed_until_bounds(as_of)
         with self.engine.connect() as conn:
             nulls = self.statements.nulls_stmt()
             if nulls is not None:
                 self.paging.report_nulls(conn.scalar(nulls))
             if self.statements.aggregates.row_hash:
                 sqlite_hash.ensure(conn)
-            stmt = self.paging.pages_stmt(width)
-            found = self.paging.pages(conn.execute(stmt, bounds).all(), naive_timezone, horizon)
+            stmt = self.paging.pages_stmt(page_size)
+            found = self.paging.pages(conn.execute(stmt, bounds).all(), as_of)
             if found is None:  # a key below 0: cut like any other key
-                rows = conn.execute(self.paging.cuts_stmt(width), bounds).all()
-                found = self.paging.cuts(rows, naive_timezone, horizon)
+                rows = conn.execute(self.paging.cuts_stmt(page_size), bounds).all()
+                found = self.paging.cuts(rows, as_of)
         return found
 
-    def changed(
-        self, since: datetime, horizon: datetime, naive_timezone: tzinfo, limit: int
-    ) -> list[tuple[Any, Any]]:
-        bounds = self.statements.changes_bounds(since, horizon, naive_timezone, limit)
+    def changed(self, since: datetime, as_of: AsOf, limit: int) -> list[tuple[Any, Any]]:
+        bounds = self.statements.changes_bounds(since, as_of, limit)
         with self.engine.connect() as conn:
             return [tuple(row) for row in conn.execute(self.statements.changes_stmt(), bounds)]
 
-    def changes(
-        self, after: Mark | None, horizon: datetime, naive_timezone: tzinfo, limit: int
-    ) -> Changes:
+    def changes(self, after: Mark | None, as_of: AsOf, limit: int) -> Changes:
         push = self.push
         stmt = push.marks_from_start if after is None else push.marks_after
         with self.engine.connect() as conn:
-            found = conn.execute(stmt, push.marks_bounds(after, horizon, naive_timezone, limit))
+            found = conn.execute(stmt, push.marks_bounds(after, as_of, limit))
             marks = [(key, Mark(lastmod, text)) for key, lastmod, text in found]
             if not marks:
                 return Changes([], Batch.of([]))
@@ -293,11 +284,11 @@ class SQLAlchemySource(SQLSourceBase, SyncSource):
             rows = conn.execute(push.rows, keys).all()
         return Changes(marks, self.mapped(rows))
 
-    def push_start(self, horizon: datetime, naive_timezone: tzinfo) -> Mark:
+    def push_start(self, as_of: AsOf) -> Mark:
         push = self.push
         with self.engine.connect() as conn:
-            row = conn.execute(push.newest, push.newest_bounds(horizon, naive_timezone)).first()
-        return push.start(horizon, naive_timezone) if row is None else Mark(*row)
+            row = conn.execute(push.newest, push.newest_bounds(as_of)).first()
+        return push.start(as_of) if row is None else Mark(*row)
 
     def batches(self, keys: KeyRange = ALL, size: int = 500) -> Iterator[Batch]:
         extras = self.extras

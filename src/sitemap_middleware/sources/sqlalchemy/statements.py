@@ -8,14 +8,15 @@ column is compared with bound parameters, so SQLAlchemy builds its cache key onc
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime, tzinfo
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Integer, Select, String, bindparam, cast, func, null, or_, select, tuple_
 from sqlalchemy.sql.elements import ColumnElement
 
+from ...core.dates import AsOf
 from ..base import ALL, KeyRange
-from .aggregates import HORIZON, HORIZON_EPOCH, Aggregates
+from .aggregates import LISTED_UNTIL, LISTED_UNTIL_EPOCH, Aggregates
 from .change_counter import ChangeCounter
 
 if TYPE_CHECKING:
@@ -203,37 +204,35 @@ class SQLStatements:
         names += [name for name, _ in self.aggregates.shown]
         return list(dict.fromkeys(name for name in names if name is not None))
 
-    def horizon_bounds(self, horizon: datetime, naive_timezone: tzinfo) -> dict[str, Any]:
-        """The horizon parameters of the summary, pages and cuts statements."""
+    def listed_until_bounds(self, as_of: AsOf) -> dict[str, Any]:
+        """``listed_until`` parameters of the summary, pages and cuts statements."""
         if self.lastmod_name is None:
             return {}
         aggregates = self.aggregates
         return {
-            HORIZON: aggregates.horizon_value(horizon, naive_timezone),
-            HORIZON_EPOCH: aggregates.horizon_epochs(horizon, naive_timezone),
+            LISTED_UNTIL: aggregates.column_value(as_of.listed_until, as_of.naive_timezone),
+            LISTED_UNTIL_EPOCH: aggregates.listed_until_epochs(as_of),
         }
 
     def changes_stmt(self) -> AnySelect:
         """The key and lastmod (as text: only compared) of every row whose lastmod is later
-        than ``sitemap_since`` and served by the horizon, at most ``sitemap_limit`` of them:
+        than ``sitemap_since`` and served by ``listed_until``, at most ``sitemap_limit`` of them:
         a range read on the lastmod column's index, however large the table."""
         assert self.lastmod_name is not None
         rows = self.keyed(self.stmt).order_by(None).subquery("sitemap_rows")
         lastmod = rows.c[self.lastmod_name]
-        since = bindparam(SINCE, type_=self.aggregates.horizon.type)
+        since = bindparam(SINCE, type_=self.aggregates.listed_until.type)
         return (
             select(rows.c[self.key_names[0]], cast(lastmod, String))
-            .where(lastmod > since, lastmod <= self.aggregates.horizon)
+            .where(lastmod > since, lastmod <= self.aggregates.listed_until)
             .limit(bindparam(LIMIT, type_=Integer))
         )
 
-    def changes_bounds(
-        self, since: datetime, horizon: datetime, naive_timezone: tzinfo, limit: int
-    ) -> dict[str, Any]:
+    def changes_bounds(self, since: datetime, as_of: AsOf, limit: int) -> dict[str, Any]:
         aggregates = self.aggregates
         return {
-            SINCE: aggregates.horizon_value(since, naive_timezone),
-            HORIZON: aggregates.horizon_value(horizon, naive_timezone),
+            SINCE: aggregates.column_value(since, as_of.naive_timezone),
+            LISTED_UNTIL: aggregates.column_value(as_of.listed_until, as_of.naive_timezone),
             LIMIT: limit,
         }
 

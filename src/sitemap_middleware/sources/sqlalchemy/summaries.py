@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.engine import Row
 
-from ...core.dates import iso
+from ...core.dates import AsOf, iso
 from ...core.validators import Summary
 from ..base import KeyRange
 from .aggregates import Aggregates
@@ -53,13 +53,11 @@ class SQLSummaries:
             return self.version.token(value)
         return value
 
-    def cached(
-        self, version: Any, keys: KeyRange, naive_timezone: tzinfo, horizon: datetime
-    ) -> Summary | None:
+    def cached(self, version: Any, keys: KeyRange, as_of: AsOf) -> Summary | None:
         """The summary already read for this version of the rows in ``keys``, if any and
-        if no lastmod it saw in the future is due by ``horizon``."""
-        known = self._by_range.get((keys, naive_timezone))
-        if known is not None and known[0] == repr(version) and known[1].fresh(horizon):
+        if no lastmod it saw in the future is due by ``listed_until``."""
+        known = self._by_range.get((keys, as_of.naive_timezone))
+        if known is not None and known[0] == repr(version) and known[1].fresh(as_of.listed_until):
             return known[1]
         return None
 
@@ -68,26 +66,25 @@ class SQLSummaries:
         row: Row[Any] | None,
         version: Any,
         keys: KeyRange,
-        naive_timezone: tzinfo,
-        horizon: datetime,
+        as_of: AsOf,
     ) -> Summary:
         assert row is not None
         values = tuple(row)
         count, low, high, checksum = values[0], values[1], values[2], values[3]
         epochs = self.aggregates.range_pass
         newest, expires = lastmod_moments(
-            self.aggregates, self.lastmod_name, values[4:6], naive_timezone, horizon, epochs
+            self.aggregates, self.lastmod_name, values[4:6], as_of, epochs
         )
-        # Which lastmods are served changes when the horizon passes the earliest future one.
+        # Which lastmods are served changes when ``listed_until`` passes the earliest future one.
         moments = f"{iso(newest)}:{iso(expires)}"
         if self.version is None:
             token = f"n:{count}:{low!r}:{high!r}:{checksum}:{moments}"
-            return Summary(newest, count, token, horizon, expires, str(checksum))
+            return Summary(newest, count, token, as_of.listed_until, expires, str(checksum))
         # The version says when the rows changed: remember the summary until it moves.
-        summary = Summary(newest, count, f"v:{version!r}:{moments}", horizon, expires)
+        summary = Summary(newest, count, f"v:{version!r}:{moments}", as_of.listed_until, expires)
         if len(self._by_range) >= 100_000:
             self._by_range.clear()
-        self._by_range[(keys, naive_timezone)] = (repr(version), summary)
+        self._by_range[(keys, as_of.naive_timezone)] = (repr(version), summary)
         return summary
 
 
@@ -95,8 +92,7 @@ def lastmod_moments(
     aggregates: Aggregates,
     lastmod_name: str | None,
     values: Sequence[Any],
-    naive_timezone: tzinfo,
-    horizon: datetime,
+    as_of: AsOf,
     epochs: bool = False,
 ) -> tuple[datetime | None, datetime | None]:
     """The newest served and earliest future lastmod of an aggregate's last two values."""
@@ -104,6 +100,6 @@ def lastmod_moments(
         return None, None
     moment = aggregates.moment
     return (
-        moment(values[0], naive_timezone, horizon, newest=True, epochs=epochs),
-        moment(values[1], naive_timezone, horizon, newest=False, epochs=epochs),
+        moment(values[0], as_of, newest=True, epochs=epochs),
+        moment(values[1], as_of, newest=False, epochs=epochs),
     )

@@ -30,10 +30,11 @@ from sitemap_middleware import (
     SitemapApp,
     SitemapWSGIApp,
 )
-from sitemap_middleware.core.effects import Background, Need, ReadChanges, ReadPages, Summarize
-from sitemap_middleware.core.handler import run
+from sitemap_middleware.core.dates import AsOf
+from sitemap_middleware.core.effects import Effect, InBackground, ReadChanged, ReadPages, Summarize
+from sitemap_middleware.core.handler import run_effects
 from sitemap_middleware.sources.base import SyncSource, page_keys
-from sitemap_middleware.state.current_pages import Known, LivePages, keep_current
+from sitemap_middleware.state.current_pages import CountedPages, CurrentPages, keep_current
 
 from .adapters import call
 from .clock import Clock, drive
@@ -280,37 +281,40 @@ steps = st.lists(
 )
 
 
-def _refresh(app: SitemapWSGIApp, live: LivePages) -> None:
+def _refresh(app: SitemapWSGIApp, live: CurrentPages) -> None:
     """Run a refresh (not a recount) now, in this thread."""
     live.refreshed_at = float("-inf")
     assert live.claim(time.monotonic())
     settings = app.sitemap.settings
     now = datetime.now(UTC)
-    run(keep_current(live, now, settings.naive_timezone, settings.lastmod_tolerance), read)
+    run_effects(
+        keep_current(live, now, AsOf.at(now, settings.naive_timezone, settings.lastmod_tolerance)),
+        read,
+    )
 
 
-def read(need: Need) -> Any:
+def read(effect: Effect) -> Any:
     """Perform one read of the pages kept current, in this thread, through the source."""
-    assert not isinstance(need, Background)
-    if isinstance(need, Summarize):
-        parts = [(source, keys) for source, keys in need.parts]
+    assert not isinstance(effect, InBackground)
+    if isinstance(effect, Summarize):
+        parts = [(source, keys) for source, keys in effect.parts]
         assert all(isinstance(source, SyncSource) for source, _ in parts)
-        return [s.summarize(k, need.naive_timezone, need.horizon) for s, k in parts]  # type: ignore[union-attr]
-    source = need.source
+        return [s.summarize(k, effect.as_of) for s, k in parts]  # type: ignore[union-attr]
+    source = effect.source
     assert isinstance(source, SyncSource)
-    if isinstance(need, ReadChanges):
-        return source.changed(need.since, need.horizon, need.naive_timezone, need.limit)
-    return source.pages(need.width, need.naive_timezone, need.horizon)
+    if isinstance(effect, ReadChanged):
+        return source.changed(effect.since, effect.as_of, effect.limit)
+    return source.pages(effect.page_size, effect.as_of)
 
 
-def _recounted(app: SitemapWSGIApp, live: LivePages) -> Known:
+def _recounted(app: SitemapWSGIApp, live: CurrentPages) -> CountedPages:
     settings = app.sitemap.settings
     now = datetime.now(UTC)
-    horizon = now.replace(microsecond=0) + timedelta(seconds=settings.lastmod_tolerance)
+    listed_until = now.replace(microsecond=0) + timedelta(seconds=settings.lastmod_tolerance)
     source = live.source
     assert isinstance(source, SyncSource)
-    pages = source.pages(live.width, settings.naive_timezone, horizon)
-    return Known.of({page.index: page for page in pages}, horizon)
+    pages = source.pages(live.page_size, AsOf(settings.naive_timezone, listed_until))
+    return CountedPages.of({page.index: page for page in pages}, listed_until)
 
 
 @given(history=steps)
@@ -342,7 +346,7 @@ def test_refreshed_pages_equal_a_recount(tmp_path: Path, history: list[Step]) ->
                     stmt = update(articles).where(articles.c.id == key)
                     conn.execute(stmt.values(updated_at=moment, slug=f"e-{key}-{offset}"))
             if what == "future":
-                # A lastmod moved past the horizon leaves the range a refresh reads: the
+                # A lastmod moved past ``listed_until`` leaves the range a refresh reads: the
                 # row's old lastmod is no longer served, and only a recount sees that.
                 app.recount()
             else:
@@ -408,10 +412,10 @@ async def test_the_first_index_while_a_recount_runs_lists_every_page(
     drive(app, clock)
     assert live.claim(clock())  # as the background recount holds it
     early = app.sitemap.keep_current(live)
-    assert isinstance(next(early), ReadChanges)  # it started, and is slow
-    need = early.send([])
-    assert isinstance(need, ReadPages)
-    before = read(need)  # its pages: those of the 1,200 rows
+    assert isinstance(next(early), ReadChanged)  # it started, and is slow
+    effect = early.send([])
+    assert isinstance(effect, ReadPages)
+    before = read(effect)  # its pages: those of the 1,200 rows
     clock.advance(0.5)
     with engine.begin() as conn:
         conn.execute(delete(articles).where(articles.c.id > 1100))
@@ -446,17 +450,17 @@ class _Source:
 
 
 def test_a_source_without_lastmods_is_recounted_at_its_own_pace() -> None:
-    live = LivePages(_Source(False), 100, refresh_interval=1.0, recount_interval=None)  # type: ignore[arg-type]
+    live = CurrentPages(_Source(False), 100, refresh_interval=1.0, recount_interval=None)  # type: ignore[arg-type]
     live.recounted_at = live.refreshed_at = 0.0
     live.recount_cost = 4.0  # a recount that takes 4 s runs every 200 s, not every second
     assert not live.due(2.0) and not live.due(199.0) and live.due(200.0)
-    tracked = LivePages(_Source(True), 100, refresh_interval=1.0, recount_interval=None)  # type: ignore[arg-type]
+    tracked = CurrentPages(_Source(True), 100, refresh_interval=1.0, recount_interval=None)  # type: ignore[arg-type]
     tracked.recounted_at = tracked.refreshed_at = 0.0
     tracked.recount_cost = 4.0
     assert tracked.due(1.0) and not tracked.recount_due(199.0)  # its refreshes run
 
 
 def test_a_failed_job_is_not_retried_at_once() -> None:
-    live = LivePages(_Source(True), 100, refresh_interval=1.0, recount_interval=None)  # type: ignore[arg-type]
+    live = CurrentPages(_Source(True), 100, refresh_interval=1.0, recount_interval=None)  # type: ignore[arg-type]
     live.retry_at = 10.0
     assert not live.due(9.9) and live.due(10.0)

@@ -8,42 +8,42 @@ from datetime import UTC
 import pytest
 
 from sitemap_middleware import Settings
-from sitemap_middleware.core.hosts import HostViews
+from sitemap_middleware.core.hosts import Hosts
 from sitemap_middleware.output.entry import EntryRules
 
-WIDTHS = {"urls": 1000}
+PAGE_SIZES = {"urls": 1000}
 
 
-def views(**settings: object) -> HostViews:
+def make_hosts(**settings: object) -> Hosts:
     options = Settings(base_url="https://example.com/", **settings)  # type: ignore[arg-type]
-    return HostViews(options, EntryRules(options.site, UTC), WIDTHS)
+    return Hosts(options, EntryRules(options.site, UTC), PAGE_SIZES)
 
 
 def test_without_allowed_hosts_every_request_gets_the_base_urls_view() -> None:
-    hosts = views()
-    assert hosts.view_for("evil.example", True) is hosts.default
-    assert hosts.view_for(None, True) is hosts.default
+    hosts = make_hosts()
+    assert hosts.site_for("evil.example", True) is hosts.default
+    assert hosts.site_for(None, True) is hosts.default
     assert hosts.default.site.base_url == "https://example.com/"
 
 
 def test_allowed_hosts_build_their_own_urls_and_refuse_others() -> None:
-    hosts = views(allowed_hosts=["example.com", "www.example.com"])
-    www = hosts.view_for("WWW.example.com:443", True)
+    hosts = make_hosts(allowed_hosts=["example.com", "www.example.com"])
+    www = hosts.site_for("WWW.example.com:443", True)
     assert www is not None and www.site.base_url == "https://www.example.com/"
-    assert hosts.view_for("www.example.com", True) is www  # made once
+    assert hosts.site_for("www.example.com", True) is www  # made once
     assert www.fingerprint != hosts.default.fingerprint  # its URLs are in its ETags
-    assert hosts.view_for("example.com", True) is hosts.default
-    assert hosts.view_for("evil.example", True) is None
-    assert hosts.view_for("exa mple.com", True) is None
-    assert hosts.view_for(None, True) is None  # a Host field, but not exactly one
-    assert hosts.view_for(None, False) is hosts.default  # HTTP/1.0 without a Host
+    assert hosts.site_for("example.com", True) is hosts.default
+    assert hosts.site_for("evil.example", True) is None
+    assert hosts.site_for("exa mple.com", True) is None
+    assert hosts.site_for(None, True) is None  # a Host field, but not exactly one
+    assert hosts.site_for(None, False) is hosts.default  # HTTP/1.0 without a Host
 
 
 def test_every_view_counts_and_logs_bad_rows_in_one_place(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    hosts = views(allowed_hosts=["example.com", "www.example.com"])
-    www = hosts.view_for("www.example.com", True)
+    hosts = make_hosts(allowed_hosts=["example.com", "www.example.com"])
+    www = hosts.site_for("www.example.com", True)
     assert www is not None
     row = (7, "/x", None, None, 7)  # a priority of 7: listed without it, on either host
     with caplog.at_level(logging.WARNING, logger="sitemap_middleware"):

@@ -1,8 +1,8 @@
-"""The flow (``flow.answer``) driven by hand: no adapter, no thread, no I/O.
+"""The handler (``handler.handle``) driven by hand: no adapter, no thread, no I/O.
 
-Each test plays the adapter: it takes the needs the flow yields, sends back the
+Each test plays the adapter: it takes the effects the handler yields, sends back the
 summaries and pages a source would have read (or throws the error a read would
-have raised), and checks what the flow answers, that every generation slot it
+have raised), and checks what the handler answers, that every slot it
 took is given back, and what it logs.
 """
 
@@ -10,22 +10,24 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
+from sitemap_middleware.core.dates import AsOf
 from sitemap_middleware.core.effects import (
     Await,
-    Background,
-    Need,
-    ReadChanges,
+    Effect,
+    InBackground,
+    ReadChanged,
     ReadPages,
     Summarize,
 )
-from sitemap_middleware.core.handler import Flow, Transfer, answer
+from sitemap_middleware.core.handler import Handling, Transfer, handle
 from sitemap_middleware.core.sitemap import Request, Response, Sitemap
-from sitemap_middleware.core.validators import Summary, horizon_of
+from sitemap_middleware.core.validators import Summary
 from sitemap_middleware.output.entry import Batch, RawEntry
 from sitemap_middleware.settings import make_settings
 from sitemap_middleware.sources.base import ALL, CutPages, KeyRange, Page, SyncSource, page_keys
@@ -35,13 +37,13 @@ from .support import assert_valid_index, assert_valid_urlset
 
 BASE = "https://example.com/"
 NOW = datetime(2024, 6, 1, 12, 0, tzinfo=UTC)
-HORIZON = horizon_of(NOW, 60)
-WIDTH = 10  # max_urls=10: ten rows a page
+LISTED_UNTIL = AsOf.at(NOW).listed_until
+PAGE_SIZE = 10  # max_urls=10: ten rows a page
 NEWEST = datetime(2024, 5, 1, tzinfo=UTC)
 
 
 class Rows(SyncSource):
-    """A source whose reads the test answers itself: the flow never calls it."""
+    """A source whose reads the test answers itself: the handler never calls it."""
 
     def __init__(
         self, name: str = "items", *, fixed_ranges: bool = True, live: bool = False
@@ -50,15 +52,15 @@ class Rows(SyncSource):
         self.fixed_ranges = fixed_ranges
         self.live = self.tracks_changes = live
 
-    def summarize(self, keys: KeyRange, naive_timezone: Any, horizon: Any = None) -> Summary:
-        raise AssertionError("the flow reads nothing itself")
+    def summarize(self, keys: KeyRange, as_of: AsOf) -> Summary:
+        raise AssertionError("the handler reads nothing itself")
 
     def batches(self, keys: KeyRange, size: int) -> Iterator[Batch]:
-        raise AssertionError("the flow reads nothing itself")
+        raise AssertionError("the handler reads nothing itself")
 
 
 def sitemap(*sources: Rows, **options: Any) -> Sitemap:
-    settings = {"base_url": BASE, "max_urls": WIDTH, "freshness": "exact", **options}
+    settings = {"base_url": BASE, "max_urls": PAGE_SIZE, "freshness": "exact", **options}
     return Sitemap(list(sources) or [Rows()], make_settings(settings))
 
 
@@ -66,45 +68,47 @@ def request(method: str = "GET", **headers: str) -> Request:
     return Request(method, {name.replace("_", "-"): [value] for name, value in headers.items()})
 
 
-def start(site: Sitemap, path: str = "/sitemap.xml", method: str = "GET", **headers: str) -> Flow:
+def start(
+    site: Sitemap, path: str = "/sitemap.xml", method: str = "GET", **headers: str
+) -> Handling:
     target = site.route(path)
     assert target is not None
-    return answer(site, request(method, **headers), target, NOW)
+    return handle(site, request(method, **headers), target, NOW)
 
 
-def first(flow: Flow) -> Need | Response | Transfer:
-    """The flow's first need, or its answer when it needs nothing."""
+def first(handling: Handling) -> Effect | Response | Transfer:
+    """The handler's first need, or its answer when it needs nothing."""
     try:
-        return next(flow)
+        return next(handling)
     except StopIteration as stop:
         return stop.value  # type: ignore[no-any-return]
 
 
-def send(flow: Flow, result: Any) -> Need | Response | Transfer:
-    """A read's result sent in: the flow's next need, or its answer."""
+def send(handling: Handling, result: Any) -> Effect | Response | Transfer:
+    """A read's result sent in: the handler's next effect, or its answer."""
     try:
-        return flow.send(result)
+        return handling.send(result)
     except StopIteration as stop:
         return stop.value  # type: ignore[no-any-return]
 
 
-def throw(flow: Flow, error: Exception) -> Need | Response | Transfer:
+def throw(handling: Handling, error: Exception) -> Effect | Response | Transfer:
     try:
-        return flow.throw(error)
+        return handling.throw(error)
     except StopIteration as stop:
         return stop.value  # type: ignore[no-any-return]
 
 
 def summary(count: int, token: str = "v1", checksum: str | None = None) -> Summary:
-    return Summary(NEWEST if count else None, count, token, HORIZON, checksum=checksum)
+    return Summary(NEWEST if count else None, count, token, LISTED_UNTIL, checksum=checksum)
 
 
-def pages(count: int, width: int = WIDTH, cut: bool = False) -> list[Page]:
+def pages(count: int, page_size: int = PAGE_SIZE, cut: bool = False) -> list[Page]:
     """The pages of ``count`` rows keyed 0..count-1 (cut: each page ends at its last key)."""
     out = []
-    for index in range(0, -(-count // width)):
-        rows = min(width, count - index * width)
-        last = ((index * width + rows - 1),) if cut else None
+    for index in range(0, -(-count // page_size)):
+        rows = min(page_size, count - index * page_size)
+        last = ((index * page_size + rows - 1),) if cut else None
         out.append(Page(index, rows, NEWEST, last, checksum=f"c{index}"))
     return out
 
@@ -141,13 +145,13 @@ def header(response: Response, name: str) -> str | None:
 
 def test_an_empty_source_is_404_and_takes_no_slot() -> None:
     site = sitemap()
-    flow = start(site)
-    need = first(flow)
-    assert isinstance(need, Summarize) and need.parts == ((site.sources[0], ALL),)
-    assert need.horizon == HORIZON
-    answered = send(flow, [summary(0)])
+    handling = start(site)
+    effect = first(handling)
+    assert isinstance(effect, Summarize) and effect.parts == ((site.sources[0], ALL),)
+    assert effect.as_of == AsOf(UTC, LISTED_UNTIL)
+    answered = send(handling, [summary(0)])
     assert isinstance(answered, Response) and answered.status == 404
-    assert site.generations.running == 0
+    assert site.slots.running == 0
 
 
 def test_a_page_past_the_data_and_a_stranger_are_404_without_a_read() -> None:
@@ -168,41 +172,41 @@ def test_a_failed_summary_is_503_logged_once_with_its_traceback(
 ) -> None:
     site = sitemap()
     with caplog.at_level(logging.ERROR, "sitemap_middleware"):
-        flow = start(site)
-        assert isinstance(first(flow), Summarize)
-        answered = throw(flow, OSError("database is down"))
+        handling = start(site)
+        assert isinstance(first(handling), Summarize)
+        answered = throw(handling, OSError("database is down"))
     assert isinstance(answered, Response) and answered.status == 503
     assert header(answered, "retry-after") == "120"
     assert answered.body == b"Sitemap temporarily unavailable\n"
     (record,) = caplog.records
     assert "sitemap /sitemap.xml" in record.getMessage() and record.exc_info is not None
-    assert site.generations.running == 0
+    assert site.slots.running == 0
 
 
 def test_a_failed_read_of_the_index_pages_is_503_and_gives_its_slot_back() -> None:
     site = sitemap()
-    flow = start(site)
-    first(flow)
-    need = send(flow, [summary(25)])  # 25 rows: three pages, an index
-    assert isinstance(need, ReadPages) and need.width == WIDTH
-    assert site.generations.running == 1  # the index is being generated
-    answered = throw(flow, OSError("gone"))
+    handling = start(site)
+    first(handling)
+    effect = send(handling, [summary(25)])  # 25 rows: three pages, an index
+    assert isinstance(effect, ReadPages) and effect.page_size == PAGE_SIZE
+    assert site.slots.running == 1  # the index is being generated
+    answered = throw(handling, OSError("gone"))
     assert isinstance(answered, Response) and answered.status == 503
-    assert site.generations.running == 0
+    assert site.slots.running == 0
 
 
 def test_a_busy_sitemap_is_503_and_keeps_the_slots_it_does_not_own() -> None:
     site = sitemap(max_generations=1, busy_retry_after=7)
-    held = site.generations.acquire()
+    held = site.slots.acquire()
     assert held is not None
-    flow = start(site, "/sitemap-items-1.xml")
-    assert isinstance(first(flow), Summarize)
-    answered = send(flow, [summary(3)])
+    handling = start(site, "/sitemap-items-1.xml")
+    assert isinstance(first(handling), Summarize)
+    answered = send(handling, [summary(3)])
     assert isinstance(answered, Response) and answered.status == 503
     assert header(answered, "retry-after") == "7"
-    assert site.generations.running == 1
+    assert site.slots.running == 1
     held.release()
-    assert site.generations.running == 0
+    assert site.slots.running == 0
 
 
 # --- 304, HEAD, the transfer -------------------------------------------------------------
@@ -212,32 +216,32 @@ def test_a_page_is_a_transfer_that_holds_its_slot_until_closed(
     sitemap_schema: Any,
 ) -> None:
     site = sitemap()
-    flow = start(site, "/sitemap-items-2.xml")
-    need = first(flow)
-    assert isinstance(need, Summarize)
-    assert need.parts == ((site.sources[0], page_keys(2, WIDTH)),)
-    transfer = send(flow, [summary(5)])
+    handling = start(site, "/sitemap-items-2.xml")
+    effect = first(handling)
+    assert isinstance(effect, Summarize)
+    assert effect.parts == ((site.sources[0], page_keys(2, PAGE_SIZE)),)
+    transfer = send(handling, [summary(5)])
     assert isinstance(transfer, Transfer)
-    assert transfer.plan.status == 200 and transfer.parts == need.parts
-    assert site.generations.running == 1
+    assert transfer.plan.status == 200 and transfer.parts == effect.parts
+    assert site.slots.running == 1
     body = body_of(transfer, [rows(range(10, 13)), rows(range(13, 15))])
     assert len(assert_valid_urlset(body, sitemap_schema)) == 5
-    assert site.generations.running == 0
+    assert site.slots.running == 0
 
 
 def test_a_matching_if_none_match_is_304_and_head_is_bodiless_without_a_slot() -> None:
     site = sitemap()
-    flow = start(site)
-    first(flow)
-    transfer = send(flow, [summary(3)])
+    handling = start(site)
+    first(handling)
+    transfer = send(handling, [summary(3)])
     assert isinstance(transfer, Transfer)
     etag = header(transfer.plan, "etag")
     transfer.close()
     assert etag is not None and etag.startswith('W/"')
 
-    flow = start(site, if_none_match=etag)
-    first(flow)
-    answered = send(flow, [summary(3)])
+    handling = start(site, if_none_match=etag)
+    first(handling)
+    answered = send(handling, [summary(3)])
     assert isinstance(answered, Response) and answered.status == 304
     assert header(answered, "etag") == etag and answered.body == b""
 
@@ -253,47 +257,47 @@ def test_a_matching_if_none_match_is_304_and_head_is_bodiless_without_a_slot() -
     # A Response is complete (no body left to stream).
     assert isinstance(answered, Response) and answered.status == 200
     assert header(answered, "etag") == etag
-    assert site.generations.running == 0
+    assert site.slots.running == 0
 
 
 def test_a_transfer_that_fails_before_its_first_byte_is_503_and_closes() -> None:
     site = sitemap()
-    flow = start(site)
-    first(flow)
-    transfer = send(flow, [summary(3)])
+    handling = start(site)
+    first(handling)
+    transfer = send(handling, [summary(3)])
     assert isinstance(transfer, Transfer)
     answered = transfer.failed(OSError("cursor lost"))
     assert answered.status == 503
     transfer.close()
-    assert site.generations.running == 0
+    assert site.slots.running == 0
 
 
 def test_a_transfer_whose_every_row_was_rejected_is_404() -> None:
     site = sitemap()
-    flow = start(site)
-    first(flow)
-    transfer = send(flow, [summary(2)])
+    handling = start(site)
+    first(handling)
+    transfer = send(handling, [summary(2)])
     assert isinstance(transfer, Transfer)
     transfer.feed("items", Batch.of([(0, "//elsewhere/x", None, None, None)]))
     end = transfer.finish()
     transfer.close()
     assert isinstance(end, Response) and end.status == 404
-    assert site.generations.running == 0
+    assert site.slots.running == 0
 
 
 def test_the_index_reads_the_pages_once_and_is_answered_whole() -> None:
     site = sitemap()
-    flow = start(site)
-    first(flow)
-    need = send(flow, [summary(25)])
-    assert isinstance(need, ReadPages) and need.horizon == HORIZON
-    index = send(flow, pages(25))
+    handling = start(site)
+    first(handling)
+    effect = send(handling, [summary(25)])
+    assert isinstance(effect, ReadPages) and effect.as_of == AsOf(UTC, LISTED_UNTIL)
+    index = send(handling, pages(25))
     assert isinstance(index, Response) and index.status == 200  # complete
     listed = assert_valid_index(index.body)
     assert [loc for loc, _ in listed] == [
         f"https://example.com/sitemap-items-{n}.xml" for n in (1, 2, 3)
     ]
-    assert site.generations.running == 0
+    assert site.slots.running == 0
 
     again = start(site)  # the same data: its pages are known
     first(again)
@@ -307,37 +311,37 @@ def test_the_index_reads_the_pages_once_and_is_answered_whole() -> None:
 def test_cut_pages_make_the_flow_read_the_cuts_then_plan_the_page() -> None:
     site = sitemap()
     source = site.sources[0]
-    flow = start(site, "/sitemap-items-2.xml")
-    assert isinstance(first(flow), Summarize)
-    need = throw(flow, CutPages())  # the data holds a key below 0
-    assert isinstance(need, Summarize) and need.parts == ((source, ALL),)
-    need = send(flow, [summary(25)])
-    assert isinstance(need, ReadPages) and need.source is source
-    transfer = send(flow, pages(25, cut=True))
+    handling = start(site, "/sitemap-items-2.xml")
+    assert isinstance(first(handling), Summarize)
+    effect = throw(handling, CutPages())  # the data holds a key below 0
+    assert isinstance(effect, Summarize) and effect.parts == ((source, ALL),)
+    effect = send(handling, [summary(25)])
+    assert isinstance(effect, ReadPages) and effect.source is source
+    transfer = send(handling, pages(25, cut=True))
     assert isinstance(transfer, Transfer)
     assert transfer.parts == ((source, KeyRange((9,), (19,))),)
     transfer.close()
-    assert site.generations.running == 0
+    assert site.slots.running == 0
 
 
 def test_a_failed_read_of_the_cuts_is_503() -> None:
     site = sitemap()
-    flow = start(site, "/sitemap-items-1.xml")
-    first(flow)
-    assert isinstance(throw(flow, CutPages()), Summarize)
-    answered = throw(flow, OSError("gone"))
+    handling = start(site, "/sitemap-items-1.xml")
+    first(handling)
+    assert isinstance(throw(handling, CutPages()), Summarize)
+    answered = throw(handling, OSError("gone"))
     assert isinstance(answered, Response) and answered.status == 503
-    assert site.generations.running == 0
+    assert site.slots.running == 0
 
 
 def test_a_source_of_cuts_reads_them_before_any_page_summary() -> None:
     source = Rows("notes", fixed_ranges=False)
     site = sitemap(source)
-    flow = start(site, "/sitemap-notes-3.xml")
-    need = first(flow)
-    assert isinstance(need, Summarize) and need.parts == ((source, ALL),)
-    assert isinstance(send(flow, [summary(25)]), ReadPages)
-    transfer = send(flow, pages(25, cut=True))  # the page's summary comes from its cut
+    handling = start(site, "/sitemap-notes-3.xml")
+    effect = first(handling)
+    assert isinstance(effect, Summarize) and effect.parts == ((source, ALL),)
+    assert isinstance(send(handling, [summary(25)]), ReadPages)
+    transfer = send(handling, pages(25, cut=True))  # the page's summary comes from its cut
     assert isinstance(transfer, Transfer)
     assert transfer.parts == ((source, KeyRange((19,), (24,))),)
     transfer.close()
@@ -350,14 +354,14 @@ def test_a_source_of_cuts_reads_them_before_any_page_summary() -> None:
 
 def test_the_html_view_of_a_page_reads_its_neighbours_and_gives_its_slot_back() -> None:
     site = sitemap(html=True)
-    flow = start(site, "/sitemap-items-1.html")
-    first(flow)
-    need = send(flow, [summary(4)])
-    assert isinstance(need, Summarize) and need.parts == ((site.sources[0], ALL),)
-    assert site.generations.running == 1
-    answered = throw(flow, OSError("gone"))
+    handling = start(site, "/sitemap-items-1.html")
+    first(handling)
+    effect = send(handling, [summary(4)])
+    assert isinstance(effect, Summarize) and effect.parts == ((site.sources[0], ALL),)
+    assert site.slots.running == 1
+    answered = throw(handling, OSError("gone"))
     assert isinstance(answered, Response) and answered.status == 503
-    assert site.generations.running == 0
+    assert site.slots.running == 0
 
 
 # --- pages kept current (freshness="incremental") -------------------------------------------
@@ -370,32 +374,34 @@ def live_sitemap(clock: Clock | None = None, **options: Any) -> Sitemap:
     return site
 
 
-def needs_until_answer(flow: Flow, results: dict[type, Any]) -> tuple[list[Need], Any]:
-    """Answer each need by its kind; a background job is left unstarted and recorded."""
-    seen: list[Need] = []
-    step = first(flow)
-    while isinstance(step, Summarize | ReadPages | ReadChanges | Background | Await):
+def effects_until_response(
+    handling: Handling, results: dict[type, Any]
+) -> tuple[list[Effect], Any]:
+    """Answer each effect by its kind; a background job is left unstarted and recorded."""
+    seen: list[Effect] = []
+    step = first(handling)
+    while isinstance(step, Summarize | ReadPages | ReadChanged | InBackground | Await):
         seen.append(step)
-        step = send(flow, results.get(type(step)))
+        step = send(handling, results.get(type(step)))
     return seen, step
 
 
 def test_a_live_page_before_the_first_index_is_summarized_exactly() -> None:
     site = live_sitemap(refresh_interval=3600)
     source = site.sources[0]
-    flow = start(site, "/sitemap-items-1.xml")
-    need = first(flow)
-    assert isinstance(need, Background)  # the first recount starts, in the background
-    recount = need.job
-    need = send(flow, None)
-    assert isinstance(need, Summarize) and need.parts == ((source, page_keys(1, WIDTH)),)
-    transfer = send(flow, [summary(10, checksum="c0")])
+    handling = start(site, "/sitemap-items-1.xml")
+    effect = first(handling)
+    assert isinstance(effect, InBackground)  # the first recount starts, in the background
+    recount = effect.job
+    effect = send(handling, None)
+    assert isinstance(effect, Summarize) and effect.parts == ((source, page_keys(1, PAGE_SIZE)),)
+    transfer = send(handling, [summary(10, checksum="c0")])
     assert isinstance(transfer, Transfer)
     exact = header(transfer.plan, "etag")
     transfer.close()
 
     # The recount is a flow of its own: the rows that moved lately, then every page.
-    assert isinstance(next(recount), ReadChanges)
+    assert isinstance(next(recount), ReadChanged)
     assert isinstance(recount.send([]), ReadPages)
     with pytest.raises(StopIteration):
         recount.send(pages(25))
@@ -403,61 +409,61 @@ def test_a_live_page_before_the_first_index_is_summarized_exactly() -> None:
     revalidated = first(start(site, "/sitemap-items-1.xml", if_none_match=exact))
     assert isinstance(revalidated, Response) and revalidated.status == 304  # nothing read
     kept = start(site, "/sitemap-items-1.xml")
-    need = first(kept)  # a 200 streams rows read now: their aggregates are read first
-    assert isinstance(need, Summarize) and need.parts == ((source, page_keys(1, WIDTH)),)
+    effect = first(kept)  # a 200 streams rows read now: their aggregates are read first
+    assert isinstance(effect, Summarize) and effect.parts == ((source, page_keys(1, PAGE_SIZE)),)
     transfer = send(kept, [summary(10, checksum="c0")])
     assert isinstance(transfer, Transfer)
     assert header(transfer.plan, "etag") == exact  # the same rows, the same tag
     transfer.close()
     index = first(start(site))
     assert isinstance(index, Response) and len(assert_valid_index(index.body)) == 3
-    assert site.generations.running == 0
+    assert site.slots.running == 0
 
 
 def test_the_first_index_of_a_live_source_reads_it_whole_then_starts_a_refresh() -> None:
     site = live_sitemap(refresh_interval=0, recount_interval=3600)
     source = site.sources[0]
-    flow = start(site)
-    need = first(flow)
-    assert isinstance(need, ReadChanges) and need.source is source
-    assert need.since == NOW - timedelta(seconds=60) and need.horizon == HORIZON
-    need = send(flow, [])
-    assert isinstance(need, ReadPages) and need.source is source
-    need = send(flow, pages(25))
-    assert isinstance(need, Background)  # refresh_interval=0: a refresh is due at once
-    refresh = need.job
-    answered = send(flow, None)
+    handling = start(site)
+    effect = first(handling)
+    assert isinstance(effect, ReadChanged) and effect.source is source
+    assert effect.since == NOW - timedelta(seconds=60) and effect.as_of == AsOf(UTC, LISTED_UNTIL)
+    effect = send(handling, [])
+    assert isinstance(effect, ReadPages) and effect.source is source
+    effect = send(handling, pages(25))
+    assert isinstance(effect, InBackground)  # refresh_interval=0: a refresh is due at once
+    refresh = effect.job
+    answered = send(handling, None)
     assert isinstance(answered, Response) and answered.status == 200
     assert len(assert_valid_index(answered.body)) == 3
 
     # The background job is a flow of its own: a refresh reads the rows that moved.
     moved = next(refresh)
-    assert isinstance(moved, ReadChanges) and moved.source is source
+    assert isinstance(moved, ReadChanged) and moved.source is source
     touched = refresh.send([(12, NEWEST + timedelta(days=1))])
     assert isinstance(touched, Summarize)
-    assert touched.parts == ((source, page_keys(2, WIDTH)),)
+    assert touched.parts == ((source, page_keys(2, PAGE_SIZE)),)
     with pytest.raises(StopIteration):
         refresh.send([summary(10, checksum="c1-edited")])
 
     again = start(site)
-    seen, answered = needs_until_answer(again, {})
-    assert all(isinstance(n, Background) for n in seen)  # only, maybe, the next refresh
+    seen, answered = effects_until_response(again, {})
+    assert all(isinstance(n, InBackground) for n in seen)  # only, maybe, the next refresh
     assert isinstance(answered, Response) and answered.status == 200
     assert answered.body != b""
-    for need in seen:
-        assert isinstance(need, Background)
-        need.job.close()
+    for effect in seen:
+        assert isinstance(effect, InBackground)
+        effect.job.close()
 
 
 def _first_index(site: Sitemap, rows: int = 25) -> str:
     """The first index of a live source: it reads the pages whole before answering."""
-    flow = start(site)
-    assert isinstance(first(flow), ReadChanges)
-    assert isinstance(send(flow, []), ReadPages)
-    answered = send(flow, pages(rows))
-    while isinstance(answered, Background):  # a refresh due at once, left unstarted
+    handling = start(site)
+    assert isinstance(first(handling), ReadChanged)
+    assert isinstance(send(handling, []), ReadPages)
+    answered = send(handling, pages(rows))
+    while isinstance(answered, InBackground):  # a refresh due at once, left unstarted
         answered.job.close()
-        answered = send(flow, None)
+        answered = send(handling, None)
     assert isinstance(answered, Response) and answered.status == 200
     tag = header(answered, "etag")
     assert tag is not None
@@ -472,19 +478,19 @@ def test_a_lone_index_after_a_silence_reads_what_moved_before_answering() -> Non
     source = site.sources[0]
     tag = _first_index(site)
     clock.advance(1.5)  # a refresh is due, within its bound: started in the background
-    seen, answered = needs_until_answer(start(site, if_none_match=tag), {})
-    assert [type(need) for need in seen] == [Background]
+    seen, answered = effects_until_response(start(site, if_none_match=tag), {})
+    assert [type(effect) for effect in seen] == [InBackground]
     assert isinstance(answered, Response) and answered.status == 304
-    for need in seen:
-        assert isinstance(need, Background)
-        need.job.close()
+    for effect in seen:
+        assert isinstance(effect, InBackground)
+        effect.job.close()
     clock.advance(3600)  # an hour of silence: the pages lag past R = 2 s
-    flow = start(site, if_none_match=tag)
-    moved = first(flow)
-    assert isinstance(moved, ReadChanges)
-    touched = send(flow, [(12, NEWEST + timedelta(days=1))])
-    assert isinstance(touched, Summarize) and touched.parts == ((source, page_keys(2, WIDTH)),)
-    answered = send(flow, [summary(10, checksum="c1-edited")])
+    handling = start(site, if_none_match=tag)
+    moved = first(handling)
+    assert isinstance(moved, ReadChanged)
+    touched = send(handling, [(12, NEWEST + timedelta(days=1))])
+    assert isinstance(touched, Summarize) and touched.parts == ((source, page_keys(2, PAGE_SIZE)),)
+    answered = send(handling, [summary(10, checksum="c1-edited")])
     assert isinstance(answered, Response) and answered.status == 200
     assert header(answered, "etag") != tag
     live = site.live["items"]
@@ -496,10 +502,10 @@ def test_a_lone_index_past_the_recount_bound_recounts_before_answering() -> None
     site = live_sitemap(clock, refresh_interval=1, recount_interval=60)
     tag = _first_index(site)
     clock.advance(121)  # past C = 2 x 60 s: a delete must show
-    flow = start(site, if_none_match=tag)
-    assert isinstance(first(flow), ReadChanges)
-    assert isinstance(send(flow, []), ReadPages)
-    answered = send(flow, pages(24))
+    handling = start(site, if_none_match=tag)
+    assert isinstance(first(handling), ReadChanged)
+    assert isinstance(send(handling, []), ReadPages)
+    answered = send(handling, pages(24))
     assert isinstance(answered, Response) and answered.status == 200
     assert header(answered, "etag") != tag
     assert len(assert_valid_index(answered.body)) == 3
@@ -510,9 +516,9 @@ def test_an_overdue_read_that_fails_is_503_not_the_old_pages() -> None:
     site = live_sitemap(clock, refresh_interval=1, recount_interval=7200)
     tag = _first_index(site)
     clock.advance(3600)
-    flow = start(site, if_none_match=tag)
-    assert isinstance(first(flow), ReadChanges)
-    answered = throw(flow, OSError("database down"))
+    handling = start(site, if_none_match=tag)
+    assert isinstance(first(handling), ReadChanged)
+    answered = throw(handling, OSError("database down"))
     assert isinstance(answered, Response) and answered.status == 503
     assert site.live["items"].retry_at == float("-inf")  # the next request reads again
 
@@ -523,8 +529,8 @@ def test_a_page_past_its_bound_reads_its_own_aggregates_and_starts_the_job() -> 
     source = site.sources[0]
     _first_index(site)
     page = start(site, "/sitemap-items-2.xml")
-    need = first(page)
-    assert isinstance(need, Summarize)  # a 200: its own rows' aggregates
+    effect = first(page)
+    assert isinstance(effect, Summarize)  # a 200: its own rows' aggregates
     transfer = send(page, [summary(10, checksum="c1")])
     assert isinstance(transfer, Transfer)
     tag = header(transfer.plan, "etag")
@@ -532,13 +538,13 @@ def test_a_page_past_its_bound_reads_its_own_aggregates_and_starts_the_job() -> 
     assert tag is not None
     assert first(start(site, "/sitemap-items-2.xml", if_none_match=tag)).status == 304  # type: ignore[union-attr]
     clock.advance(3600)
-    flow = start(site, "/sitemap-items-2.xml", if_none_match=tag)
-    job = first(flow)
-    assert isinstance(job, Background)  # the refresh, for the next index
+    handling = start(site, "/sitemap-items-2.xml", if_none_match=tag)
+    job = first(handling)
+    assert isinstance(job, InBackground)  # the refresh, for the next index
     job.job.close()
-    need = send(flow, None)
-    assert isinstance(need, Summarize) and need.parts == ((source, page_keys(2, WIDTH)),)
-    answered = send(flow, [summary(9, checksum="c1-deleted")])
+    effect = send(handling, None)
+    assert isinstance(effect, Summarize) and effect.parts == ((source, page_keys(2, PAGE_SIZE)),)
+    answered = send(handling, [summary(9, checksum="c1-deleted")])
     assert isinstance(answered, Transfer)  # the page changed: no 304 from the old pages
     assert header(answered.plan, "etag") != tag
     answered.close()
@@ -551,9 +557,9 @@ def test_a_small_source_is_read_on_every_request() -> None:
     site = live_sitemap(clock, exact_rows=25, refresh_interval=3600)
     _first_index(site)
     for rows in (25, 24):
-        flow = start(site)
-        assert isinstance(first(flow), ReadPages)  # one statement: no refresh follows
-        answered = send(flow, pages(rows))
+        handling = start(site)
+        assert isinstance(first(handling), ReadPages)  # one statement: no refresh follows
+        answered = send(handling, pages(rows))
         assert isinstance(answered, Response) and answered.status == 200
         assert len(assert_valid_index(answered.body)) == 3
     live = site.live["items"]
@@ -577,19 +583,19 @@ def test_a_job_that_started_earlier_never_moves_the_pages_back() -> None:
     live = site.live["items"]
     clock.advance(1.5)
     early = site.keep_current(live, NOW, recount=True)  # a recount starts, and is slow
-    assert isinstance(next(early), ReadChanges)
+    assert isinstance(next(early), ReadChanged)
     assert isinstance(early.send([]), ReadPages)
     clock.advance(3600)
-    flow = start(site)  # a later request reads the moved rows itself
-    assert isinstance(first(flow), ReadChanges)
-    assert isinstance(send(flow, [(3, NEWEST + timedelta(days=1))]), Summarize)
-    answered = send(flow, [summary(10, checksum="c0-edited")])
+    handling = start(site)  # a later request reads the moved rows itself
+    assert isinstance(first(handling), ReadChanged)
+    assert isinstance(send(handling, [(3, NEWEST + timedelta(days=1))]), Summarize)
+    answered = send(handling, [summary(10, checksum="c0-edited")])
     assert isinstance(answered, Response) and answered.status == 200
     moved = header(answered, "etag")
     assert moved != tag
     with pytest.raises(StopIteration):
         early.send(pages(25))  # the old recount ends last: its pages are older
-    _, again = needs_until_answer(start(site), {})
+    _, again = effects_until_response(start(site), {})
     assert isinstance(again, Response) and header(again, "etag") == moved
 
 
@@ -601,48 +607,58 @@ def test_a_request_past_its_bound_waits_for_the_job_running_in_the_background() 
     tag = _first_index(site)
     live = site.live["items"]
     clock.advance(1.5)
-    flow = start(site, if_none_match=tag)
-    job = first(flow)
-    assert isinstance(job, Background) and live.running  # the refresh, not yet run
-    assert isinstance(send(flow, None), Response)
+    handling = start(site, if_none_match=tag)
+    job = first(handling)
+    assert isinstance(job, InBackground) and live.running  # the refresh, not yet run
+    assert isinstance(send(handling, None), Response)
     clock.advance(1.0)  # the pages are past R = 2 s; the refresh started 1 s ago
-    flow = start(site, if_none_match=tag)
-    wait = first(flow)
+    handling = start(site, if_none_match=tag)
+    wait = first(handling)
     assert isinstance(wait, Await) and not wait.done.is_set()
     refresh = job.job
-    assert isinstance(next(refresh), ReadChanges)
+    assert isinstance(next(refresh), ReadChanged)
     assert isinstance(refresh.send([(3, NEWEST + timedelta(days=1))]), Summarize)
     with pytest.raises(StopIteration):
         refresh.send([summary(10, checksum="c0-edited")])
     assert wait.done.is_set() and not live.running
-    answered = send(flow, True)  # it ended: no read of this request's own
-    while isinstance(answered, Background):  # the next refresh, left unstarted
+    answered = send(handling, True)  # it ended: no read of this request's own
+    while isinstance(answered, InBackground):  # the next refresh, left unstarted
         answered.job.close()
-        answered = send(flow, None)
+        answered = send(handling, None)
     assert isinstance(answered, Response) and answered.status == 200
     assert header(answered, "etag") != tag
 
 
 def test_the_root_urlset_of_a_big_source_takes_the_validators_of_the_rows_it_streams() -> None:
-    """One page at the root (``index="auto"``): its rows are read now, so is its summary,
-    and a revalidation compares that, not the pages kept current."""
+    """One page at the root (``index="auto"``): its 200 recounts the pages it streams
+    before its head, so that its entity tag is the one its 304s give from the pages kept
+    current (one tag for the same rows); a revalidation then reads nothing."""
     site = live_sitemap(Clock(), refresh_interval=3600, recount_interval=7200)
-    source = site.sources[0]
-    flow = start(site)
-    assert isinstance(first(flow), ReadChanges)
-    assert isinstance(send(flow, []), ReadPages)
-    need = send(flow, pages(5))
-    assert isinstance(need, Summarize) and need.parts == ((source, ALL),)
-    transfer = send(flow, [summary(5, token="rows-now")])
+    handling = start(site)
+    assert isinstance(first(handling), ReadChanged)
+    assert isinstance(send(handling, []), ReadPages)
+    effect = send(handling, pages(5))
+    assert isinstance(effect, ReadChanged)  # read again before the head: a recount
+    assert isinstance(send(handling, []), ReadPages)
+    transfer = send(handling, pages(5))
     assert isinstance(transfer, Transfer) and not transfer.plan.sitemapindex
     tag = header(transfer.plan, "etag")
     transfer.close()
     again = start(site, if_none_match=tag or "")
-    assert isinstance(first(again), Summarize)
-    unchanged = send(again, [summary(5, token="rows-now")])
+    unchanged = first(again)
     assert isinstance(unchanged, Response) and unchanged.status == 304
-    moved = start(site, if_none_match=tag or "")
-    assert isinstance(first(moved), Summarize)
-    edited = send(moved, [summary(5, token="rows-edited")])
+    assert header(unchanged, "etag") == tag
+    moved = start(site)
+    assert isinstance(first(moved), ReadChanged)
+    assert isinstance(send(moved, []), ReadPages)
+    edited_pages = [replace(page, checksum="edited") for page in pages(5)]
+    edited = send(moved, edited_pages)
     assert isinstance(edited, Transfer) and header(edited.plan, "etag") != tag
     edited.close()
+    stale = start(site, if_none_match=tag or "")  # the pages kept now: the old tag is stale
+    assert isinstance(first(stale), ReadChanged)
+    assert isinstance(send(stale, []), ReadPages)
+    again_edited = send(stale, edited_pages)
+    assert isinstance(again_edited, Transfer)
+    assert header(again_edited.plan, "etag") == header(edited.plan, "etag")
+    again_edited.close()
