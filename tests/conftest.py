@@ -65,13 +65,31 @@ if os.environ.get("SITEMAP_REQUIRE_INSTALLED") == "1":
 # Property tests scale with the profile's max_examples (see tests/hostile.py: budget).
 # "dev" (default): a quick random run. "ci" (HYPOTHESIS_PROFILE=ci, set by .ci/run; also
 # hypothesis's choice whenever CI is set): ten times more, derandomized so a run is repeatable.
+# "fast": a quarter of dev, the fast tier's (-m "not slow") unless a profile is named.
 hypothesis_settings.register_profile(
     "dev", max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
-hypothesis_settings.register_profile("ci", hypothesis_settings.get_profile("ci"), max_examples=1000)
-hypothesis_settings.load_profile(
-    os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev")
+hypothesis_settings.register_profile(
+    "fast", hypothesis_settings.get_profile("dev"), max_examples=25
 )
+hypothesis_settings.register_profile("ci", hypothesis_settings.get_profile("ci"), max_examples=1000)
+DEFAULT_PROFILE = "ci" if os.environ.get("CI") else "dev"
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", DEFAULT_PROFILE))
+
+
+def examples(count: int) -> int:
+    """A property's own example count, kept at the dev profile's size and above, cut in
+    proportion in the fast one (read at collection, after ``pytest_configure``)."""
+    current = hypothesis_settings.default.max_examples if hypothesis_settings.default else 100
+    return count if current >= 100 else max(10, count * current // 100)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The fast tier's property tests at the fast profile's size (a profile named in
+    HYPOTHESIS_PROFILE, or CI's, wins)."""
+    fast_tier = (config.getoption("markexpr", "") or "").replace(" ", "") == "notslow"
+    if fast_tier and "HYPOTHESIS_PROFILE" not in os.environ and DEFAULT_PROFILE == "dev":
+        hypothesis_settings.load_profile("fast")
 
 
 @pytest.fixture(scope="session")
@@ -170,11 +188,21 @@ SLOW_MODULES = {
     "test_django_commands",
     "test_docs",
 }
-# and these tests, each 20-40 s of one core (a minute of the fast tier's two):
+# and these tests: each 20-40 s of one core (a minute of the fast tier's two), or seconds of
+# waiting for a clock or a process, several times over:
 SLOW_TESTS = {
     ("test_cli_audit", "test_the_sample_is_spread_bounded_and_deterministic"),
     ("test_render", "test_changefreq_and_priority_columns_give_the_bytes_of_the_rules"),
     ("test_live_pages", "test_refreshed_pages_equal_a_recount"),
+    ("test_freshness_bounds", "test_histories_keep_the_bounds"),
+    ("test_example_app", "test_two_replicas_seeding_a_new_file_at_once"),
+    ("test_wsgi", "test_a_process_serving_async_sources_under_wsgi_can_exit"),
+    ("test_cli_render", "test_the_installed_command"),
+    # 3 s of sleep for each of 16 cases
+    (
+        "test_validators_follow_bytes",
+        "test_a_remembered_summary_expires_when_the_clock_reaches_a_future_lastmod",
+    ),
 }
 
 

@@ -35,6 +35,7 @@ from sitemap_middleware import SQLAlchemySource
 from sitemap_middleware.core.dates import AsOf
 from sitemap_middleware.sources.base import Page, page_keys
 
+from .conftest import examples
 from .postgres import driver_url, schema_name, server_url
 
 MEMORY = "/dev/shm" if os.path.isdir("/dev/shm") else None
@@ -143,7 +144,7 @@ def checksum_of(source: SQLAlchemySource, page: int, page_size: int) -> tuple[in
 
 
 PROPERTY = settings(
-    max_examples=60,
+    max_examples=examples(60),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

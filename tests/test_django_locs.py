@@ -17,6 +17,7 @@ from sitemap_middleware import SitemapWSGIApp
 from sitemap_middleware.settings import ConfigurationError
 
 from .adapters import call_wsgi
+from .conftest import examples
 from .django_setup import database, setup
 from .support import NS, assert_valid_index, assert_valid_urlset, locs
 from .test_template_values import HOSTILE, is_bad_row
@@ -79,7 +80,7 @@ def check_as_django(alias: str, values: list[str], schema: etree.XMLSchema) -> N
 def test_locs_are_django_s_reverse_of_any_value(sitemap_schema: etree.XMLSchema) -> None:
     alias = database("default")
 
-    @settings(max_examples=50, deadline=None)
+    @settings(max_examples=examples(50), deadline=None)
     @given(values=st.lists(slugs, min_size=1, max_size=10, unique=True))
     def run(values: list[str]) -> None:
         check_as_django(alias, values, sitemap_schema)

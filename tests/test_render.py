@@ -24,6 +24,8 @@ from sitemap_middleware.output.fast_path import Renderer
 from sitemap_middleware.output.xml import url_element
 from sitemap_middleware.state.bad_rows import BadRowStats
 
+from .conftest import examples
+
 NEW_YORK = ZoneInfo("America/New_York")
 
 LOCS: list[Any] = [
@@ -180,7 +182,7 @@ middles = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.sampled_from(AFFIXES),
     st.lists(middles, min_size=1, max_size=30),
@@ -268,7 +270,7 @@ row_fields = st.tuples(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.lists(st.tuples(spellings, row_fields), min_size=1, max_size=40),
     st.lists(st.integers(1, 8), min_size=1, max_size=10),
@@ -397,7 +399,7 @@ column_rows = st.lists(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(column_rows, min_size=1, max_size=4), st.booleans(), st.booleans())
 def test_changefreq_and_priority_columns_give_the_bytes_of_the_rules(
     batches: list[list[tuple[str, Any, Any, Any]]], affixed: bool, one_lastmod: bool

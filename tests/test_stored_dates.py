@@ -50,6 +50,7 @@ from sitemap_middleware.sources.sqlalchemy.source import LocTemplate
 from sitemap_middleware.sources.sqlalchemy.stored_dates import parse_column, text_parser
 
 from .adapters import call
+from .conftest import examples
 from .postgres import driver_url, schema_name, server_url
 from .support import assert_valid_urlset, statements
 
@@ -121,7 +122,7 @@ odd_texts = st.one_of(
 )
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.sampled_from(LAYOUTS),
     st.lists(moments, min_size=1, max_size=30),
@@ -138,7 +139,7 @@ def test_stored_datetimes_give_the_bytes_of_the_parsed_values(
     assert fast == rules
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.dates(), min_size=1, max_size=30), st.lists(odd_texts, max_size=2))
 def test_stored_dates_give_the_bytes_of_the_parsed_values(
     values: list[date], odd: list[Any]
@@ -204,7 +205,7 @@ loc_values = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(loc_values, min_size=1, max_size=40), st.sampled_from(["/", "/catalog/"]))
 def test_plain_locs_found_column_wise_as_one_by_one(locs: list[Any], scope: str) -> None:
     site = Site.build("https://example.com/", scope + "sitemap.xml")

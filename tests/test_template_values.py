@@ -25,6 +25,7 @@ from sitemap_middleware import AsyncSQLAlchemySource, SitemapApp, SQLAlchemySour
 from sitemap_middleware.core.urls import XML_FORBIDDEN, has_dot_segment
 from sitemap_middleware.sources.sqlalchemy.locs import LocTemplate
 
+from .conftest import examples
 from .support import served_locs
 
 BASE = "https://example.com/"
@@ -135,7 +136,7 @@ def test_starlette_routes_every_listed_loc_to_its_stored_value(
         async_engine = create_async_engine(f"sqlite+aiosqlite:///{sqlite_file}")
         source = AsyncSQLAlchemySource(stmt, async_engine, name="products", loc="/products/{slug}")
 
-    @settings(max_examples=60, deadline=None)
+    @settings(max_examples=examples(60), deadline=None)
     @given(values=slug_lists, batch_size=st.sampled_from([1, 3, 500]))
     def run(values: list[str], batch_size: int) -> None:
         with engine.begin() as conn:
@@ -180,7 +181,7 @@ def test_the_issue_s_slugs_route_to_their_rows(
     ]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(first=slugs, second=slugs)
 def test_a_value_in_a_query_stays_one_parameter_value(first: str, second: str) -> None:
     """After a "?" a value is one parameter's value: "&", "=", "+" and "#" encoded too, so
