@@ -84,6 +84,10 @@ def make_table(timestamptz: bool) -> Table:
     )
 
 
+TABLES = {postgres: make_table(timestamptz=postgres) for postgres in (False, True)}
+"""One table object per kind: SQLAlchemy's compiled statements are keyed by it."""
+
+
 def callable_loc(row: Any) -> str | None:
     return None if row.slug is None else model.CALLABLE_PREFIX + str(row.slug)
 
@@ -402,17 +406,20 @@ class DjangoAlias:
 
 
 class Database:
-    """A fresh table for one history, written through a sync engine.
+    """A backend's table, written through a sync engine, emptied for each history.
 
-    SQLite: a new file. PostgreSQL: a new schema. ``rows`` mirrors the table (id -> values
-    as written); ``stored()`` gives the rows as the database keeps them.
+    SQLite: a file of its own. PostgreSQL: a schema of its own. ``rows`` mirrors the table
+    (id -> values as written); ``stored()`` gives the rows as the database keeps them. The
+    engines the apps read through live as long as the table: a statement is compiled once
+    per engine, not once per history (compiling was a tenth of a history's time).
     """
 
     def __init__(self, backend: Backend) -> None:
         self.backend = backend
         self.rows: dict[int, dict[str, Any]] = {}
         self.next_id = 1
-        self.table = make_table(timestamptz=backend.postgres)
+        self.table = TABLES[backend.postgres]
+        self.readers: dict[str, Any] = {}
         if backend.django:
             from .django_setup import setup
 
@@ -440,12 +447,24 @@ class Database:
         cast = {"lastmod": "timestamptz", "pr": "numeric"} if backend.postgres else {}
         self.expression = {c: f"CAST(:{c} AS {cast[c]})" if c in cast else f":{c}" for c in COLUMNS}
 
-    def reader(self, pooled: bool) -> Any:
-        """A new engine for one app's sources. An async engine's pooled connections belong to
-        one event loop: ``pooled`` only where that loop outlives the app (not WSGI's).
-        Django: the alias, pointed at this history's table."""
+    def reset(self) -> None:
+        """An empty table for the next history."""
+        with self.writer.begin() as conn:
+            conn.execute(text("DELETE FROM pages"))
+        self.rows.clear()
+
+    def reader(self, adapter: str) -> Any:
+        """The engine one adapter's apps read through (made on first use). An async engine's
+        pooled connections belong to one event loop: pooled only for the ASGI driver's, which
+        outlives its apps (a WSGI app runs a loop of its own). Django: the alias, pointed at
+        this backend's table."""
         if self.backend.django:
             return self._django_alias()
+        if adapter not in self.readers:
+            self.readers[adapter] = self._engine(pooled=adapter == "asgi")
+        return self.readers[adapter]
+
+    def _engine(self, pooled: bool) -> Any:
         if not self.backend.asynchronous:
             return create_engine(self.url, connect_args=self.connect_args)
         driver = "psycopg" if self.backend.postgres else "aiosqlite"
@@ -558,11 +577,20 @@ class Database:
             raw = conn.exec_driver_sql(f"SELECT {', '.join(COLUMNS)} FROM pages ORDER BY id")
             return [model.Row(*values) for values in raw]
 
-    def close(self) -> None:
+    def release(self) -> None:
+        """After a history: Django's connections to the alias closed, as a request's end does."""
         if self.backend.django:
             from sitemap_middleware.contrib.django.statements import dispose
 
             dispose(self.alias.alias)
+
+    def close(self, drivers: dict[str, AppDriver]) -> None:
+        self.release()
+        for adapter, reader in self.readers.items():
+            if isinstance(reader, Engine):
+                reader.dispose()
+            else:
+                drivers[adapter].run(reader.dispose())  # on the loop its connections belong to
         if self.backend.postgres:
             with self.writer.begin() as conn:
                 conn.exec_driver_sql(f"DROP SCHEMA {self.schema} CASCADE")
@@ -702,16 +730,15 @@ Fetched = tuple[int, bytes, str | None]
 class Harness:
     """One history's database, an app per adapter over it, and what each document was."""
 
-    def __init__(self, backend: Backend, history: History, drivers: dict[str, AppDriver]) -> None:
+    def __init__(self, database: Database, history: History, drivers: dict[str, AppDriver]) -> None:
         self.history = history
         self.drivers = drivers
-        self.database = Database(backend)
+        self.database = database
+        database.reset()
         counter = self.database.counter() if history.versioned else None
         self.apps = {}
-        self.readers = []
         for name, driver in drivers.items():
-            reader = self.database.reader(pooled=name == "asgi")
-            self.readers.append((driver, reader))
+            reader = self.database.reader(name)
             sources = [
                 build_source(o, self.database.table, reader, counter) for o in history.sources
             ]
@@ -728,12 +755,7 @@ class Harness:
     def close(self) -> None:
         for name, driver in self.drivers.items():
             driver.discard(self.apps[name])
-        for driver, reader in self.readers:
-            if isinstance(reader, Engine):
-                reader.dispose()
-            elif not isinstance(reader, DjangoAlias):
-                driver.run(reader.dispose())  # on the loop its connections belong to
-        self.database.close()
+        self.database.release()
 
     def run(self) -> None:
         for values in self.history.rows:
@@ -899,6 +921,15 @@ def drivers() -> Iterator[dict[str, AppDriver]]:
         driver.close()
 
 
+@pytest.fixture(scope="module")
+def databases(drivers: dict[str, AppDriver]) -> Iterator[dict[str, Database]]:
+    """Each backend's database, made for its first history and kept for the others."""
+    made: dict[str, Database] = {}
+    yield made
+    for database in made.values():
+        database.close(drivers)
+
+
 @pytest.fixture
 def quiet() -> Iterator[None]:
     """Bad rows are logged by the thousand here; failures are asserted, not read from logs."""
@@ -911,10 +942,16 @@ def quiet() -> Iterator[None]:
 
 @pytest.mark.parametrize("backend", BACKENDS, ids=lambda b: b.name)
 def test_every_document_equals_the_model(
-    backend: Backend, drivers: dict[str, AppDriver], quiet: None
+    backend: Backend,
+    drivers: dict[str, AppDriver],
+    databases: dict[str, Database],
+    quiet: None,
 ) -> None:
     if backend.postgres:
         server_url()  # skips, or fails with SITEMAP_REQUIRE_POSTGRES=1, without a server
+    if backend.name not in databases:
+        databases[backend.name] = Database(backend)
+    database = databases[backend.name]
     base = settings.default.max_examples if settings.default is not None else 100
 
     turns = itertools.count()
@@ -930,7 +967,7 @@ def test_every_document_equals_the_model(
         # translate what the WSGI and ASGI adapters' flow decides; the suite's time counts).
         django = next(turns) % DJANGO_TURN == 0
         chosen = {n: d for n, d in drivers.items() if django or not n.startswith("django")}
-        harness = Harness(backend, history, chosen)
+        harness = Harness(database, history, chosen)
         try:
             harness.run()
         finally:
