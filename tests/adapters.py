@@ -8,7 +8,7 @@ ASGI handlers. Each :class:`Adapter` entry builds, for one adapter,
   :mod:`tests.conftest`, and ``driver.make`` of the hostile property tests;
 * the middleware around an application of its interface (``wrap``), where the adapter
   is one (Django's middleware wraps the project's views instead:
-  :mod:`tests.test_django_middleware`).
+  :mod:`tests.contrib.django.test_django_middleware`).
 
 Two ways to send requests, both in-process through :mod:`sitemap_middleware.testing`:
 

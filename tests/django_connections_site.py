@@ -1,5 +1,6 @@
 """The test project on PostgreSQL with ``CONN_MAX_AGE = 0``, for the connection tests
-(:mod:`tests.test_django_connections`): settings, URLs and applications in one module.
+(:mod:`tests.contrib.django.test_django_connections`): settings, URLs and applications in one
+module.
 
 Its connections carry ``application_name`` ``CONNECTIONS_APP`` (so the tests count them in
 ``pg_stat_activity``) and read the schema ``CONNECTIONS_SCHEMA`` of the test process. The

@@ -14,7 +14,7 @@ How a block is run, by its language:
   ``bin`` first on ``PATH`` (``python``, ``sitemap-middleware``), 120 s at most.
 * ``nginx``: checked by ``nginx -t``, with the ports and paths replaced as
   ``tests/docs_support.py:nginx_config`` does (the only lines that may differ); what the
-  configuration does is tested by ``tests/test_nginx.py`` on that same block.
+  configuration does is tested by ``tests/e2e/test_nginx.py`` on that same block.
 * any other language: a failure, unless skipped (below).
 
 Markdown conventions, in HTML comments (invisible once rendered):

@@ -283,7 +283,7 @@ SQLALCHEMY = {"sqlalchemy"}
 DJANGO = {"django", "asgiref", *CLI}  # asgiref: Django's own dependency
 INDEXNOW = {"httpx", "sqlalchemy"}
 # Module -> the extra that must suffice to import it (pyproject.toml says which
-# distributions each one installs; tests/test_install.py installs them).
+# distributions each one installs; tests/e2e/test_install.py installs them).
 PROMISES = {
     NAME: set(),  # serving lists, generators and custom sources
     f"{NAME}.testing": set(),  # the in-process clients, for any install's tests

@@ -38,7 +38,7 @@ DATABASES: dict[str, dict[str, object]] = {
         "ENGINE": "django.db.backends.sqlite3",
         "NAME": os.path.join(FOLDER, "site.sqlite3"),
     },
-    # The reference model test's table (tests/test_model.py empties it for each history).
+    # The reference model test's table (tests/e2e/test_model.py empties it for each history).
     "model": {
         "ENGINE": "django.db.backends.sqlite3",
         "NAME": os.path.join(FOLDER, "model.sqlite3"),
@@ -62,5 +62,5 @@ if _postgres:
         "PORT": str(_url.port or 5432),
         "OPTIONS": {"options": f"-c search_path={POSTGRES_SCHEMA}"},
     }
-    # The reference model test's schema (set by tests/test_model.py).
+    # The reference model test's schema (set by tests/e2e/test_model.py).
     DATABASES["model_pg"] = {**DATABASES["postgres"], "OPTIONS": {}}

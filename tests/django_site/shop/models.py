@@ -42,7 +42,7 @@ class Product(models.Model):
 
 
 class ModelRow(models.Model):
-    """The reference model test's table (tests/test_model.py): a surrogate key, the sitemap's
+    """The reference model test's table (tests/e2e/test_model.py): a surrogate key, the sitemap's
     nullable unique key ``k``; written through SQLAlchemy with hostile values, read here."""
 
     id = models.IntegerField(primary_key=True)

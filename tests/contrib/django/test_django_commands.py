@@ -1,0 +1,109 @@
+"""Django's side of the middleware, in projects of their own (subprocesses): the system checks
+name the setting, ``sitemap_render`` and ``sitemap_check`` take the CLI's options and give its
+exit statuses, and a project wrapping ``wsgi.py`` instead of listing the middleware renders the
+same bytes. The project: :mod:`tests.django_commands`."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from lxml import etree
+
+from sitemap_middleware import SitemapWSGIApp
+
+from ... import django_commands
+from ...support import assert_valid_index, assert_valid_urlset, free_port, served
+from ...uvicorn_process import pythonpath
+
+GZIP_FIRST = (
+    "django.middleware.gzip.GZipMiddleware,sitemap_middleware.contrib.django.SitemapMiddleware"
+)
+
+
+def manage(
+    *args: str, setting: str = "{}", middleware: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.django_commands",
+        "PYTHONPATH": pythonpath(),
+        "SITEMAP_TEST_SETTING": setting,
+    }
+    if middleware is not None:
+        env["SITEMAP_TEST_MIDDLEWARE"] = middleware
+    command = [sys.executable, "-m", "django", *args]
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_check_names_the_setting_and_the_fix() -> None:
+    assert manage("check").returncode == 0
+    for setting, named in (
+        ("{'base_url': 'example.com'}", "SITEMAP_MIDDLEWARE['base_url']"),
+        ("{'changefreq': 'often'}", "SITEMAP_MIDDLEWARE['changefreq']"),
+        ("{'sources': 'tests.nowhere.sources'}", "SITEMAP_MIDDLEWARE['sources']: cannot import"),
+        ("{'sources': 42}", "SITEMAP_MIDDLEWARE['sources']"),
+    ):
+        result = manage("check", setting=setting)
+        assert result.returncode == 1, (setting, result.stderr)
+        assert "sitemap_middleware.E001" in result.stderr and named in result.stderr, result.stderr
+
+
+def test_check_warns_of_middleware_that_rewrite_the_answers() -> None:
+    result = manage("check", middleware=GZIP_FIRST)
+    assert result.returncode == 0
+    assert "sitemap_middleware.W001" in result.stderr and "GZipMiddleware" in result.stderr
+
+
+def test_render_writes_what_the_adapters_serve(
+    tmp_path: Path, sitemap_schema: etree.XMLSchema
+) -> None:
+    for middleware in (None, ""):  # listed in MIDDLEWARE, or wrapping the project (wsgi.py)
+        out = tmp_path / f"out-{middleware}"
+        result = manage("sitemap_render", "--out", str(out), "--quiet", middleware=middleware)
+        assert result.returncode == 0, result.stderr
+        names = sorted(p.name for p in out.iterdir())
+        assert names == sorted(
+            f"{name}{ext}"
+            for name in ("sitemap", "sitemap-pages-1", "sitemap-pages-2", "sitemap-pages-3")
+            for ext in (".xml", ".xml.gz")
+        )
+        # What another adapter serves for the same sources and settings.
+        app = SitemapWSGIApp(
+            sources=django_commands.sources(), base_url="https://example.com/", max_urls=50
+        )
+        try:
+            for name in names:
+                assert (out / name).read_bytes() == served(app, "/" + name), name
+        finally:
+            app.close()
+        assert_valid_index((out / "sitemap.xml").read_bytes())
+        assert_valid_urlset((out / "sitemap-pages-3.xml").read_bytes(), sitemap_schema)
+
+
+def test_render_exit_statuses(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    usage = manage("sitemap_render", "--out", str(out), "--html")  # no human view configured
+    assert usage.returncode == 2 and "--html" in usage.stderr
+    failed = manage(
+        "sitemap_render",
+        "--out",
+        str(out),
+        "--quiet",
+        setting="{'sources': 'tests.django_commands.broken'}",
+    )
+    assert failed.returncode == 1 and "nothing was written" in failed.stderr
+    assert not out.exists() or not any(out.iterdir())
+    assert manage("sitemap_render").returncode == 2  # --out is required
+
+
+def test_sitemap_check_in_process_and_over_the_network() -> None:
+    passed = manage("sitemap_check", "--json")
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert '"https://example.com/sitemap-pages-3.xml"' in passed.stdout
+    too_large = manage("sitemap_check", "--max-bytes", "1000")
+    assert too_large.returncode == 1, too_large.stdout
+    unreachable = manage("sitemap_check", f"http://127.0.0.1:{free_port()}/sitemap.xml")
+    assert unreachable.returncode == 2, unreachable.stdout

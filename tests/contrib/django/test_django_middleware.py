@@ -1,0 +1,139 @@
+"""What is Django's own in the middleware: its setting read when Django loads it, the mode
+Django runs it in (a sync middleware under the ASGI handler still streams, chunk by chunk),
+and the project's views around it (``mode="fallback"``, ``robots.txt``). Everything the
+other adapters do is run through it by the behaviour, property and end-to-end tests."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+from django.core.handlers.asgi import ASGIHandler
+from django.core.handlers.wsgi import WSGIHandler
+from django.http import HttpResponse
+from django.test import override_settings
+from sqlalchemy import Engine
+
+from sitemap_middleware import ConfigurationError, IterableSource, SitemapAborted, SitemapWSGIApp
+
+from ...adapters import MIDDLEWARE, DjangoApp, call, call_wsgi
+from ...django_setup import setup
+from ...servers.test_behaviour import boom_stmt
+from ...support import article_source
+
+pytestmark = pytest.mark.anyio
+BASE = "https://example.com/"
+SYNC_ONLY = f"{__name__}.SyncOnly"
+
+
+class SyncOnly:
+    """A middleware Django can only call synchronously: below it, ours runs sync under ASGI."""
+
+    def __init__(self, get_response: Any) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: Any) -> Any:
+        if request.path_info == "/sitemap.xml":
+            status = int(request.headers.get("x-status", "404"))
+            return HttpResponse("the project's own", status=status)
+        request.urlconf = "tests.adapters"  # no views: 404
+        return self.get_response(request)
+
+
+def built(kind: type, middleware: list[str], **setting: Any) -> DjangoApp:
+    setup()
+    with override_settings(MIDDLEWARE=middleware, SITEMAP_MIDDLEWARE=setting):
+        return DjangoApp(kind())
+
+
+async def test_a_sync_middleware_under_the_asgi_handler_streams_chunk_by_chunk(
+    engine: Engine, failing_engine: Callable[[int], Engine]
+) -> None:
+    options = {"base_url": BASE, "batch_size": 100, "chunk_bytes": 4096}
+    app = built(ASGIHandler, [MIDDLEWARE, SYNC_ONLY], sources=[article_source(engine)], **options)
+    assert not app.middleware.is_async
+    other = SitemapWSGIApp(sources=[article_source(engine)], **options)
+    try:
+        path = "/sitemap-articles-1.xml"
+        got = await call(app.handler, path=path, headers={"accept-encoding": "identity"})
+        want = call_wsgi(other, path=path, headers={"accept-encoding": "identity"})
+        assert got.status == 200 and got.body == want.body and got.complete
+        assert len([b for b in got.bodies if b]) > 10  # streamed, not gathered whole
+    finally:
+        other.close()
+    broken = failing_engine(900)
+    source = article_source(broken, stmt=boom_stmt())
+    app = built(ASGIHandler, [MIDDLEWARE, SYNC_ONLY], sources=[source], **options)
+    aborted = await call(app.handler, path="/sitemap-articles-1.xml")
+    assert aborted.status == 200 and not aborted.complete
+    assert isinstance(aborted.error, SitemapAborted) and b"</urlset>" not in aborted.body
+    assert broken.pool.checkedout() == 0  # type: ignore[attr-defined]
+
+
+async def test_the_setting_names_sources_or_a_function_read_when_django_loads_it() -> None:
+    made: list[int] = []
+
+    def sources() -> list[IterableSource]:
+        made.append(1)
+        return [IterableSource(["/a", "/b"], name="pages")]
+
+    for kind in (WSGIHandler, ASGIHandler):
+        app = built(kind, [MIDDLEWARE], sources=sources, base_url=BASE)
+        response = await call(app.handler, wsgi=kind is WSGIHandler, path="/sitemap.xml")
+        assert response.status == 200 and b"https://example.com/b" in response.body
+    assert len(made) == 2  # once per handler, not per request
+    dotted = built(
+        WSGIHandler, [MIDDLEWARE], sources="tests.django_commands.sources", base_url=BASE
+    )
+    assert (await call(dotted.handler, wsgi=True, path="/sitemap.xml")).status == 200
+
+
+def test_a_missing_or_wrong_setting_stops_the_handler() -> None:
+    setup()
+    with (
+        override_settings(MIDDLEWARE=[MIDDLEWARE]),
+        pytest.raises(ImproperlyConfigured, match=r"^SITEMAP_MIDDLEWARE: not set"),
+    ):
+        del_setting()
+        WSGIHandler()
+    for setting, message in (
+        ({"base_url": BASE}, r"^SITEMAP_MIDDLEWARE\['sources'\]: required"),
+        ({"sources": ["/"], "base_url": "/relative"}, r"^SITEMAP_MIDDLEWARE\['base_url'\]: "),
+        (
+            {"sources": ["/"], "base_url": BASE, "colour": 1},
+            r"^SITEMAP_MIDDLEWARE\['colour'\]: not a",
+        ),
+    ):
+        overridden = override_settings(MIDDLEWARE=[MIDDLEWARE], SITEMAP_MIDDLEWARE=setting)
+        with overridden, pytest.raises(ConfigurationError, match=message):
+            WSGIHandler()
+
+
+def del_setting() -> None:
+    from django.conf import settings
+
+    if hasattr(settings, "SITEMAP_MIDDLEWARE"):
+        del settings.SITEMAP_MIDDLEWARE
+
+
+async def test_fallback_replaces_only_the_projects_404() -> None:
+    for kind in (WSGIHandler, ASGIHandler):
+        # Ours outermost, the project's SyncOnly answering /sitemap.xml itself.
+        app = built(kind, [MIDDLEWARE, SYNC_ONLY], sources=["/a"], base_url=BASE, mode="fallback")
+        wsgi = kind is WSGIHandler
+        own = await call(app.handler, wsgi=wsgi, headers={"x-status": "200"})
+        assert own.status == 200 and own.body == b"the project's own"
+        replaced = await call(app.handler, wsgi=wsgi, headers={"x-status": "404"})
+        assert replaced.status == 200 and b"<urlset" in replaced.body
+
+
+async def test_robots_txt_gets_the_sitemap_line() -> None:
+    for kind in (WSGIHandler, ASGIHandler):
+        app = built(kind, [MIDDLEWARE, SYNC_ONLY], sources=["/a"], base_url=BASE)
+        robots = await call(app.handler, wsgi=kind is WSGIHandler, path="/robots.txt")
+        assert robots.status == 200
+        assert robots.body.decode().splitlines()[-1] == "Sitemap: https://example.com/sitemap.xml"
+        head = await call(app.handler, "HEAD", wsgi=kind is WSGIHandler, path="/robots.txt")
+        assert head.status == 200 and head.body == b""
