@@ -19,7 +19,8 @@ def folder(path: str) -> str:
     """The layer a file belongs to: its folder below the package (root modules: ``.``),
     ``sources/sqlalchemy`` and ``contrib/*`` one level deeper."""
     parts = PurePosixPath(path.replace("\\", "/")).parts
-    inner = parts[parts.index(PACKAGE) + 1 : -1]
+    last = len(parts) - 1 - parts[::-1].index(PACKAGE)  # a checkout may bear the same name
+    inner = parts[last + 1 : -1]
     depth = 2 if inner[:1] in (("contrib",), ("sources",)) and len(inner) > 1 else 1
     return "/".join(inner[:depth]) or "."
 
