@@ -899,8 +899,8 @@ BACKENDS = [
     Backend("django-postgres", postgres=True, asynchronous=False, django=True),
 ]
 # Histories per backend, as shares of the profile's max_examples (ci: 1,000): 1,000 in all.
-# A history costs about 0.34 s of CPU on pysqlite, 0.55 s on PostgreSQL (psycopg), 1 s
-# through aiosqlite or Django on SQLite, 1.7-2.4 s on async PostgreSQL and Django on
+# A history costs about 0.34 s of CPU on pysqlite, 0.55 s on PostgreSQL (psycopg), 0.75-1 s
+# through Django on SQLite or aiosqlite, 1.7-2.4 s on async PostgreSQL and Django on
 # PostgreSQL (reads handed to other threads, and the server's time): the dear backends keep
 # their share and the cheap ones take the rest. The random dev runs vary the histories.
 DJANGO_TURN = 4
