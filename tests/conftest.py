@@ -207,7 +207,7 @@ SLOW_TESTS = {
 
 
 # Under coverage (pytest --cov, .ci/run): the model test's histories run untraced. They
-# repeat paths the rest of the suite covers, and tracing makes them 2.3 times as long.
+# repeat paths the rest of the suite covers, and tracing makes them cost 1.7 times the CPU.
 UNTRACED_MODULES = {"test_model"}
 
 
