@@ -1,4 +1,5 @@
-"""The sitemaps the wire tests (``tests/servers/test_date_header_servers.py``) serve under real servers.
+"""The sitemaps the wire tests (``tests/servers/test_date_header_servers.py``) serve under
+real servers.
 
 ``DATE_DB`` names a SQLite file the test seeded (:func:`seed_dates`). Every kind of answer the
 library makes is reachable:

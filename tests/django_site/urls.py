@@ -14,7 +14,8 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 def value(request: HttpRequest, slug: str) -> HttpResponse:
-    """A page named by a column's value (tests/sources/sqlalchemy/test_template_values.py routes locs here)."""
+    """A page named by a column's value (tests/sources/sqlalchemy/test_template_values.py
+    routes locs here)."""
     return HttpResponse(slug)
 
 

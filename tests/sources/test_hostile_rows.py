@@ -390,8 +390,8 @@ def _as_template_value(row: Row) -> Row:
     """A loc drawn to be given whole, put in a template instead: its ``%``, ``?`` and ``#``
     are data there (``%25``, ``%3F``, ``%23``), so what it names is no longer what it was
     drawn to name; such a row may be listed or skipped, as any row may, and when listed its
-    loc is still checked to be on the site (tests/sources/sqlalchemy/test_template_values.py checks the
-    encoding itself)."""
+    loc is still checked to be on the site (tests/sources/sqlalchemy/test_template_values.py
+    checks the encoding itself)."""
     value = row.loc.value
     if isinstance(value, str) and any(c in value for c in "%?#"):
         return replace(row, loc=hostile.Field(value, hostile.ANY))
