@@ -295,7 +295,7 @@ def test_readable_output(site: ScriptedSite, capsys: pytest.CaptureFixture[str])
 def test_in_process_gives_the_same_verdicts(
     site: ScriptedSite, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from . import audit_site
+    from .. import audit_site
 
     audit_site.app.reset()
     status, report = check(
