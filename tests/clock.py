@@ -28,3 +28,13 @@ def drive(app: T, clock: Clock) -> T:
     for live in sitemap.live.values():
         live.clock = clock
     return app
+
+
+async def settled(app: object, seconds: float = 10.0) -> None:
+    """Until no job runs in the background for ``app``'s live sources (one a request
+    started): what a test that counts statements waits for before it counts."""
+    import anyio.to_thread
+
+    sitemap = getattr(app, "sitemap", app)
+    for live in sitemap.live.values():  # the job may run on this event loop: wait elsewhere
+        assert await anyio.to_thread.run_sync(live.idle.wait, seconds), "a job never ended"
