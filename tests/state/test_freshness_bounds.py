@@ -26,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sitemap_middleware import SitemapWSGIApp
 
 from ..adapters import Exchange, call, call_wsgi, sitemap_app
-from ..clock import Clock, drive
+from ..clock import Clock, drive, settled
 from ..sources.sqlalchemy.test_postgres import Db, admin, db, pg_url  # noqa: F401 (fixtures)
 from ..support import BASE_TIME, article_source, articles, now_naive, seed
 
@@ -163,6 +163,7 @@ async def test_a_lone_poller_on_postgres(db: Db, adapter: str, exact_rows: int |
         await lone_poller(make, db.write, db.table, exact_rows)
     finally:
         for app in made:
+            await settled(app)  # a job in the background holds a connection until it ends
             if hasattr(app, "close"):
                 app.close()
 

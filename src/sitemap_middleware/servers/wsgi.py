@@ -90,8 +90,12 @@ class SitemapWSGIMiddleware:
                 time.sleep(0.01)  # a refresh is running: it ends soon
             run_effects(self.sitemap.keep_current(live), self.reads.perform)
 
-    def close(self) -> None:
-        """Stop the background event loop of async sources, if one was started."""
+    def close(self, grace: float = 10.0) -> None:
+        """Let a job of pages kept current that runs in the background end (for at most
+        ``grace`` seconds: its connection goes back to the pool), then stop the background
+        event loop of async sources, if one was started."""
+        for live in self.sitemap.live.values():
+            live.idle.wait(grace)
         self.reads.close()
 
     def __call__(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
