@@ -32,8 +32,8 @@ from sitemap_middleware.output.entry import Batch, RawEntry
 from sitemap_middleware.settings import make_settings
 from sitemap_middleware.sources.base import ALL, CutPages, KeyRange, Page, SyncSource, page_keys
 
-from .clock import Clock, drive
-from .support import assert_valid_index, assert_valid_urlset
+from ..clock import Clock, drive
+from ..support import assert_valid_index, assert_valid_urlset
 
 BASE = "https://example.com/"
 NOW = datetime(2024, 6, 1, 12, 0, tzinfo=UTC)
