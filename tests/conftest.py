@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 import sitemap_middleware
 
 from .adapters import ADAPTERS, sitemap_app
-from .support import _schema, seed
+from .support import _schema, adispose, dispose, seed
 
 # SITEMAP_REQUIRE_INSTALLED=1 (.ci/run, which installs the wheel it built): the suite tests
 # the installed package, never the checkout's src/ — in this process and in every process a
@@ -112,7 +112,7 @@ def engine(db_path: Path) -> Iterator[Engine]:
     engine = create_engine(f"sqlite:///{db_path}")
     seed(engine, 1200)
     yield engine
-    engine.dispose()
+    dispose(engine)
 
 
 @pytest.fixture
@@ -139,7 +139,7 @@ def failing_engine(db_path: Path) -> Iterator[Callable[[int], Engine]]:
 
     yield make
     for engine in made:
-        engine.dispose()
+        dispose(engine)
 
 
 @pytest.fixture(params=list(ADAPTERS))
@@ -171,7 +171,7 @@ async def async_engine(db_path: Path, engine: Engine) -> AsyncIterator[AsyncEngi
     """An AsyncEngine (aiosqlite) on the seeded test database."""
     async_engine = create_async_engine(f"sqlite+aiosqlite:///{db_path}")
     yield async_engine
-    await async_engine.dispose()
+    await adispose(async_engine)
 
 
 # The fast tier (``python -m pytest -m "not slow" -n 2``, the inner loop) leaves out what

@@ -37,6 +37,7 @@ from ..support import (
     articles,
     assert_valid_index,
     assert_valid_urlset,
+    dispose,
     locs,
     metadata,
     statements,
@@ -305,7 +306,7 @@ async def test_no_page_passes_the_byte_limit_with_longest_urls(
         assert all(len(url) == 2047 for url in urls)
         seen += urls
     assert len(seen) == len(set(seen)) == 300
-    engine.dispose()
+    dispose(engine)
 
 
 async def test_limits_hold_at_the_protocol_maximum(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from sqlalchemy import select as sql_select
 from sitemap_middleware import Entry, Image, SQLAlchemySource
 
 from ..adapters import call
-from ..support import assert_valid_urlset, locs, served_locs
+from ..support import assert_valid_urlset, dispose, locs, served_locs
 
 pytestmark = pytest.mark.anyio
 BASE = "https://example.com/"
@@ -54,7 +54,7 @@ def dirty(tmp_path: Path) -> Iterator[Callable[[list[str]], Engine]]:
 
     yield make
     for engine in engines:
-        engine.dispose()
+        dispose(engine)
 
 
 def source(engine: Engine, **options: Any) -> SQLAlchemySource:

@@ -27,7 +27,7 @@ from sitemap_middleware.core.sitemap import Request, Sitemap
 from sitemap_middleware.settings import Settings
 
 from ..adapters import call
-from ..support import assert_valid_index, assert_valid_urlset, locs
+from ..support import assert_valid_index, assert_valid_urlset, dispose, locs
 
 pytestmark = pytest.mark.anyio
 BASE = "https://example.com/"
@@ -113,7 +113,7 @@ async def test_languages_give_every_url_all_its_alternates(
         "https://cdn.example.net/1.jpg"
     ]
     assert urls[3].findall("image:image", namespaces=NS) == []  # row 2 has no photo
-    engine.dispose()
+    dispose(engine)
 
 
 async def test_a_plain_sitemap_declares_no_extension(make_app: MakeApp) -> None:
@@ -203,7 +203,7 @@ async def test_the_byte_limit_holds_with_the_longest_alternates(
         assert all(len(url.findall("x:link", namespaces=NS)) == 6 for url in urls)
         seen += locs(urls)
     assert len(seen) == len(set(seen)) == 60 * 5
-    engine.dispose()
+    dispose(engine)
 
 
 def test_news_documents_change_with_the_clock_a_tick_at_a_time() -> None:

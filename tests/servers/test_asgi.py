@@ -34,6 +34,7 @@ from ..support import (
     articles,
     assert_valid_urlset,
     check_served,
+    dispose,
     locs,
     seed,
 )
@@ -182,4 +183,4 @@ def test_seed_helper_is_deterministic(tmp_path: Path) -> None:
         assert conn.execute(select(articles.c.updated_at)).scalars().all()[
             -1
         ] == BASE_TIME + timedelta(minutes=3)
-    a.dispose()
+    dispose(a)

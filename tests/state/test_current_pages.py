@@ -44,6 +44,7 @@ from ..support import (
     article_source,
     articles,
     assert_valid_index,
+    dispose,
     now_naive,
     seed,
     statements,
@@ -357,7 +358,7 @@ def test_refreshed_pages_equal_a_recount(tmp_path: Path, history: list[Step]) ->
             assert live.known.whole.token == want.whole.token
     finally:
         app.close()
-        engine.dispose()
+        dispose(engine)
 
 
 # -- PostgreSQL ---------------------------------------------------------------------------

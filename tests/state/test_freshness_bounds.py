@@ -28,7 +28,7 @@ from sitemap_middleware import SitemapWSGIApp
 from ..adapters import Exchange, call, call_wsgi, sitemap_app
 from ..clock import Clock, drive, settled
 from ..sources.sqlalchemy.test_postgres import Db, admin, db, pg_url  # noqa: F401 (fixtures)
-from ..support import BASE_TIME, article_source, articles, now_naive, seed
+from ..support import BASE_TIME, article_source, articles, dispose, now_naive, seed
 
 pytestmark = pytest.mark.anyio
 
@@ -246,4 +246,4 @@ def test_histories_keep_the_bounds(
     finally:
         for app in apps:
             app.close()
-        engine.dispose()
+        dispose(engine)

@@ -41,7 +41,7 @@ from sitemap_middleware.output.entry import EntryRules
 from ..adapters import call, call_wsgi
 from ..output.test_entry_and_xml import SITE
 from ..servers.test_behaviour import boom_stmt
-from ..support import article_source, assert_valid_urlset, seed
+from ..support import article_source, assert_valid_urlset, dispose, seed
 
 pytestmark = pytest.mark.anyio
 MakeApp = Callable[..., Any]
@@ -69,7 +69,7 @@ def product_engine(tmp_path: Path) -> Iterator[Engine]:
     with engine.begin() as conn:
         conn.execute(insert(products), rows)
     yield engine
-    engine.dispose()
+    dispose(engine)
 
 
 def product_source(engine: Engine) -> SQLAlchemySource:
@@ -249,7 +249,7 @@ async def test_a_lasting_failure_logs_its_traceback_once_then_counts(
     assert "answer again, after 3 failed requests" in recovered.getMessage()
     assert (await call(app)).status == 200
     assert len(caplog.records) == 1  # recovery is said once
-    down.dispose()
+    dispose(down)
 
 
 async def test_recovery_is_said_once_the_failed_sources_answer(
@@ -284,7 +284,7 @@ async def test_recovery_is_said_once_the_failed_sources_answer(
     assert (await call(app, path="/sitemap-articles-1.xml")).status == 200
     (recovered,) = requests_said()
     assert "answer again, after 2 failed requests" in recovered.getMessage()
-    down.dispose()
+    dispose(down)
 
 
 async def test_a_304_from_pages_in_memory_is_no_recovery(
@@ -307,7 +307,7 @@ async def test_a_304_from_pages_in_memory_is_no_recovery(
     first = await call(app)
     assert first.status == 200
     etag = dict(first.headers)["etag"]
-    engine.dispose()
+    dispose(engine)
     directory.rename(tmp_path / "gone")  # the database is down
     caplog.set_level(logging.WARNING, "sitemap_middleware")
     page = "/sitemap-articles-1.xml"
@@ -319,4 +319,4 @@ async def test_a_304_from_pages_in_memory_is_no_recovery(
     (tmp_path / "gone").rename(directory)
     assert (await call(app, path=page)).status == 200
     assert "answer again, after 1 failed requests" in caplog.records[-1].getMessage()
-    engine.dispose()
+    dispose(engine)

@@ -86,12 +86,17 @@ class SitemapMiddleware:
                 await asyncio.sleep(0.01)
             await arun_effects(self.sitemap.keep_current(live), self._reads.perform)
 
+    async def aclose(self, grace: float = 10.0) -> None:
+        """Let the jobs of pages kept current that run in the background end (for at most
+        ``grace`` seconds), so that their connections go back to the pool. The lifespan's
+        shutdown does it before the application's own shutdown (which may dispose of the
+        engine); an app served without a lifespan calls it."""
+        await self._reads.aclose(grace)
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
-            if scope["type"] == "lifespan" and self.sitemap.settings.indexnow_every is not None:
-                from ..contrib.indexnow.background import with_indexnow
-
-                return await with_indexnow(self.sitemap, self.app, scope, receive, send)
+            if scope["type"] == "lifespan":
+                return await self._lifespan(scope, receive, send)
             return await self.app(scope, receive, send)
         path = route_path(scope)
         target = self.sitemap.route(path)
@@ -109,6 +114,19 @@ class SitemapMiddleware:
         if self.sitemap.settings.mode == "fallback":
             return await self._fallback(target, scope, receive, send)
         await self.serve(target, scope, receive, send)
+
+    async def _lifespan(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async def receive_then_close() -> Message:
+            message = await receive()
+            if message["type"] == "lifespan.shutdown":
+                await self.aclose()
+            return message
+
+        if self.sitemap.settings.indexnow_every is not None:
+            from ..contrib.indexnow.background import with_indexnow
+
+            return await with_indexnow(self.sitemap, self.app, scope, receive_then_close, send)
+        return await self.app(scope, receive_then_close, send)
 
     async def _fallback(self, target: Target, scope: Scope, receive: Receive, send: Send) -> None:
         swallowed = False

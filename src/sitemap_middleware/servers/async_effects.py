@@ -71,6 +71,13 @@ class AsyncEffectRunner:
             partial(pages, effect.source, effect.page_size, effect.as_of),
         )
 
+    async def aclose(self, grace: float = 10.0) -> None:
+        """Let the jobs of pages kept current that run in the background end, for at most
+        ``grace`` seconds: their connections go back to the pool before the application
+        disposes of its engine."""
+        if self._jobs:
+            await asyncio.wait(set(self._jobs), timeout=grace)
+
 
 async def chunks(
     source: AnySource, keys: KeyRange, body: Transfer, size: int

@@ -86,9 +86,21 @@ class SitemapMiddleware:
                 await asyncio.sleep(0.01)
             await arun_effects(self.sitemap.keep_current(live), self._async.perform)
 
-    def close(self) -> None:
-        """Stop the background event loop of async sources read under WSGI, if one runs."""
+    def close(self, grace: float = 10.0) -> None:
+        """Let a job of pages kept current that runs in a thread of its own end (for at most
+        ``grace`` seconds: its connection goes back to the pool), then stop the background
+        event loop of async sources read under WSGI, if one runs. Under ASGI, :meth:`aclose`
+        waits for the jobs on the event loop."""
+        if not self.is_async:
+            for live in self.sitemap.live.values():
+                live.idle.wait(grace)
         self._sync.close()
+
+    async def aclose(self, grace: float = 10.0) -> None:
+        """Let the jobs of pages kept current that run on this event loop end (for at most
+        ``grace`` seconds), then :meth:`close`."""
+        await self._async.aclose(grace)
+        self.close(grace)
 
     def __call__(self, request: HttpRequest) -> Any:
         if self.is_async:
