@@ -12,6 +12,7 @@ from .servers.asgi import SitemapApp, SitemapMiddleware
 from .servers.wsgi import SitemapWSGIApp, SitemapWSGIMiddleware
 from .settings import ConfigurationError, Settings
 from .sources.base import ALL, AsyncSource, KeyRange, SyncSource
+from .sources.extras import ExtensionOptions
 from .sources.iterable import AsyncIterableSource, IterableSource
 from .state.bad_rows import BadRow, BadRowStats, bad_row_stats
 
@@ -31,6 +32,7 @@ __all__ = [
     "BadRowStats",
     "ConfigurationError",
     "Entry",
+    "ExtensionOptions",
     "Extensions",
     "Image",
     "IterableSource",

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import string
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from ..core.dates import Unreadable
 from ..core.spec import MAX_IMAGES
@@ -37,27 +37,47 @@ from ..state.bad_rows import LanguageKey
 RowFunction = Callable[[Any], Any]
 
 
-OPTIONS = (
-    "languages",
-    "x_default",
-    "alternates",
-    "max_alternates",
-    "images",
-    "max_images",
-    "videos",
-    "max_videos",
-    "news",
-)
+class ExtensionOptions(TypedDict, total=False):
+    """The extension options of a SQL source (:class:`~sitemap_middleware.SQLAlchemySource`,
+    the async one and :class:`~sitemap_middleware.contrib.django.DjangoSource`), keywords
+    of their constructors."""
+
+    languages: Sequence[str] | None
+    """Each row listed once per language: the loc template holds ``{lang}``."""
+    x_default: str | bool | None
+    """The language whose URL ``hreflang="x-default"`` points at (``True`` on a
+    ``DjangoSource``: ``LANGUAGE_CODE``'s URL without its ``/{lang}/`` prefix)."""
+    alternates: RowFunction | None
+    """``callable(row)`` returning ``{hreflang: url}``, when the versions are not one
+    template."""
+    max_alternates: int | None
+    """The most alternates ``alternates`` returns for a row (sizes the pages)."""
+    images: str | RowFunction | None
+    """A selected column (one image URL, or NULL), or ``callable(row)`` returning URLs or
+    :class:`~sitemap_middleware.Image`."""
+    max_images: int | None
+    """The most images a row has (sizes the pages)."""
+    videos: RowFunction | None
+    """``callable(row)`` returning :class:`~sitemap_middleware.Video`."""
+    max_videos: int | None
+    """The most videos a row has (sizes the pages)."""
+    news: RowFunction | None
+    """``callable(row)`` returning a :class:`~sitemap_middleware.News` or None."""
+
+
+OPTIONS = tuple(ExtensionOptions.__annotations__)
+"""The names of the extension options, in their declared order."""
 
 
 def extras_spec(
     name: str,
     columns: Sequence[str],
     loc: object,
-    options: dict[str, Any],
+    options: Mapping[str, Any],
     default_language: str | None = None,
 ) -> ExtrasSpec:
-    """The extension options a source was given (an unknown option is named);
+    """The extension options a source was given (an unknown option is named: a caller
+    that is not type-checked may pass any keyword);
     ``default_language``: the language ``x_default=True`` names (Django's ``LANGUAGE_CODE``),
     None where ``x_default=True`` means nothing."""
     unknown = sorted(set(options) - set(OPTIONS))
@@ -66,13 +86,7 @@ def extras_spec(
             f"{unknown[0]}: source {name!r}: not an option; the extension options are "
             f"{', '.join(OPTIONS)}"
         )
-    return ExtrasSpec(
-        name,
-        columns,
-        loc,
-        default_language=default_language,
-        **{option: options.get(option) for option in OPTIONS},
-    )
+    return ExtrasSpec(name, columns, loc, cast(ExtensionOptions, options), default_language)
 
 
 class ExtrasSpec:
@@ -83,18 +97,14 @@ class ExtrasSpec:
         name: str,
         columns: Sequence[str],
         loc: object,
-        *,
-        languages: Sequence[str] | None,
-        x_default: str | bool | None,
-        alternates: RowFunction | None,
-        max_alternates: int | None,
-        images: str | RowFunction | None,
-        max_images: int | None,
-        videos: RowFunction | None,
-        max_videos: int | None,
-        news: RowFunction | None,
+        options: ExtensionOptions,
         default_language: str | None = None,
     ) -> None:
+        languages, x_default = options.get("languages"), options.get("x_default")
+        alternates, images = options.get("alternates"), options.get("images")
+        videos, news = options.get("videos"), options.get("news")
+        max_alternates, max_images = options.get("max_alternates"), options.get("max_images")
+        max_videos = options.get("max_videos")
         _check_callables(name, alternates=alternates, videos=videos, news=news, images=images)
         self.languages = _languages(name, languages, loc, alternates)
         self.templates = [str(loc).replace("{lang}", lang) for lang in self.languages]

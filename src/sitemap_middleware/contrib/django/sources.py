@@ -13,7 +13,7 @@ from collections.abc import AsyncGenerator, Callable, Generator, Sequence
 from datetime import datetime
 from functools import partial
 from itertools import islice
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack, cast
 
 from django.conf import settings as django_settings
 from django.db.models.query import QuerySet
@@ -38,6 +38,7 @@ from ...sources.base import (
     Page,
     check_given,
 )
+from ...sources.extras import ExtensionOptions
 from ...sources.sqlalchemy.options import LocSpec
 from ...sources.sqlalchemy.source import SQLAlchemySource
 from .statements import check_queryset, engine, statement
@@ -80,7 +81,7 @@ class DjangoSource(InDjango, SQLAlchemySource):
         key: str | Sequence[str] | None = None,
         version: VersionSpec = None,
         query_id: str | None = None,
-        **extensions: Any,
+        **extensions: Unpack[ExtensionOptions],
     ) -> None:
         check_given("DjangoSource", loc=loc)
         queryset = check_queryset(queryset)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from ...errors import MissingExtra
 
@@ -49,7 +49,7 @@ from ..base import (
     SyncSource,
     check_given,
 )
-from ..extras import ExtrasSpec, extras_spec
+from ..extras import ExtensionOptions, ExtrasSpec, extras_spec
 from . import sqlite_hash
 from .aggregates import Aggregates
 from .locs import LocTemplate
@@ -91,7 +91,7 @@ class SQLSourceBase:
         key: str | Sequence[str] | None = None,
         version: VersionSpec = None,
         query_id: str | None = None,
-        **extensions: Any,
+        **extensions: Unpack[ExtensionOptions],
     ) -> None:
         check_given(type(self).__name__, name=name, loc=loc)
         if not isinstance(engine, self.engine_type):

@@ -1,0 +1,54 @@
+"""The public API is typed for its users: mypy --strict flags a misspelled or mistyped option
+in their code, as it would in any other typed library (the package ships ``py.typed``)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+mypy_api = pytest.importorskip("mypy.api")
+pytestmark = pytest.mark.slow  # mypy takes seconds to start
+
+PRELUDE = """\
+from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table, create_engine, select
+
+from sitemap_middleware import SQLAlchemySource
+
+articles = Table(
+    "articles", MetaData(), Column("id", Integer, primary_key=True), Column("slug", String),
+    Column("image", String), Column("updated_at", DateTime),
+)
+engine = create_engine("sqlite://")
+"""
+
+
+def mypy_errors(code: str, tmp_path: Path) -> list[str]:
+    """The errors mypy --strict reports for ``code`` (after the prelude), one per line."""
+    module = tmp_path / "users_code.py"
+    module.write_text(PRELUDE + textwrap.dedent(code))
+    out, _, _ = mypy_api.run(
+        ["--strict", "--no-incremental", "--cache-dir", str(tmp_path / "cache"), str(module)]
+    )
+    return [line for line in out.splitlines() if ": error:" in line]
+
+
+def test_the_extension_options_of_a_source_are_typed_keywords(tmp_path: Path) -> None:
+    good = """
+    SQLAlchemySource(
+        select(articles), engine, name="articles", loc="/{lang}/{slug}",
+        languages=["en", "de"], x_default="en", images="image", max_images=1,
+    )
+    """
+    assert mypy_errors(good, tmp_path) == []
+    misspelled = """
+    SQLAlchemySource(select(articles), engine, name="articles", loc="/{slug}", imagez="image")
+    """
+    (error,) = mypy_errors(misspelled, tmp_path)
+    assert '"imagez"' in error
+    mistyped = """
+    SQLAlchemySource(select(articles), engine, name="articles", loc="/{slug}", max_images="9")
+    """
+    (error,) = mypy_errors(mistyped, tmp_path)
+    assert '"max_images"' in error
