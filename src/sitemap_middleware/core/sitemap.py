@@ -1,16 +1,22 @@
 """A configured sitemap: its sources, its routes, and the pieces that decide its answers.
 
-:class:`Sitemap` composes them and says which document a path names and which
-(source, key range) parts it lists; :mod:`.handler` runs the steps of a request
-against it. The pieces, each owning one idea:
+:class:`Sitemap` holds the pieces, each owning one idea, and does only what takes several
+of them: which (source, key range) parts a target lists, a streamed document's body, the
+robots.txt line. :mod:`.handler` runs the steps of a request against the pieces
+themselves:
 
-* :mod:`.hosts`: the site as each allowed host sees it;
-* :mod:`..state.remembered_pages`: each source's pages as last read, and recent summaries;
-* :mod:`.planning`: status, validators and headers of a document's answer;
-* :mod:`.responses`: the answers that carry no document (400, 404, 405, 500, 503);
-* :mod:`.index_document`: the ``sitemapindex``, its HTML sibling, and page navigation;
-* :mod:`.slots`: how many documents are generated at once;
-* :mod:`.documents`: the bytes of a streamed ``urlset`` (or its HTML table), in chunks.
+* ``routes`` (:mod:`.routing`): which document a path names, and each document's path;
+* ``hosts`` (:mod:`.hosts`): the site as each allowed host sees it;
+* ``current_pages`` (:mod:`..state.current_pages`): the pages of live sources, kept current;
+* ``remembered_pages``, ``remembered_summaries`` (:mod:`..state.remembered_pages`): each
+  source's pages as last read, and the summaries read in the last ``summary_ttl``;
+* ``planner`` (:mod:`.planning`): status, validators and headers of a document's answer;
+* ``errors`` (:mod:`.responses`): the answers past a failure (500, 503); the answers that
+  carry no document (400, 404, 405) are :mod:`.responses`' functions;
+* ``index_document`` (:mod:`..output.sitemapindex`): the ``sitemapindex``, its HTML
+  sibling, and page navigation;
+* ``slots`` (:mod:`.slots`): how many documents are generated at once;
+* ``failures`` (:mod:`.failures`): failures logged without floods.
 
 No I/O here.
 """
