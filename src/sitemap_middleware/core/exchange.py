@@ -113,6 +113,7 @@ class HeadPlan:
 
     @property
     def head(self) -> Head:
+        """The head a GET of the document sends."""
         return self.document.head
 
 

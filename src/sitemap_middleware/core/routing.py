@@ -16,6 +16,11 @@ Any other path under the ``sitemap-`` prefix that ends in ``.xml`` or
 
 With IndexNow configured, its key file (``/{key}.txt`` or ``indexnow_key_location``)
 is one more route of the core, answered like the documents.
+
+:meth:`Routes.match` gives one frozen type per kind of target (their union: :data:`Target`):
+:class:`RootTarget`, :class:`PageTarget`, :class:`KeyFileTarget`, :class:`NotFoundTarget`.
+The root and a page are two types because the code branches on that very difference: only
+a page has a source and a number, only the root lists every source and may be an index.
 """
 
 from __future__ import annotations
