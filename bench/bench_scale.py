@@ -447,7 +447,7 @@ async def measure(
             active = server_active_seconds(url)
         writer = Writer(backend, url, rows)
         writer.start()
-        live = app.sitemap.live.get("articles")
+        live = app.sitemap.current_pages.get("articles")
         counts = (live.refreshes, live.recounts) if live else (0, 0)
         try:
             await asyncio.sleep(0.5)  # polls half-way between writes: no race with a commit

@@ -822,8 +822,9 @@ async def stages(path: Path, rows: int, shape: str, repeat: int) -> None:
     def render(batches: Any) -> None:
         listed_until_values = {source.name: datetime.now(UTC) + timedelta(minutes=1)}
         shapes = {source.name: source.shape}
+        renderer = sitemap.hosts.default.renderer
         body = Body(
-            Urlset(sitemap.host_site.renderer, sitemap.settings, shapes, None, listed_until_values),
+            Urlset(renderer, sitemap.settings, shapes, None, listed_until_values),
             sitemap.settings,
         )
         for batch in batches:

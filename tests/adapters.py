@@ -96,7 +96,7 @@ def _django_as_sent(app: DjangoApp, method: str, target: bytes, reply: Reply) ->
     }
     reply = replace(reply, problems=[p for p in reply.problems if p not in cased])
     path = unquote(target.decode("latin-1").partition("?")[0])
-    ours = app.middleware.sitemap.route(path) is not None or path == "/robots.txt"
+    ours = app.middleware.sitemap.routes.match(path) is not None or path == "/robots.txt"
     return reply if ours or method != "HEAD" else replace(reply, body=b"")
 
 

@@ -25,7 +25,7 @@ def drive(app: T, clock: Clock) -> T:
     """Count the intervals of every live source of ``app`` (any adapter, or a ``Sitemap``) on
     ``clock``; ``app`` itself."""
     sitemap = getattr(app, "sitemap", app)
-    for live in sitemap.live.values():
+    for live in sitemap.current_pages.values():
         live.clock = clock
     return app
 
@@ -36,5 +36,6 @@ async def settled(app: object, seconds: float = 10.0) -> None:
     import anyio.to_thread
 
     sitemap = getattr(app, "sitemap", app)
-    for live in sitemap.live.values():  # the job may run on this event loop: wait elsewhere
+    for live in sitemap.current_pages.values():
+        # The job may run on this event loop: wait elsewhere.
         assert await anyio.to_thread.run_sync(live.idle.wait, seconds), "a job never ended"

@@ -80,7 +80,7 @@ def sources() -> list[Any]:
 def _state(request: Any) -> Any:
     from django.http import HttpResponse
 
-    live = [pages for sitemap in _sitemaps for pages in sitemap.live.values()]
+    live = [pages for sitemap in _sitemaps for pages in sitemap.current_pages.values()]
     state = {
         "refreshes": sum(page.refreshes for page in live),
         "recounts": sum(page.recounts for page in live),

@@ -7,6 +7,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from sitemap_middleware import ConfigurationError, IterableSource, KeyRange, Settings
+from sitemap_middleware.core import responses
+from sitemap_middleware.core.exchange import HeadPlan, IndexPlan, Plan, UrlsetPlan
+from sitemap_middleware.core.routing import PageTarget, RootTarget
 from sitemap_middleware.core.sitemap import Request, Response, Sitemap, build_sources
 from sitemap_middleware.core.validators import Summary
 
@@ -38,17 +41,22 @@ def summary(
     return Summary(newest, count, token)
 
 
-def plan(s: Sitemap, path: str, request: Request, *summaries: Summary) -> Response:
-    target = s.route(path)
-    assert target is not None
+def plan(s: Sitemap, path: str, request: Request, *summaries: Summary) -> Response | Plan:
+    target = s.routes.match(path)
+    assert isinstance(target, RootTarget | PageTarget)
     parts = s.parts(target)
     assert parts is not None
-    return s.respond(request, target, parts, summaries, NOW)
+    return s.planner.respond(request, target, parts, summaries, NOW, s.hosts.default)
+
+
+def head_of(outcome: Response | Plan) -> Response:
+    """The status line and header fields the outcome sends (a plan's: before its body)."""
+    return outcome if isinstance(outcome, Response) else outcome.head.response()
 
 
 def etag(s: Sitemap, *summaries: Summary, path: str = "/sitemap.xml", **headers: str) -> str:
     request = Request("HEAD", {k.replace("_", "-"): [v] for k, v in headers.items()})
-    return dict(plan(s, path, request, *summaries).headers)["etag"]
+    return dict(head_of(plan(s, path, request, *summaries)).headers)["etag"]
 
 
 def test_validators_come_from_data_and_settings_only() -> None:
@@ -64,7 +72,8 @@ def test_validators_come_from_data_and_settings_only() -> None:
 
 def test_last_modified_is_truncated_and_never_after_the_date() -> None:
     def headers(newest: datetime | None) -> dict[str, str]:
-        return dict(plan(sitemap(), "/sitemap.xml", Request("HEAD"), summary(newest)).headers)
+        outcome = plan(sitemap(), "/sitemap.xml", Request("HEAD"), summary(newest))
+        return dict(head_of(outcome).headers)
 
     def modified(newest: datetime | None) -> str | None:
         return headers(newest).get("last-modified")
@@ -82,39 +91,44 @@ def test_last_modified_is_truncated_and_never_after_the_date() -> None:
 
 def test_plans() -> None:
     s = sitemap()
-    assert s.route("/other") is None
+    assert s.routes.match("/other") is None
     get = plan(s, "/sitemap.xml", Request("GET"), summary())
-    assert get.status == 200 and get.stream and not get.sitemapindex and not get.gzip
-    headers = dict(get.headers)
+    assert isinstance(get, UrlsetPlan) and get.head.status == 200 and not get.gzip
+    headers = dict(get.head.headers)
     assert headers["content-type"] == "text/xml; charset=utf-8"
     assert headers["x-robots-tag"] == "noindex"
     assert headers["cache-control"] == "no-cache"
     assert headers["vary"] == "Accept-Encoding"
     assert headers["last-modified"] == "Fri, 31 May 2024 12:00:00 GMT"
     head = plan(s, "/sitemap.xml", Request("HEAD"), summary())
-    assert head.status == 200 and not head.stream and head.headers == get.headers
+    assert isinstance(head, HeadPlan) and isinstance(head.document, UrlsetPlan)
+    assert head.head.status == 200 and head.head.headers == get.head.headers
     cached = plan(
         s, "/sitemap.xml", Request("GET", {"if-none-match": [headers["etag"]]}), summary()
     )
-    assert cached.status == 304 and cached.body == b""
+    assert isinstance(cached, Response) and cached.status == 304 and cached.body == b""
     assert dict(cached.headers) == {k: v for k, v in headers.items() if k != "content-type"}
     empty = plan(s, "/sitemap.xml", Request("GET", {"if-none-match": ["*"]}), summary(count=0))
+    assert isinstance(empty, Response)
     assert empty.status == 404  # preconditions only apply where a 200 would be
-    refusal = s.method_not_allowed(Request("POST"))
+    refusal = responses.method_not_allowed(Request("POST"))
     assert (
         refusal is not None and refusal.status == 405 and ("allow", "GET, HEAD") in refusal.headers
     )
-    assert s.method_not_allowed(Request("HEAD")) is None
+    assert responses.method_not_allowed(Request("HEAD")) is None
 
 
 def test_gzip_representations() -> None:
     s = sitemap()
     coded = plan(s, "/sitemap.xml", Request("GET", {"accept-encoding": ["br, gzip"]}), summary())
-    assert coded.gzip and ("content-encoding", "gzip") in coded.headers
+    assert isinstance(coded, UrlsetPlan)
+    assert coded.gzip and ("content-encoding", "gzip") in coded.head.headers
     refused = plan(s, "/sitemap.xml", Request("GET", {"accept-encoding": ["gzip;q=0"]}), summary())
-    assert not refused.gzip and "content-encoding" not in dict(refused.headers)
+    assert isinstance(refused, UrlsetPlan)
+    assert not refused.gzip and "content-encoding" not in dict(refused.head.headers)
     file = plan(s, "/sitemap.xml.gz", Request("GET", {"accept-encoding": ["gzip"]}), summary())
-    headers = dict(file.headers)
+    assert isinstance(file, UrlsetPlan)
+    headers = dict(file.head.headers)
     assert file.gzip and headers["content-type"] == "application/gzip"
     assert "content-encoding" not in headers and "vary" not in headers
 
@@ -122,9 +136,10 @@ def test_gzip_representations() -> None:
 def test_root_is_an_index_past_one_page() -> None:
     s = sitemap(max_urls=10)
     assert s.page_size(s.sources[0]) == 10
-    assert not plan(s, "/sitemap.xml", Request("GET"), summary(count=10)).sitemapindex
-    assert plan(s, "/sitemap.xml", Request("GET"), summary(count=11)).sitemapindex
-    assert plan(sitemap(index="always"), "/sitemap.xml", Request("GET"), summary()).sitemapindex
+    assert isinstance(plan(s, "/sitemap.xml", Request("GET"), summary(count=10)), UrlsetPlan)
+    assert isinstance(plan(s, "/sitemap.xml", Request("GET"), summary(count=11)), IndexPlan)
+    always = sitemap(index="always")
+    assert isinstance(plan(always, "/sitemap.xml", Request("GET"), summary()), IndexPlan)
 
 
 @pytest.mark.parametrize(
@@ -142,14 +157,14 @@ def test_root_is_an_index_past_one_page() -> None:
 )
 def test_bad_page_paths_are_ours_and_name_nothing(path: str) -> None:
     s = sitemap()
-    target = s.route(path)
+    target = s.routes.match(path)
     assert target is not None and s.parts(target) is None
 
 
 def test_page_key_ranges() -> None:
     s = sitemap(max_urls=100)
-    target = s.route("/sitemap-urls-3.xml.gz")
-    assert target is not None and target.gz and target.page == 3
+    target = s.routes.match("/sitemap-urls-3.xml.gz")
+    assert target == PageTarget("urls", 3, gz=True)
     parts = s.parts(target)
     assert parts is not None
     assert parts[0][1] == KeyRange((199,), (299,))  # keys 200..299

@@ -25,6 +25,7 @@ from sitemap_middleware.core.effects import (
     ReadPages,
     Summarize,
 )
+from sitemap_middleware.core.exchange import Head, UrlsetPlan
 from sitemap_middleware.core.handler import Handling, Transfer, handle
 from sitemap_middleware.core.sitemap import Request, Response, Sitemap
 from sitemap_middleware.core.validators import Summary
@@ -71,7 +72,7 @@ def request(method: str = "GET", **headers: str) -> Request:
 def start(
     site: Sitemap, path: str = "/sitemap.xml", method: str = "GET", **headers: str
 ) -> Handling:
-    target = site.route(path)
+    target = site.routes.match(path)
     assert target is not None
     return handle(site, request(method, **headers), target, NOW)
 
@@ -136,7 +137,7 @@ def body_of(transfer: Transfer, batches: list[Batch]) -> bytes:
     return b"".join(chunks)
 
 
-def header(response: Response, name: str) -> str | None:
+def header(response: Response | Head, name: str) -> str | None:
     return next((value for key, value in response.headers if key == name), None)
 
 
@@ -222,7 +223,7 @@ def test_a_page_is_a_transfer_that_holds_its_slot_until_closed(
     assert effect.parts == ((site.sources[0], page_keys(2, PAGE_SIZE)),)
     transfer = send(handling, [summary(5)])
     assert isinstance(transfer, Transfer)
-    assert transfer.plan.status == 200 and transfer.parts == effect.parts
+    assert transfer.plan.head.status == 200 and transfer.parts == effect.parts
     assert site.slots.running == 1
     body = body_of(transfer, [rows(range(10, 13)), rows(range(13, 15))])
     assert len(assert_valid_urlset(body, sitemap_schema)) == 5
@@ -235,7 +236,7 @@ def test_a_matching_if_none_match_is_304_and_head_is_bodiless_without_a_slot() -
     first(handling)
     transfer = send(handling, [summary(3)])
     assert isinstance(transfer, Transfer)
-    etag = header(transfer.plan, "etag")
+    etag = header(transfer.plan.head, "etag")
     transfer.close()
     assert etag is not None and etag.startswith('W/"')
 
@@ -248,7 +249,7 @@ def test_a_matching_if_none_match_is_304_and_head_is_bodiless_without_a_slot() -
     changed = start(site, if_none_match=etag)
     first(changed)
     other = send(changed, [summary(3, token="v2")])
-    assert isinstance(other, Transfer) and header(other.plan, "etag") != etag
+    assert isinstance(other, Transfer) and header(other.plan.head, "etag") != etag
     other.close()
 
     head = start(site, method="HEAD")
@@ -397,7 +398,7 @@ def test_a_live_page_before_the_first_index_is_summarized_exactly() -> None:
     assert isinstance(effect, Summarize) and effect.parts == ((source, page_keys(1, PAGE_SIZE)),)
     transfer = send(handling, [summary(10, checksum="c0")])
     assert isinstance(transfer, Transfer)
-    exact = header(transfer.plan, "etag")
+    exact = header(transfer.plan.head, "etag")
     transfer.close()
 
     # The recount is a flow of its own: the rows that moved lately, then every page.
@@ -413,7 +414,7 @@ def test_a_live_page_before_the_first_index_is_summarized_exactly() -> None:
     assert isinstance(effect, Summarize) and effect.parts == ((source, page_keys(1, PAGE_SIZE)),)
     transfer = send(kept, [summary(10, checksum="c0")])
     assert isinstance(transfer, Transfer)
-    assert header(transfer.plan, "etag") == exact  # the same rows, the same tag
+    assert header(transfer.plan.head, "etag") == exact  # the same rows, the same tag
     transfer.close()
     index = first(start(site))
     assert isinstance(index, Response) and len(assert_valid_index(index.body)) == 3
@@ -493,7 +494,7 @@ def test_a_lone_index_after_a_silence_reads_what_moved_before_answering() -> Non
     answered = send(handling, [summary(10, checksum="c1-edited")])
     assert isinstance(answered, Response) and answered.status == 200
     assert header(answered, "etag") != tag
-    live = site.live["items"]
+    live = site.current_pages["items"]
     assert live.refreshed_at == clock.now and live.recounted_at < clock.now
 
 
@@ -520,7 +521,7 @@ def test_an_overdue_read_that_fails_is_503_not_the_old_pages() -> None:
     assert isinstance(first(handling), ReadChanged)
     answered = throw(handling, OSError("database down"))
     assert isinstance(answered, Response) and answered.status == 503
-    assert site.live["items"].retry_at == float("-inf")  # the next request reads again
+    assert site.current_pages["items"].retry_at == float("-inf")  # the next request reads again
 
 
 def test_a_page_past_its_bound_reads_its_own_aggregates_and_starts_the_job() -> None:
@@ -533,7 +534,7 @@ def test_a_page_past_its_bound_reads_its_own_aggregates_and_starts_the_job() -> 
     assert isinstance(effect, Summarize)  # a 200: its own rows' aggregates
     transfer = send(page, [summary(10, checksum="c1")])
     assert isinstance(transfer, Transfer)
-    tag = header(transfer.plan, "etag")
+    tag = header(transfer.plan.head, "etag")
     transfer.close()
     assert tag is not None
     assert first(start(site, "/sitemap-items-2.xml", if_none_match=tag)).status == 304  # type: ignore[union-attr]
@@ -546,7 +547,7 @@ def test_a_page_past_its_bound_reads_its_own_aggregates_and_starts_the_job() -> 
     assert isinstance(effect, Summarize) and effect.parts == ((source, page_keys(2, PAGE_SIZE)),)
     answered = send(handling, [summary(9, checksum="c1-deleted")])
     assert isinstance(answered, Transfer)  # the page changed: no 304 from the old pages
-    assert header(answered.plan, "etag") != tag
+    assert header(answered.plan.head, "etag") != tag
     answered.close()
 
 
@@ -562,13 +563,13 @@ def test_a_small_source_is_read_on_every_request() -> None:
         answered = send(handling, pages(rows))
         assert isinstance(answered, Response) and answered.status == 200
         assert len(assert_valid_index(answered.body)) == 3
-    live = site.live["items"]
+    live = site.current_pages["items"]
     assert live.recounts == 3 and not live.running
     page = start(site, "/sitemap-items-3.xml")
     assert isinstance(first(page), Summarize)
     transfer = send(page, [summary(4, checksum="c2")])
     assert isinstance(transfer, Transfer)
-    tag = header(transfer.plan, "etag")
+    tag = header(transfer.plan.head, "etag")
     transfer.close()
     big = live_sitemap(Clock(), exact_rows=0)
     _first_index(big, rows=24)
@@ -580,7 +581,7 @@ def test_a_job_that_started_earlier_never_moves_the_pages_back() -> None:
     clock = Clock()
     site = live_sitemap(clock, refresh_interval=1, recount_interval=7200)
     tag = _first_index(site)
-    live = site.live["items"]
+    live = site.current_pages["items"]
     clock.advance(1.5)
     early = site.keep_current(live, NOW, recount=True)  # a recount starts, and is slow
     assert isinstance(next(early), ReadChanged)
@@ -605,7 +606,7 @@ def test_a_request_past_its_bound_waits_for_the_job_running_in_the_background() 
     clock = Clock()
     site = live_sitemap(clock, refresh_interval=1, recount_interval=7200)
     tag = _first_index(site)
-    live = site.live["items"]
+    live = site.current_pages["items"]
     clock.advance(1.5)
     handling = start(site, if_none_match=tag)
     job = first(handling)
@@ -641,8 +642,8 @@ def test_the_root_urlset_of_a_big_source_takes_the_validators_of_the_rows_it_str
     assert isinstance(effect, ReadChanged)  # read again before the head: a recount
     assert isinstance(send(handling, []), ReadPages)
     transfer = send(handling, pages(5))
-    assert isinstance(transfer, Transfer) and not transfer.plan.sitemapindex
-    tag = header(transfer.plan, "etag")
+    assert isinstance(transfer, Transfer) and isinstance(transfer.plan, UrlsetPlan)
+    tag = header(transfer.plan.head, "etag")
     transfer.close()
     again = start(site, if_none_match=tag or "")
     unchanged = first(again)
@@ -653,12 +654,12 @@ def test_the_root_urlset_of_a_big_source_takes_the_validators_of_the_rows_it_str
     assert isinstance(send(moved, []), ReadPages)
     edited_pages = [replace(page, checksum="edited") for page in pages(5)]
     edited = send(moved, edited_pages)
-    assert isinstance(edited, Transfer) and header(edited.plan, "etag") != tag
+    assert isinstance(edited, Transfer) and header(edited.plan.head, "etag") != tag
     edited.close()
     stale = start(site, if_none_match=tag or "")  # the pages kept now: the old tag is stale
     assert isinstance(first(stale), ReadChanged)
     assert isinstance(send(stale, []), ReadPages)
     again_edited = send(stale, edited_pages)
     assert isinstance(again_edited, Transfer)
-    assert header(again_edited.plan, "etag") == header(edited.plan, "etag")
+    assert header(again_edited.plan.head, "etag") == header(edited.plan.head, "etag")
     again_edited.close()

@@ -23,6 +23,8 @@ from sitemap_middleware import (
     Video,
 )
 from sitemap_middleware.core.dates import AsOf
+from sitemap_middleware.core.exchange import UrlsetPlan
+from sitemap_middleware.core.routing import RootTarget
 from sitemap_middleware.core.sitemap import Request, Sitemap
 from sitemap_middleware.settings import Settings
 
@@ -212,15 +214,18 @@ def test_news_documents_change_with_the_clock_a_tick_at_a_time() -> None:
     )
     assert source.shape.news
     sitemap = Sitemap([source], Settings(base_url=BASE, news_tick=600))
-    target = sitemap.route("/sitemap.xml")
-    assert target is not None
+    target = sitemap.routes.match("/sitemap.xml")
+    assert isinstance(target, RootTarget)
     parts = sitemap.parts(target)
     assert parts is not None
     summary = source.summarize(parts[0][1], AsOf.now())
 
     def plan(now: datetime) -> tuple[str, str | None]:
-        response = sitemap.respond(Request("GET"), target, parts, [summary], now)
-        headers = dict(response.headers)
+        planned = sitemap.planner.respond(
+            Request("GET"), target, parts, [summary], now, sitemap.hosts.default
+        )
+        assert isinstance(planned, UrlsetPlan)
+        headers = dict(planned.head.headers)
         return headers["etag"], headers.get("last-modified")
 
     # A tick starts 2 s late (DATE_LAG), so that it is never newer than Last-Modified's cap.

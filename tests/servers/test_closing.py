@@ -90,7 +90,7 @@ def engine_of(app: Any) -> Engine:
 
 
 def jobs_ended(app: Any) -> bool:
-    return all(live.idle.is_set() for live in app.sitemap.live.values())
+    return all(live.idle.is_set() for live in app.sitemap.current_pages.values())
 
 
 async def test_closing_lets_the_job_in_the_background_end(

@@ -331,7 +331,7 @@ def test_refreshed_pages_equal_a_recount(tmp_path: Path, history: list[Step]) ->
         sources=[article_source(engine)], base_url=BASE, max_urls=64, refresh_interval=3600
     )
     try:
-        live = app.sitemap.live["articles"]
+        live = app.sitemap.current_pages["articles"]
         app.recount()
         for what, key, offset in history:
             moment = now_naive() + timedelta(seconds=offset)
@@ -368,7 +368,7 @@ async def test_postgres_kept_pages_equal_a_recount(db: Db) -> None:  # noqa: F81
     db.seed(range(1, 2001))
     app = db.app(max_urls=PAGE, refresh_interval=0, recount_interval=3600, exact_rows=0)
     index = await etag(app)
-    live = app.sitemap.live["articles"]
+    live = app.sitemap.current_pages["articles"]
     stamp = datetime.now(UTC).replace(tzinfo=None)
     db.write(
         update(db.table).where(db.table.c.id.in_([3, 777, 1999])).values(updated_at=stamp),
@@ -391,7 +391,7 @@ async def test_postgres_kept_pages_equal_a_recount(db: Db) -> None:  # noqa: F81
         assert await etag(fresh, path) == await etag(app, path), path
     assert page_keys(21, PAGE).after == (1999,)
     # No refresh or recount left running when the engine is disposed.
-    kept = [live, fresh.sitemap.live["articles"]]
+    kept = [live, fresh.sitemap.current_pages["articles"]]
     for each in kept:
         each.refresh_interval = each.recount_interval = 3600
 
@@ -408,7 +408,7 @@ async def test_the_first_index_while_a_recount_runs_lists_every_page(
     it ends reads the pages itself and lists them all. The recount that started first and
     ends last does not move the pages back."""
     app = make_app(sources=[article_source(engine)], base_url=BASE, max_urls=PAGE, exact_rows=0)
-    live = app.sitemap.live["articles"]
+    live = app.sitemap.current_pages["articles"]
     clock = Clock()
     drive(app, clock)
     assert live.claim(clock())  # as the background recount holds it

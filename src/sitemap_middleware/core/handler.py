@@ -21,13 +21,28 @@ from datetime import UTC, datetime
 from tempfile import SpooledTemporaryFile
 from typing import IO, Any, Generic, TypeVar
 
+from ..output.body import Body
 from ..output.entry import Batch
 from ..output.xml import LimitExceeded
 from ..sources.base import ALL, AnySource, CutPages, NotPageable, Page
+from . import key_file, responses
 from .dates import AsOf
 from .effects import Effect, Effects, await_job, in_background, read_pages, summarize
-from .routing import Target
-from .sitemap import Body, Part, Plan, Request, Response, Sitemap, Slot
+from .exchange import (
+    DocumentPlan,
+    HeadPlan,
+    IndexPlan,
+    Part,
+    Plan,
+    Request,
+    Response,
+    StreamedPlan,
+    TablePlan,
+    UrlsetPlan,
+)
+from .routing import DocumentTarget, KeyFileTarget, NotFoundTarget, PageTarget, Target
+from .sitemap import Sitemap
+from .slots import Slot
 from .validators import Summary
 
 logger = logging.getLogger("sitemap_middleware")
@@ -43,16 +58,19 @@ Handling = Generator[Effect, Any, "Response | Transfer"]
 
 def handle(sitemap: Sitemap, request: Request, target: Target, now: datetime) -> Handling:
     """Everything between "this path is the sitemap's" and the first byte of the body."""
-    refusal = sitemap.method_not_allowed(request)
+    refusal = responses.method_not_allowed(request)
     if refusal is not None:
         return refusal
-    host_site = sitemap.site_for(request)
+    host_site = sitemap.hosts.site_for(request.host, request.host_sent)
     if host_site is None:
-        return sitemap.bad_host()
-    if target.key_file:
-        return sitemap.key_file(request)
+        return responses.bad_host()
+    match target:
+        case KeyFileTarget():
+            return key_file.key_file_response(sitemap.settings, request)
+        case NotFoundTarget():
+            return responses.not_found()
     as_of = sitemap.as_of(now)
-    path = sitemap.path_of(target)
+    path = sitemap.routes.path_of(target)
     failed = f"sitemap {path}: a source failed before the response"
     read: set[str] = set()  # the sources this request read (which can tell they recovered)
     cut = sitemap.cut_source(target)
@@ -62,23 +80,23 @@ def handle(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
                 read.add(cut.name)
         except Exception as exc:
             sitemap.failures.failed(failed, exc, (cut.name,))
-            return sitemap.unavailable()
+            return sitemap.errors.unavailable()
     parts = sitemap.parts(target)
     if parts is None:
-        return sitemap.not_found()
+        return responses.not_found()
     try:
         known, remembered = yield from _live_summaries(sitemap, target, parts, now, as_of)
     except Exception as exc:
         sitemap.failures.failed(failed, exc, _names(parts))
-        return sitemap.unavailable()
+        return sitemap.errors.unavailable()
     summaries: list[Summary] | None
     while True:
         missing = tuple(part for part, summary in zip(parts, known, strict=True) if summary is None)
         summaries = [s for s in known if s is not None]
         if missing:
-            summaries = sitemap.known.page_summaries(target, parts)
+            summaries = sitemap.remembered_pages.page_summaries(target, parts)
             if summaries is None:
-                recent = sitemap.recent.get(missing, as_of.listed_until)
+                recent = sitemap.remembered_summaries.get(missing, as_of.listed_until)
                 summaries = None if recent is None else _merged(sitemap, target, known, recent)
         if summaries is None:
             try:
@@ -95,13 +113,13 @@ def handle(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
                 parts, summaries = found
             except Exception as exc:
                 sitemap.failures.failed(failed, exc, _names(missing))
-                return sitemap.unavailable()
+                return sitemap.errors.unavailable()
             else:
-                sitemap.recent.keep(missing, read_now)
+                sitemap.remembered_summaries.keep(missing, read_now)
                 summaries = _merged(sitemap, target, known, read_now)
             read |= _names(missing)
-        plan = sitemap.respond(request, target, parts, summaries, now, host_site)
-        if remembered and isinstance(plan, Plan) and not plan.sitemapindex:
+        plan = sitemap.planner.respond(request, target, parts, summaries, now, host_site)
+        if remembered and not isinstance(plan, Response) and _streams_rows(plan):
             # A urlset's 200 (or its HEAD) streams rows read now: its validators are those
             # of the same rows, read exactly (one statement over the page's key range; the
             # root urlset: its pages, recounted). A 304 was decided from the pages kept
@@ -110,20 +128,23 @@ def handle(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
                 known = yield from _read_again(sitemap, parts, now)
             except Exception as exc:
                 sitemap.failures.failed(failed, exc, _names(parts))
-                return sitemap.unavailable()
+                return sitemap.errors.unavailable()
             remembered = False
             continue
         break
-    if isinstance(plan, Plan) and plan.sitemapindex:
-        return (yield from _index(sitemap, plan, summaries, path, read))
-    if not isinstance(plan, Plan) or not plan.stream:
-        if read:
-            sitemap.failures.succeeded(path, read)
-        return plan if isinstance(plan, Response) else plan.response()
+    match plan:
+        case IndexPlan():
+            return (yield from _index(sitemap, plan, summaries, path, read, build=True))
+        case HeadPlan(document=IndexPlan() as index):
+            return (yield from _index(sitemap, index, summaries, path, read, build=False))
+        case Response() | HeadPlan():
+            if read:
+                sitemap.failures.succeeded(path, read)
+            return plan if isinstance(plan, Response) else plan.head.response()
     slot = sitemap.slots.acquire()
     if slot is None:
-        return sitemap.busy(path)
-    if plan.html and target.source is not None and cut is None:
+        return sitemap.errors.busy(path, sitemap.slots.running)
+    if isinstance(plan, TablePlan) and isinstance(target, PageTarget) and cut is None:
         # The HTML page links to its neighbours: the source's pages must be known
         # (a cut source's are: they were read to find the page).
         try:
@@ -131,13 +152,19 @@ def handle(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
         except Exception as exc:
             slot.release()
             sitemap.failures.failed(failed, exc, (target.source,))
-            return sitemap.unavailable()
+            return sitemap.errors.unavailable()
     return Transfer(sitemap, plan, slot, spool=request.http_version == "1.0")
+
+
+def _streams_rows(plan: Plan) -> bool:
+    """Whether a plan's GET streams rows (a urlset or its HTML table), not an index."""
+    document: DocumentPlan = plan.document if isinstance(plan, HeadPlan) else plan
+    return isinstance(document, UrlsetPlan | TablePlan)
 
 
 def _cut_page(
     sitemap: Sitemap,
-    target: Target,
+    target: DocumentTarget,
     source: AnySource,
     failed: str,
     now: datetime,
@@ -145,52 +172,59 @@ def _cut_page(
 ) -> Generator[Effect, Any, tuple[tuple[Part, ...], list[Summary]] | Response]:
     """The parts and summary of a page of a source whose data says it is cut now."""
     try:
-        live = sitemap.live.get(source.name)
+        live = sitemap.current_pages.get(source.name)
         if live is not None and not live.cut:  # its pages kept current are not cut: a recount
             yield from sitemap.keep_current(live, now, inline=True, recount=True)
         yield from _current_pages(sitemap, source, as_of)
     except Exception as exc:
         sitemap.failures.failed(failed, exc, (source.name,))
-        return sitemap.unavailable()
+        return sitemap.errors.unavailable()
     parts = sitemap.parts(target, cut=True)
     if parts is None:
-        return sitemap.not_found()
-    summaries = sitemap.known.page_summaries(target, parts, cut=True)
+        return responses.not_found()
+    summaries = sitemap.remembered_pages.page_summaries(target, parts, cut=True)
     if summaries is None:  # its keys changed again meanwhile: as for any failed read
-        return sitemap.unavailable()
+        return sitemap.errors.unavailable()
     return parts, summaries
 
 
 def _index(
-    sitemap: Sitemap, plan: Plan, summaries: Sequence[Summary], path: str, read: set[str]
+    sitemap: Sitemap,
+    plan: IndexPlan,
+    summaries: Sequence[Summary],
+    path: str,
+    read: set[str],
+    *,
+    build: bool,
 ) -> Handling:
-    """A ``sitemapindex``: its pages are read for HEAD as for GET, so both get one status."""
-    slot = sitemap.slots.acquire() if plan.stream else None
-    if plan.stream and slot is None:
-        return sitemap.busy(path)
+    """A ``sitemapindex``, built whole with ``build`` (a GET): its pages are read for HEAD as
+    for GET, so both get one status."""
+    slot = sitemap.slots.acquire() if build else None
+    if build and slot is None:
+        return sitemap.errors.busy(path, sitemap.slots.running)
     try:
-        for source, summary in sitemap.known.index_needs(plan.parts, summaries):
+        for source, summary in sitemap.remembered_pages.index_needs(plan.parts, summaries):
             pages = yield from _read_pages(sitemap, source, summary)
-            sitemap.known.remember(source, summary, pages)
+            sitemap.remembered_pages.remember(source, summary, pages)
             read.add(source.name)
-        document = sitemap.sitemapindex(plan) if plan.stream else None
+        document = sitemap.index_document.render(plan) if build else None
     except (LimitExceeded, NotPageable) as exc:
-        return sitemap.too_large(exc, path)
+        return sitemap.errors.too_large(exc, path)
     except Exception as exc:
         sitemap.failures.failed(
             f"sitemap {path}: a source failed before the index", exc, _names(plan.parts)
         )
-        return sitemap.unavailable()
+        return sitemap.errors.unavailable()
     finally:
         if slot is not None:
             slot.release()
     if read:
         sitemap.failures.succeeded(path, read)
-    return plan.response() if document is None else plan.response(document)
+    return plan.head.response() if document is None else plan.head.response(document)
 
 
 def _live_summaries(
-    sitemap: Sitemap, target: Target, parts: Sequence[Part], now: datetime, as_of: AsOf
+    sitemap: Sitemap, target: DocumentTarget, parts: Sequence[Part], now: datetime, as_of: AsOf
 ) -> Generator[Effect, Any, tuple[list[Summary | None], bool]]:
     """The summaries the pages kept current know (None for the parts to read exactly), and
     whether some are from memory (a urlset's ``200`` reads them again before its head).
@@ -204,7 +238,7 @@ def _live_summaries(
     found: list[Summary | None] = []
     remembered = False
     for source, keys in parts:
-        live = sitemap.live.get(source.name)
+        live = sitemap.current_pages.get(source.name)
         if live is None or live.cut:
             found.append(None)
             continue
@@ -224,13 +258,13 @@ def _live_summaries(
         if known is None or live.cut:
             found.append(None)  # cut, or a page before the first recount: read exactly
         elif keys == ALL:
-            sitemap.known.remember(source, known.whole, known.ordered)
+            sitemap.remembered_pages.remember(source, known.whole, known.ordered)
             found.append(known.whole)
             remembered = remembered or not live.cheap
         elif live.cheap or live.overdue(clock):
             found.append(None)
         else:
-            assert target.page is not None
+            assert isinstance(target, PageTarget)  # a page's key range
             found.append(live.page_summary(target.page, as_of.listed_until))
             remembered = True
     return found, remembered
@@ -245,7 +279,7 @@ def _read_again(
     gives from the pages kept current, never another entity tag for the same rows."""
     again: list[Summary | None] = []
     for source, keys in parts:
-        live = sitemap.live.get(source.name)
+        live = sitemap.current_pages.get(source.name)
         if keys == ALL and live is not None and live.known is not None and not live.cut:
             yield from sitemap.keep_current(live, now, inline=True, recount=True)
             if live.known is not None and not live.cut:
@@ -256,7 +290,7 @@ def _read_again(
 
 
 def _merged(
-    sitemap: Sitemap, target: Target, known: list[Summary | None], read: list[Summary]
+    sitemap: Sitemap, target: DocumentTarget, known: list[Summary | None], read: list[Summary]
 ) -> list[Summary]:
     """The parts' summaries: those known, and those just read (a page of a live source
     with the token its kept pages will give it)."""
@@ -267,9 +301,10 @@ def _merged(
             out.append(summary)
             continue
         summary = next(fresh)
-        live = sitemap.live.get(target.source or "")
-        if live is not None and target.page is not None and not live.cut:
-            summary = live.page_of(target.page, summary)
+        if isinstance(target, PageTarget):
+            live = sitemap.current_pages.get(target.source)
+            if live is not None and not live.cut:
+                summary = live.page_of(target.page, summary)
         out.append(summary)
     return out
 
@@ -299,23 +334,23 @@ def _current_pages(
     sitemap: Sitemap, source: AnySource, as_of: AsOf
 ) -> Generator[Effect, Any, bool]:
     """Make sure the pages of ``source`` are those of its current data; whether it read."""
-    live = sitemap.live.get(source.name)
+    live = sitemap.current_pages.get(source.name)
     if live is not None and live.usable and live.known is not None:
-        sitemap.known.remember(source, live.known.whole, live.known.ordered)
+        sitemap.remembered_pages.remember(source, live.known.whole, live.known.ordered)
         return False
     parts = ((source, ALL),)
-    kept = sitemap.recent.get(parts, as_of.listed_until)
+    kept = sitemap.remembered_summaries.get(parts, as_of.listed_until)
     read = kept is None
     if kept is None:
         kept = _with_listed_until(
             (yield from summarize(parts, as_of)),
             as_of.listed_until,
         )
-        sitemap.recent.keep(parts, kept)
+        sitemap.remembered_summaries.keep(parts, kept)
     (whole,) = kept
-    if sitemap.known.needs_pages(source, whole):
+    if sitemap.remembered_pages.needs_pages(source, whole):
         pages = yield from _read_pages(sitemap, source, whole)
-        sitemap.known.remember(source, whole, pages)
+        sitemap.remembered_pages.remember(source, whole, pages)
         read = True
     return read
 
@@ -372,7 +407,9 @@ class Transfer:
     :meth:`close`.
     """
 
-    def __init__(self, sitemap: Sitemap, plan: Plan, slot: Slot, spool: bool = False) -> None:
+    def __init__(
+        self, sitemap: Sitemap, plan: StreamedPlan, slot: Slot, spool: bool = False
+    ) -> None:
         self.sitemap = sitemap
         self.plan = plan
         self.body: Body = sitemap.body(plan)
@@ -393,8 +430,7 @@ class Transfer:
     @property
     def path(self) -> str:
         """The path of the document on its way out (as logs name it)."""
-        target = self.plan.target
-        return self.sitemap.settings.path if target is None else self.sitemap.path_of(target)
+        return self.sitemap.routes.path_of(self.plan.target)
 
     @property
     def batch_size(self) -> int:
@@ -427,15 +463,15 @@ class Transfer:
         self.started = True
         if self._spool is not None:
             length = ("content-length", str(self._spool.tell()))
-            return self.plan.response(extra=[length])
-        return self.plan.response()
+            return self.plan.head.response(extra=[length])
+        return self.plan.head.response()
 
     def finish(self) -> Iterator[bytes] | Response:
         """The last chunks (for a spooled document: all of it), or a 404 when every row was
         rejected (an empty urlset is invalid)."""
         self.sitemap.failures.succeeded(self.path, _names(self.parts))  # every row was read
         if self.body.urls == 0 and not self.started:
-            return self.sitemap.not_found()
+            return responses.not_found()
         last = self.body.close()
         if self._spool is None:
             return iter((last,))
@@ -451,7 +487,7 @@ class Transfer:
     def failed(self, error: Exception) -> Response:
         """What a failure means: a response while nothing is sent; re-raised after that."""
         if isinstance(error, LimitExceeded) and not self.started:
-            return self.sitemap.too_large(error, self.path)
+            return self.sitemap.errors.too_large(error, self.path)
         if self.started:
             self.sitemap.failures.failed(
                 f"sitemap {self.path}: aborting the transfer", error, _names(self.parts)
@@ -460,7 +496,7 @@ class Transfer:
         self.sitemap.failures.failed(
             f"sitemap {self.path}: a source failed before the first byte", error, _names(self.parts)
         )
-        return self.sitemap.unavailable()
+        return self.sitemap.errors.unavailable()
 
     def close(self) -> None:
         self._slot.release()

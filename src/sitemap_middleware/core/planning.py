@@ -15,11 +15,22 @@ from typing import Any
 from ..output import html
 from ..settings import Settings
 from ..sources.base import AnySource
-from .exchange import Part, Plan, Request, Response
+from .exchange import (
+    DocumentPlan,
+    Head,
+    HeadPlan,
+    IndexPlan,
+    Part,
+    Plan,
+    Request,
+    Response,
+    TablePlan,
+    UrlsetPlan,
+)
 from .hosts import SiteForHost
 from .http import accepts_gzip, evaluate_preconditions, format_http_date
 from .responses import not_found
-from .routing import Target
+from .routing import DocumentTarget, PageTarget
 from .spec import NEWS_WINDOW
 from .validators import DATE_LAG, Summary, last_modified, make_etag
 
@@ -40,9 +51,9 @@ class Planner:
         # document (the common request) then hashes nothing.
         self._tags: dict[tuple[Any, ...], str] = {}
 
-    def is_index(self, target: Target, summaries: Sequence[Summary]) -> bool:
+    def is_index(self, target: DocumentTarget, summaries: Sequence[Summary]) -> bool:
         """The root is an index unless it is one source that fits on one page (index="auto")."""
-        if target.source is not None:
+        if isinstance(target, PageTarget):
             return False
         if self._settings.index == "always" or len(self._sources) > 1:
             return True
@@ -52,7 +63,7 @@ class Planner:
     def respond(
         self,
         request: Request,
-        target: Target,
+        target: DocumentTarget,
         parts: Sequence[Part],
         summaries: Sequence[Summary],
         now: datetime,
@@ -75,21 +86,21 @@ class Planner:
         status = evaluate_preconditions(request.method, dict(request.headers), etag, modified)
         if status in (304, 412):
             return Response(status, headers)
-        return Plan(
-            200,
-            self._with_content_headers(headers, target, coding),
-            stream=request.method == "GET",
-            sitemapindex=index,
-            parts=tuple(parts),
-            gzip=coding != _IDENTITY,
-            host_site=host_site,
-            html=target.html,
-            target=target,
-            news_cutoff=news_cutoff,
-            listed_until_values=tuple(summary.listed_until for summary in summaries),
-        )
+        head = Head(200, self._with_content_headers(headers, target, coding))
+        gzip = coding != _IDENTITY
+        listed_until_values = tuple(summary.listed_until for summary in summaries)
+        document: DocumentPlan
+        if index:
+            document = IndexPlan(head, tuple(parts), host_site, gzip, target.html)
+        elif target.html:
+            document = TablePlan(head, target, tuple(parts), host_site, gzip, listed_until_values)
+        else:
+            document = UrlsetPlan(
+                head, target, tuple(parts), host_site, gzip, news_cutoff, listed_until_values
+            )
+        return document if request.method == "GET" else HeadPlan(document)
 
-    def _representation(self, request: Request, target: Target) -> str:
+    def _representation(self, request: Request, target: DocumentTarget) -> str:
         """A ``.gz`` file, or the content coding the client accepts and the settings allow."""
         if target.gz:
             return _GZ
@@ -112,7 +123,7 @@ class Planner:
     def _etag(
         self,
         host_site: SiteForHost,
-        target: Target,
+        target: DocumentTarget,
         index: bool,
         parts: Sequence[Part],
         summaries: Sequence[Summary],
@@ -156,7 +167,7 @@ class Planner:
         return headers
 
     def _with_content_headers(
-        self, headers: list[tuple[str, str]], target: Target, coding: str
+        self, headers: list[tuple[str, str]], target: DocumentTarget, coding: str
     ) -> list[tuple[str, str]]:
         """A 200's headers: what the body is, then the validators and caching."""
         if coding == _GZ:
@@ -177,7 +188,7 @@ _TAGS_KEPT = 4096
 def _make_tag(key: tuple[Any, ...]) -> str:
     """The entity tag of what :meth:`Planner._etag` keys it by."""
     fingerprint, target, index, tick, representation, *parts = key
-    tag_parts = [fingerprint, repr(target), "index" if index else "urlset"]
+    tag_parts = [fingerprint, target.tag_text, "index" if index else "urlset"]
     for name, source_fingerprint, keys, token in parts:
         tag_parts += (name, source_fingerprint, repr(keys), token)
     if tick is not None:

@@ -16,6 +16,11 @@ Any other path under the ``sitemap-`` prefix that ends in ``.xml`` or
 
 With IndexNow configured, its key file (``/{key}.txt`` or ``indexnow_key_location``)
 is one more route of the core, answered like the documents.
+
+:meth:`Routes.match` gives one frozen type per kind of target (their union: :data:`Target`):
+:class:`RootTarget`, :class:`PageTarget`, :class:`KeyFileTarget`, :class:`NotFoundTarget`.
+The root and a page are two types because the code branches on that very difference: only
+a page has a source and a number, only the root lists every source and may be an index.
 """
 
 from __future__ import annotations
@@ -23,26 +28,66 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from typing import TypeAlias
 
 # Pages of 64-bit integer keys: up to 19 digits (2**63 - 1 keys, one a page).
 _PAGE = re.compile(r"[1-9][0-9]{0,18}")
 
 
 @dataclass(frozen=True, slots=True)
-class Target:
-    """A document request: the root (``source`` None) or page ``page`` of ``source``."""
+class RootTarget:
+    """The root document (``/sitemap.xml``): its ``.gz`` file, or its HTML sibling."""
 
-    source: str | None = None
-    page: int | None = None
     gz: bool = False
-    valid: bool = True
     html: bool = False
-    key_file: bool = False
+
+    @property
+    def tag_text(self) -> str:
+        """What the target adds to its document's entity tag (see :func:`_tag_text`)."""
+        return _tag_text(None, None, self.gz, self.html)
+
+
+@dataclass(frozen=True, slots=True)
+class PageTarget:
+    """Page ``page`` (from 1) of ``source``: its ``.gz`` file, or its HTML sibling."""
+
+    source: str
+    page: int
+    gz: bool = False
+    html: bool = False
+
+    @property
+    def tag_text(self) -> str:
+        """What the target adds to its document's entity tag (see :func:`_tag_text`)."""
+        return _tag_text(self.source, self.page, self.gz, self.html)
+
+
+@dataclass(frozen=True, slots=True)
+class KeyFileTarget:
     """The IndexNow key file (see :mod:`.key_file`)."""
 
 
-NOT_FOUND = Target(valid=False)
-KEY_FILE = Target(key_file=True)
+@dataclass(frozen=True, slots=True)
+class NotFoundTarget:
+    """A path of ours that names no document (answered 404): an unknown source, page 0..."""
+
+
+DocumentTarget: TypeAlias = RootTarget | PageTarget
+"""A target that names a document."""
+Target: TypeAlias = RootTarget | PageTarget | KeyFileTarget | NotFoundTarget
+"""What a path of ours names."""
+
+NOT_FOUND = NotFoundTarget()
+KEY_FILE = KeyFileTarget()
+
+
+def _tag_text(source: str | None, page: int | None, gz: bool, html: bool) -> str:
+    """A target as every entity tag has spelled it so far: the same text, so that the same
+    data keeps the same tag across versions (replicas being upgraded one by one agree)."""
+    return (
+        f"Target(source={source!r}, page={page!r}, gz={gz!r}, valid=True, html={html!r}, "
+        "key_file=False)"
+    )
 
 
 class Routes:
@@ -72,21 +117,25 @@ class Routes:
     def page_path(self, source: str, page: int, gz: bool = False, html: bool = False) -> str:
         return self.form(f"{self.child_prefix}{source}-{page}.xml", gz, html)
 
-    def html_path(self, target: Target) -> str:
+    def html_path(self, target: DocumentTarget) -> str:
         """The path of a target's HTML sibling."""
-        if target.source is None or target.page is None:
-            return self.form(self.root, html=True)
-        return self.page_path(target.source, target.page, html=True)
+        match target:
+            case RootTarget():
+                return self.form(self.root, html=True)
+            case PageTarget(source, page):
+                return self.page_path(source, page, html=True)
 
-    def path_of(self, target: Target) -> str:
-        """The path of the document a valid target names (for logs)."""
-        if target.key_file and self.key_path is not None:
-            return self.key_path
-        if target.html:
-            return self.html_path(target)
-        if target.source is None or target.page is None:
-            return self.form(self.root, target.gz)
-        return self.page_path(target.source, target.page, target.gz)
+    def path_of(self, target: DocumentTarget | KeyFileTarget) -> str:
+        """The path of the document a target names (for logs)."""
+        match target:
+            case KeyFileTarget():
+                return self.key_path or self.root
+            case RootTarget(gz, html=False):
+                return self.form(self.root, gz)
+            case PageTarget(source, page, gz, html=False):
+                return self.page_path(source, page, gz)
+            case _:
+                return self.html_path(target)
 
     def match(self, path: str) -> Target | None:
         """The target a route path names; None when the path is not the sitemap's."""
@@ -94,11 +143,13 @@ class Routes:
             return KEY_FILE
         if self.html and path.endswith(".html"):
             target = self.match(path.removesuffix(".html") + ".xml")
-            return None if target is None else replace(target, html=True)
+            if isinstance(target, RootTarget | PageTarget):
+                return replace(target, html=True)
+            return target
         gz = path.endswith(".gz")
         plain = path.removesuffix(".gz") if gz else path
         if plain == self.root:
-            return Target(gz=gz)
+            return RootTarget(gz)
         if not plain.startswith(self.child_prefix) or not plain.endswith(".xml"):
             return None
         rest = plain[len(self.child_prefix) : -len(".xml")]
@@ -106,5 +157,5 @@ class Routes:
             if rest.startswith(name + "-"):
                 number = rest[len(name) + 1 :]
                 if _PAGE.fullmatch(number):
-                    return Target(name, int(number), gz)
+                    return PageTarget(name, int(number), gz)
         return NOT_FOUND

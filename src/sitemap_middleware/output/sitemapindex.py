@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 
-from ..core.exchange import Plan
-from ..core.routing import Routes, Target
+from ..core.exchange import IndexPlan
+from ..core.routing import DocumentTarget, PageTarget, RootTarget, Routes
 from ..core.urls import Site
 from ..settings import Settings
 from ..sources.base import AnySource, Page
@@ -34,26 +34,27 @@ class IndexDocument:
         settings: Settings,
         routes: Routes,
         sources: Mapping[str, AnySource],
-        known: RememberedPages,
+        remembered_pages: RememberedPages,
     ) -> None:
         self._settings = settings
         self._routes = routes
         self._sources = sources
-        self._known = known
+        self._remembered_pages = remembered_pages
         # The <sitemap> elements by (base URL, source, page, lastmod shown).
         self._elements: dict[tuple[str, str, int, datetime | None], str] = {}
 
-    def render(self, plan: Plan, site: Site) -> bytes:
-        """The whole index (or its HTML sibling) that ``plan`` calls for, on ``site``'s URLs."""
+    def render(self, plan: IndexPlan) -> bytes:
+        """The whole index (or its HTML sibling) that ``plan`` calls for, on its host's URLs."""
+        site = plan.host_site.site
         document = self._html(plan, site) if plan.html else self._xml(plan, site)
         return gzip_whole(document, self._settings.gzip_level) if plan.gzip else document
 
-    def _xml(self, plan: Plan, site: Site) -> bytes:
+    def _xml(self, plan: IndexPlan, site: Site) -> bytes:
         elements = []
         if len(self._elements) > self.LIMIT:
             self._elements.clear()
         for source, _ in plan.parts:
-            read = self._known.of(source)
+            read = self._remembered_pages.of(source)
             # A source's own pages may not know ``listed_until``: never list a future lastmod.
             # (Whole seconds count: a moment is served while it is before the next second.)
             limit = (
@@ -77,10 +78,10 @@ class IndexDocument:
             element = self._elements[key] = sitemap_element(site.url_for(path), _w3c(newest))
         return element
 
-    def _html(self, plan: Plan, site: Site) -> bytes:
+    def _html(self, plan: IndexPlan, site: Site) -> bytes:
         rows = []
         for source, _ in plan.parts:
-            for known in self._known.pages(source):
+            for known in self._remembered_pages.pages(source):
                 page = known.index + 1
                 rows.append(
                     html.IndexRow(
@@ -94,16 +95,16 @@ class IndexDocument:
                 )
         return html.index_document("Sitemap index", site.url_for(self._settings.path), rows)
 
-    def heading(self, target: Target | None, site: Site) -> html.Heading:
+    def heading(self, target: DocumentTarget, site: Site) -> html.Heading:
         """Title, XML link and page navigation of a urlset's HTML sibling."""
         routes = self._routes
-        if target is None or target.source is None or target.page is None:
+        if not isinstance(target, PageTarget):
             return html.Heading("Sitemap", site.url_for(self._settings.path), [])
         source, page = target.source, target.page
-        pages = self._known.pages(self._sources[source])
+        pages = self._remembered_pages.pages(self._sources[source])
         numbers = [known.index + 1 for known in pages] or [page]
         at = numbers.index(page) if page in numbers else 0
-        nav = [html.Link("Sitemap index", _filename(routes.html_path(Target())), "up")]
+        nav = [html.Link("Sitemap index", _filename(routes.html_path(RootTarget())), "up")]
         if at > 0:
             previous = routes.page_path(source, numbers[at - 1], html=True)
             nav.append(html.Link("Previous page", _filename(previous), "prev"))

@@ -76,12 +76,12 @@ class SitemapMiddleware:
     @property
     def stats(self) -> dict[str, BadRowStats]:
         """Bad rows per source, counted since start."""
-        return self.sitemap.stats
+        return self.sitemap.rules.stats
 
     async def recount(self) -> None:
         """Read the pages of every source kept current whole, now (see ``freshness``): after
         a bulk delete, say, rather than waiting for the next recount."""
-        for live in self.sitemap.live.values():
+        for live in self.sitemap.current_pages.values():
             while not live.claim_recount():  # noqa: ASYNC110 (a refresh may run in a thread)
                 await asyncio.sleep(0.01)
             await arun_effects(self.sitemap.keep_current(live), self._reads.perform)
@@ -99,7 +99,7 @@ class SitemapMiddleware:
                 return await self._lifespan(scope, receive, send)
             return await self.app(scope, receive, send)
         path = route_path(scope)
-        target = self.sitemap.route(path)
+        target = self.sitemap.routes.match(path)
         if target is None:
             if self.sitemap.wants_robots(path, scope["method"]):
                 request = request_from(scope)

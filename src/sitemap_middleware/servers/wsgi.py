@@ -80,12 +80,12 @@ class SitemapWSGIMiddleware:
     @property
     def stats(self) -> dict[str, BadRowStats]:
         """Bad rows per source, counted since start."""
-        return self.sitemap.stats
+        return self.sitemap.rules.stats
 
     def recount(self) -> None:
         """Read the pages of every source kept current whole, now (see ``freshness``): after
         a bulk delete, say, rather than waiting for the next recount."""
-        for live in self.sitemap.live.values():
+        for live in self.sitemap.current_pages.values():
             while not live.claim_recount():
                 time.sleep(0.01)  # a refresh is running: it ends soon
             run_effects(self.sitemap.keep_current(live), self.reads.perform)
@@ -94,13 +94,13 @@ class SitemapWSGIMiddleware:
         """Let a job of pages kept current that runs in the background end (for at most
         ``grace`` seconds: its connection goes back to the pool), then stop the background
         event loop of async sources, if one was started."""
-        for live in self.sitemap.live.values():
+        for live in self.sitemap.current_pages.values():
             live.idle.wait(grace)
         self.reads.close()
 
     def __call__(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
         path = str(environ.get("PATH_INFO", ""))
-        target = self.sitemap.route(path)
+        target = self.sitemap.routes.match(path)
         if target is None:
             if self.sitemap.wants_robots(path, str(environ.get("REQUEST_METHOD", ""))):
                 request = request_from(environ)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ..core.exchange import Part
-from ..core.routing import Target
+from ..core.routing import DocumentTarget, PageTarget
 from ..core.validators import Summary
 from ..sources.base import ALL, AnySource, KeyRange, NotPageable, Page
 
@@ -81,11 +81,11 @@ class RememberedPages:
         ]
 
     def page_summaries(
-        self, target: Target, parts: Sequence[Part], cut: bool = False
+        self, target: DocumentTarget, parts: Sequence[Part], cut: bool = False
     ) -> list[Summary] | None:
         """A cut page's summary, known from its cut (read just before): no query needed."""
         source, keys = parts[0]
-        if (source.fixed_ranges and not cut) or keys == ALL or target.page is None:
+        if (source.fixed_ranges and not cut) or keys == ALL or not isinstance(target, PageTarget):
             return None
         read = self.of(source)
         page = read.pages[target.page - 1]  # Sitemap.parts found the page

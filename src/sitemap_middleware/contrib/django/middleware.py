@@ -70,18 +70,18 @@ class SitemapMiddleware:
     @property
     def stats(self) -> dict[str, BadRowStats]:
         """Bad rows per source, counted since start."""
-        return self.sitemap.stats
+        return self.sitemap.rules.stats
 
     def recount(self) -> None:
         """Read the pages of every source kept current whole, now (see ``freshness``)."""
-        for live in self.sitemap.live.values():
+        for live in self.sitemap.current_pages.values():
             while not live.claim_recount():
                 time.sleep(0.01)  # a refresh is running: it ends soon
             run_effects(self.sitemap.keep_current(live), self._sync.perform)
 
     async def arecount(self) -> None:
         """:meth:`recount` on the running event loop (async sources bound to it)."""
-        for live in self.sitemap.live.values():
+        for live in self.sitemap.current_pages.values():
             while not live.claim_recount():  # noqa: ASYNC110 (a refresh may run in a thread)
                 await asyncio.sleep(0.01)
             await arun_effects(self.sitemap.keep_current(live), self._async.perform)
@@ -92,7 +92,7 @@ class SitemapMiddleware:
         event loop of async sources read under WSGI, if one runs. Under ASGI, :meth:`aclose`
         waits for the jobs on the event loop."""
         if not self.is_async:
-            for live in self.sitemap.live.values():
+            for live in self.sitemap.current_pages.values():
                 live.idle.wait(grace)
         self._sync.close()
 
@@ -107,7 +107,7 @@ class SitemapMiddleware:
             return self.__acall__(request)
         get_response: GetResponse = self.get_response
         path = route_path(request)
-        target = self.sitemap.route(path)
+        target = self.sitemap.routes.match(path)
         if target is None:
             if self.sitemap.wants_robots(path, request_from(request).method):
                 return robots_txt.serve(self.sitemap, request, get_response)
@@ -121,7 +121,7 @@ class SitemapMiddleware:
     async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
         get_response: AsyncGetResponse = self.get_response
         path = route_path(request)
-        target = self.sitemap.route(path)
+        target = self.sitemap.routes.match(path)
         if target is None:
             if self.sitemap.wants_robots(path, request_from(request).method):
                 return await robots_txt.aserve(self.sitemap, request, get_response)
