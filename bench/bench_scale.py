@@ -79,7 +79,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from sitemap_middleware import AsyncSQLAlchemySource, SitemapApp, SQLAlchemySource
+from sitemap_middleware import AsyncSQLAlchemySource, Freshness, SitemapApp, SQLAlchemySource
 
 DEFAULT_URL = "postgresql://sitemap:sitemap@127.0.0.1:54329/sitemap_test"  # .ci/postgres
 SCHEMA = "sitemap_scale"
@@ -223,7 +223,7 @@ def make_app(
         source: Any = AsyncSQLAlchemySource(stmt, engine, **options)
     else:
         source = SQLAlchemySource(stmt, engine, **options)
-    return SitemapApp(sources=[source], base_url=BASE, freshness=freshness)
+    return SitemapApp(sources=[source], base_url=BASE, freshness=Freshness(mode=freshness))
 
 
 async def dispose(engine: AnyEngine) -> None:

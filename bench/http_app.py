@@ -33,7 +33,13 @@ from starlette.routing import Route
 
 from example_app.app import create_app
 from example_app.db import Article
-from sitemap_middleware import AsyncSQLAlchemySource, SitemapMiddleware, SQLAlchemySource
+from sitemap_middleware import (
+    AsyncSQLAlchemySource,
+    Freshness,
+    Load,
+    SitemapMiddleware,
+    SQLAlchemySource,
+)
 from sitemap_middleware.sources.sqlalchemy.change_counter import ChangeCounter
 
 BASE_URL = "https://www.example.com/"
@@ -44,7 +50,7 @@ async def bare(request: Request) -> PlainTextResponse:
     return PlainTextResponse("ok")
 
 
-app = create_app(DB, int(os.environ["LOAD_ROWS"]), BASE_URL, max_generations=None)
+app = create_app(DB, int(os.environ["LOAD_ROWS"]), BASE_URL, load=Load(max_generations=None))
 app.router.routes.insert(0, Route("/bare", bare))
 engine = create_engine(f"sqlite:///{DB}")
 articles = select(Article.id, Article.slug, Article.updated_at).where(Article.published)
@@ -52,8 +58,8 @@ app.add_middleware(
     SitemapMiddleware,
     path="/ttl/sitemap.xml",
     base_url=BASE_URL,
-    summary_ttl=2,
-    max_generations=None,
+    freshness=Freshness(summary_ttl=2),
+    load=Load(max_generations=None),
     sources=[
         AsyncSQLAlchemySource(
             articles,
@@ -72,7 +78,7 @@ for name, version in (("sync", None), ("versioned", lambda: 1), ("counted", coun
         SitemapMiddleware,
         path=f"/{name}/sitemap.xml",
         base_url=BASE_URL,
-        max_generations=None,
+        load=Load(max_generations=None),
         sources=[
             SQLAlchemySource(
                 articles,

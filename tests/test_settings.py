@@ -4,7 +4,10 @@ with its group; the settings page (docs/settings.md) renders the declaration."""
 from __future__ import annotations
 
 import ast
+import os
 import re
+import subprocess
+import sys
 from dataclasses import MISSING, fields
 from datetime import UTC
 from pathlib import Path
@@ -328,3 +331,31 @@ def test_a_source_without_a_setting_it_needs_is_told_which() -> None:
         assert isinstance(raised.value, TypeError)
         assert "__init__" not in str(raised.value) and "SQLSourceBase" not in str(raised.value)
     engine.dispose()
+
+
+TYPED_USE = """
+from sitemap_middleware import Headers, Limits, SitemapApp
+
+SitemapApp(sources=["/"], base_url="https://example.com/", limits=Limits(max_urls=10))
+SitemapApp(sources=["/"], base_url="https://example.com/", limits=5)
+SitemapApp(sources=["/"], base_url="https://example.com/", limits=Headers())
+SitemapApp(sources=["/"], base_url="https://example.com/", max_urls=10)
+Limits(max_urls="10")
+"""
+
+
+def test_a_wrong_group_is_a_type_checkers_error(tmp_path: Path) -> None:
+    """The adapters' options are typed: mypy finds a group of the wrong type, a flat
+    setting of old and a field of the wrong type, and nothing in the right call."""
+    script = tmp_path / "use.py"
+    script.write_text(TYPED_USE, encoding="utf-8")
+    checked = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(script)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "MYPYPATH": str(ROOT / "src")},
+        cwd=tmp_path,
+        check=False,
+    )
+    errors = [line for line in checked.stdout.splitlines() if ": error: " in line]
+    assert [int(line.split(":")[1]) for line in errors] == [5, 6, 7, 8], checked.stdout

@@ -16,7 +16,13 @@ from django.http import HttpResponse
 from django.test import override_settings
 from sqlalchemy import Engine
 
-from sitemap_middleware import ConfigurationError, IterableSource, SitemapAborted, SitemapWSGIApp
+from sitemap_middleware import (
+    ConfigurationError,
+    IterableSource,
+    Limits,
+    SitemapAborted,
+    SitemapWSGIApp,
+)
 
 from ...adapters import MIDDLEWARE, DjangoApp, call, call_wsgi
 from ...django_setup import setup
@@ -51,7 +57,7 @@ def built(kind: type, middleware: list[str], **setting: Any) -> DjangoApp:
 async def test_a_sync_middleware_under_the_asgi_handler_streams_chunk_by_chunk(
     engine: Engine, failing_engine: Callable[[int], Engine]
 ) -> None:
-    options = {"base_url": BASE, "batch_size": 100, "chunk_bytes": 4096}
+    options = {"base_url": BASE, "limits": Limits(batch_size=100, chunk_bytes=4096)}
     app = built(ASGIHandler, [MIDDLEWARE, SYNC_ONLY], sources=[article_source(engine)], **options)
     assert not app.middleware.is_async
     other = SitemapWSGIApp(sources=[article_source(engine)], **options)
