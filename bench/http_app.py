@@ -9,12 +9,12 @@ are served twice more, to tell the database's share of a 304 from the middleware
 * ``/versioned/sitemap.xml``: a sync ``Engine`` with a ``version=`` callable that reads no
   database (as an application keeping a revision number in memory would), so a 304 costs
   the middleware alone;
-* ``/ttl/sitemap.xml``: the example's ``AsyncEngine`` with ``summary_ttl=2``: a burst of
+* ``/ttl/sitemap.xml``: the example's ``AsyncEngine`` with ``freshness.summary_ttl=2``: a burst of
   conditional requests reads the database once per page and two seconds;
 * ``/counted/sitemap.xml``: a sync ``Engine`` whose ``version=`` is a ``ChangeCounter``
   (revisions kept by triggers): a 304 reads one small index range, exactly.
 
-Every sitemap here has ``max_generations=None``: the scripts measure throughput, and the
+Every sitemap here has ``load.max_generations=None``: the scripts measure throughput, and the
 default bound (4 generations per process) would shed the full-page runs' extra connections
 with 503s.
 

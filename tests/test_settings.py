@@ -30,7 +30,6 @@ from sitemap_middleware import (
 )
 from sitemap_middleware import settings as settings_module
 from sitemap_middleware.core.sitemap import Sitemap
-from sitemap_middleware.core.spec import INDEXNOW_ENDPOINT, MAX_BYTES, MAX_LOC_LENGTH, MAX_URLS
 from sitemap_middleware.settings import (
     GROUPS,
     ConfigurationTypeError,
@@ -264,16 +263,6 @@ def test_allowed_hosts_are_canonical_and_start_with_the_base_urls() -> None:
         }
     )
     assert settings.allowed_hosts == ("example.com", "www.example.com", "example.com:8443")
-
-
-def test_the_defaults_written_out_are_the_protocols() -> None:
-    limits = Limits()
-    assert (limits.max_urls, limits.max_bytes, limits.max_loc_length) == (
-        MAX_URLS,
-        MAX_BYTES,
-        MAX_LOC_LENGTH,
-    )
-    assert IndexNowSettings(key=KEY).endpoint == INDEXNOW_ENDPOINT
 
 
 def reference_blocks() -> list[str]:

@@ -110,14 +110,14 @@ class Limits:
 
     group: ClassVar[str] = "limits"
 
-    max_urls: int = 50_000  # MAX_URLS, written out for the reference
-    """URLs per document, 1 to 50,000 (the protocol's maximum)."""
-    max_bytes: int = 52_428_800  # MAX_BYTES
-    """Uncompressed bytes per document, 65,536 to 52,428,800 (the protocol's maximum;
-    ``10485760`` is the older, stricter bound)."""
-    max_loc_length: int = 2_047  # MAX_LOC_LENGTH
-    """The longest loc (once percent-encoded) a row may have, 12 to 2,047; longer ones are
-    bad rows. Pages are sized so that ``max_bytes`` holds even if every loc had this
+    max_urls: int = MAX_URLS
+    """URLs per document, 1 to 50,000; by default the protocol's maximum, 50,000."""
+    max_bytes: int = MAX_BYTES
+    """Uncompressed bytes per document, 65,536 to 52,428,800; by default the protocol's
+    maximum, 52,428,800 (``10485760`` is the older, stricter bound)."""
+    max_loc_length: int = MAX_LOC_LENGTH
+    """The longest loc (once percent-encoded) a row may have, 12 to 2,047 (the default);
+    longer ones are bad rows. Pages are sized so that ``max_bytes`` holds even if every loc had this
     length: declaring a smaller bound for short URLs gives larger pages."""
     batch_size: int = 500
     """Rows rendered at a time, 1 to 50,000 (no batch need hold more rows than a document
@@ -253,9 +253,9 @@ class IndexNowSettings:
     key_location: str | None = None
     """Path of the key file instead of ``/{key}.txt``, in the sitemap's folder or above (a
     key file vouches only for URLs below its folder)."""
-    endpoint: str = "https://api.indexnow.org/indexnow"  # INDEXNOW_ENDPOINT
-    """Where pushes go, an http(s) URL (one endpoint shares with Bing, Yandex, Naver,
-    Seznam, Yep)."""
+    endpoint: str = INDEXNOW_ENDPOINT
+    """Where pushes go, an http(s) URL; by default ``https://api.indexnow.org/indexnow``
+    (one endpoint shares with Bing, Yandex, Naver, Seznam, Yep)."""
     every: float | None = None
     """Seconds (1 to 86,400): the ASGI middleware pushes every so many seconds from its
     lifespan's startup to its shutdown (this needs the ``indexnow`` extra). ``None``: no

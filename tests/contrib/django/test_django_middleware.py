@@ -111,6 +111,23 @@ def test_a_missing_or_wrong_setting_stops_the_handler() -> None:
             {"sources": ["/"], "base_url": BASE, "colour": 1},
             r"^SITEMAP_MIDDLEWARE\['colour'\]: not a",
         ),
+        # A group as plain data: its fields named under it.
+        (
+            {"sources": ["/"], "base_url": BASE, "limits": {"max_urls": 0}},
+            r"^SITEMAP_MIDDLEWARE\['limits'\]\['max_urls'\]: must be an integer from 1 ",
+        ),
+        (
+            {"sources": ["/"], "base_url": BASE, "limits": {"max_url": 10}},
+            r"^SITEMAP_MIDDLEWARE\['limits'\]\['max_url'\]: not a setting of Limits; ",
+        ),
+        (
+            {"sources": ["/"], "base_url": BASE, "indexnow": {"every": 60}},
+            r"^SITEMAP_MIDDLEWARE\['indexnow'\]\['key'\]: required",
+        ),
+        (
+            {"sources": ["/"], "base_url": BASE, "limits": 10},
+            r"^SITEMAP_MIDDLEWARE\['limits'\]: must be a Limits or a mapping of its settings",
+        ),
     ):
         overridden = override_settings(MIDDLEWARE=[MIDDLEWARE], SITEMAP_MIDDLEWARE=setting)
         with overridden, pytest.raises(ConfigurationError, match=message):
@@ -122,6 +139,16 @@ def del_setting() -> None:
 
     if hasattr(settings, "SITEMAP_MIDDLEWARE"):
         del settings.SITEMAP_MIDDLEWARE
+
+
+async def test_a_group_may_be_plain_data() -> None:
+    """``{"limits": {"max_urls": 1}}`` in the Django setting is ``Limits(max_urls=1)``."""
+    app = built(
+        WSGIHandler, [MIDDLEWARE], sources=["/a", "/b"], base_url=BASE, limits={"max_urls": 1}
+    )
+    index = await call(app.handler, wsgi=True, path="/sitemap.xml")
+    assert index.status == 200 and b"<sitemapindex" in index.body
+    assert b"sitemap-urls-2.xml" in index.body
 
 
 async def test_fallback_replaces_only_the_projects_404() -> None:
