@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
-from sitemap_middleware import Entry, SitemapMiddleware
+from sitemap_middleware import Entry, Limits, SitemapMiddleware
 from sitemap_middleware.core.http import format_http_date
 
 URLS = int(os.environ.get("AUDIT_URLS", "5000"))
@@ -41,6 +41,6 @@ app = Starlette(routes=[Route("/articles/{number:int}", article)])
 app.add_middleware(
     SitemapMiddleware,
     base_url=BASE,
-    max_urls=1000,
+    limits=Limits(max_urls=1000),
     sources={"articles": [Entry(f"/articles/{i}", lastmod=lastmod(i)) for i in range(URLS)]},
 )

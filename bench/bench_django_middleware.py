@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sqlalchemy import create_engine
 
+from sitemap_middleware import Freshness
 from tests.adapters import DRIVERS, RawHeaders, Reply
 from tests.support import article_source, seed
 
@@ -49,7 +50,10 @@ def main() -> None:
     folder = Path(tempfile.mkdtemp(prefix="bench-django-"))
     engine = create_engine(f"sqlite:///{folder / 'site.sqlite3'}")
     seed(engine, args.rows)
-    options: dict[str, Any] = {"base_url": "https://example.com/", "freshness": "exact"}
+    options: dict[str, Any] = {
+        "base_url": "https://example.com/",
+        "freshness": Freshness(mode="exact"),
+    }
     drivers: dict[str, Any] = {
         "wsgi adapter": DRIVERS["wsgi"](),
         "django wsgi": DRIVERS["django-wsgi"](),

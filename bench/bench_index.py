@@ -49,15 +49,16 @@ from bench_urlset import (
 from sqlalchemy import create_engine, event, update
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from sitemap_middleware import SitemapApp
+from sitemap_middleware import Limits, SitemapApp
 from sitemap_middleware.core.spec import MAX_BYTES, MAX_URLS
 from sitemap_middleware.output.xml import page_size_for
 from sitemap_middleware.sources.sqlalchemy.change_counter import ChangeCounter
 
 PAGE_SIZE = page_size_for(MAX_URLS, MAX_BYTES, 2047)
 # The deep table declares its short locs, so that a page holds the full 50,000 rows.
-DEEP = {"max_loc_length": 150}
-DEEP_PAGE_SIZE = page_size_for(MAX_URLS, MAX_BYTES, DEEP["max_loc_length"])
+DEEP_LOC_LENGTH = 150
+DEEP = {"limits": Limits(max_loc_length=DEEP_LOC_LENGTH)}
+DEEP_PAGE_SIZE = page_size_for(MAX_URLS, MAX_BYTES, DEEP_LOC_LENGTH)
 
 
 # Every pass runs in this one event loop: an AsyncEngine's connections belong to the loop

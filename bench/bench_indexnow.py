@@ -49,7 +49,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from sitemap_middleware import AsyncSQLAlchemySource, SitemapApp, SQLAlchemySource
+from sitemap_middleware import AsyncSQLAlchemySource, IndexNowSettings, SitemapApp, SQLAlchemySource
 from sitemap_middleware.contrib.indexnow import IndexNow, install
 from sitemap_middleware.sources.base import Mark
 
@@ -147,8 +147,7 @@ def make_pusher(url: URL, driver: str, rows: int, target: str) -> tuple[IndexNow
     app = SitemapApp(
         sources=[source],
         base_url="https://example.com/",
-        indexnow_key="bench-key-0001",
-        indexnow_endpoint=target,
+        indexnow=IndexNowSettings(key="bench-key-0001", endpoint=target),
     )
     return IndexNow(app), engine
 

@@ -63,7 +63,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from sitemap_middleware import AsyncSQLAlchemySource, SitemapApp, SQLAlchemySource
+from sitemap_middleware import AsyncSQLAlchemySource, Limits, SitemapApp, SQLAlchemySource
 from sitemap_middleware.sources.sqlalchemy.sqlite_hash import ROW_HASH, row_hash
 from sitemap_middleware.testing import asgi_exchange, asgi_scope
 
@@ -93,7 +93,7 @@ SHAPES = ("slim", "full")
 # 2,047 characters, each escaped to 6 bytes), so /sitemap.xml of 5,000+ rows would be a
 # sitemapindex. The locs here are under 60 characters; declaring 150 makes one page hold
 # 50,000 rows, so /sitemap.xml is the whole table as one urlset.
-ONE_PAGE: dict[str, Any] = {"max_loc_length": 150}
+ONE_PAGE: dict[str, Any] = {"limits": Limits(max_loc_length=150)}
 
 
 # --- data -------------------------------------------------------------------------------

@@ -9,12 +9,12 @@ are served twice more, to tell the database's share of a 304 from the middleware
 * ``/versioned/sitemap.xml``: a sync ``Engine`` with a ``version=`` callable that reads no
   database (as an application keeping a revision number in memory would), so a 304 costs
   the middleware alone;
-* ``/ttl/sitemap.xml``: the example's ``AsyncEngine`` with ``summary_ttl=2``: a burst of
+* ``/ttl/sitemap.xml``: the example's ``AsyncEngine`` with ``freshness.summary_ttl=2``: a burst of
   conditional requests reads the database once per page and two seconds;
 * ``/counted/sitemap.xml``: a sync ``Engine`` whose ``version=`` is a ``ChangeCounter``
   (revisions kept by triggers): a 304 reads one small index range, exactly.
 
-Every sitemap here has ``max_generations=None``: the scripts measure throughput, and the
+Every sitemap here has ``load.max_generations=None``: the scripts measure throughput, and the
 default bound (4 generations per process) would shed the full-page runs' extra connections
 with 503s.
 
@@ -33,7 +33,13 @@ from starlette.routing import Route
 
 from example_app.app import create_app
 from example_app.db import Article
-from sitemap_middleware import AsyncSQLAlchemySource, SitemapMiddleware, SQLAlchemySource
+from sitemap_middleware import (
+    AsyncSQLAlchemySource,
+    Freshness,
+    Load,
+    SitemapMiddleware,
+    SQLAlchemySource,
+)
 from sitemap_middleware.sources.sqlalchemy.change_counter import ChangeCounter
 
 BASE_URL = "https://www.example.com/"
@@ -44,7 +50,7 @@ async def bare(request: Request) -> PlainTextResponse:
     return PlainTextResponse("ok")
 
 
-app = create_app(DB, int(os.environ["LOAD_ROWS"]), BASE_URL, max_generations=None)
+app = create_app(DB, int(os.environ["LOAD_ROWS"]), BASE_URL, load=Load(max_generations=None))
 app.router.routes.insert(0, Route("/bare", bare))
 engine = create_engine(f"sqlite:///{DB}")
 articles = select(Article.id, Article.slug, Article.updated_at).where(Article.published)
@@ -52,8 +58,8 @@ app.add_middleware(
     SitemapMiddleware,
     path="/ttl/sitemap.xml",
     base_url=BASE_URL,
-    summary_ttl=2,
-    max_generations=None,
+    freshness=Freshness(summary_ttl=2),
+    load=Load(max_generations=None),
     sources=[
         AsyncSQLAlchemySource(
             articles,
@@ -72,7 +78,7 @@ for name, version in (("sync", None), ("versioned", lambda: 1), ("counted", coun
         SitemapMiddleware,
         path=f"/{name}/sitemap.xml",
         base_url=BASE_URL,
-        max_generations=None,
+        load=Load(max_generations=None),
         sources=[
             SQLAlchemySource(
                 articles,

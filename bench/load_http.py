@@ -52,7 +52,7 @@ def measures(connections: int, page_connections: int) -> list[Measure]:
         Measure("304 page, gzip (AsyncEngine)", page, 304, connections, dict(GZIP), True),
         Measure("304 page (sync Engine)", "/sync" + page, 304, connections, conditional=True),
         Measure(
-            "304 page (AsyncEngine, summary_ttl=2)",
+            "304 page (AsyncEngine, freshness.summary_ttl=2)",
             "/ttl" + page,
             304,
             connections,

@@ -47,7 +47,7 @@ def create_app(db_path: str, rows: int, base_url: str, **sitemap_options: Any) -
     sync_engine = create_engine(f"sqlite:///{db_path}", connect_args={"timeout": 60})
     try:
         seed(sync_engine, rows)
-        if sitemap_options.get("indexnow_key"):
+        if sitemap_options.get("indexnow"):
             install(sync_engine)  # IndexNow's watermark tables (idempotent)
     finally:
         sync_engine.dispose()

@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 from sqlalchemy import select
 
-from sitemap_middleware import Entry, IterableSource
+from sitemap_middleware import Entry, IndexNowSettings, IterableSource
 
 from .db import Article
 
@@ -116,14 +116,14 @@ class Config:
 
 
 def indexnow_options(environ: Mapping[str, str]) -> dict[str, Any]:
-    """``indexnow_key`` from ``INDEXNOW_KEY``, with ``indexnow_endpoint`` and
-    ``indexnow_every`` (seconds: the lifespan task) when set."""
+    """``indexnow`` with the key from ``INDEXNOW_KEY``, its ``endpoint`` and ``every``
+    (seconds: the lifespan task) when set; no option without a key."""
     key = environ.get("INDEXNOW_KEY")
     if not key:
         return {}
-    options: dict[str, Any] = {"indexnow_key": key}
+    settings: dict[str, Any] = {"key": key}
     if environ.get("INDEXNOW_ENDPOINT"):
-        options["indexnow_endpoint"] = environ["INDEXNOW_ENDPOINT"]
+        settings["endpoint"] = environ["INDEXNOW_ENDPOINT"]
     if environ.get("INDEXNOW_EVERY"):
-        options["indexnow_every"] = float(environ["INDEXNOW_EVERY"])
-    return options
+        settings["every"] = float(environ["INDEXNOW_EVERY"])
+    return {"indexnow": IndexNowSettings(**settings)}

@@ -40,7 +40,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
-from sitemap_middleware import Entry, SitemapMiddleware
+from sitemap_middleware import Entry, Limits, SitemapMiddleware
 from sitemap_middleware.core.http import format_http_date
 
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
@@ -252,7 +252,7 @@ def create_middleware_app() -> Starlette:
     site.add_middleware(
         SitemapMiddleware,
         base_url=MIDDLEWARE_BASE,
-        max_urls=10,  # two children: articles-1 and articles-2
+        limits=Limits(max_urls=10),  # two children: articles-1 and articles-2
         sources={"articles": entries},
     )
     return site

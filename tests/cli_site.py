@@ -5,7 +5,7 @@
 * ``standalone``: a ``SitemapApp`` instance (one ``urlset``);
 * ``mounted``: a Starlette app with a ``SitemapApp`` mounted under ``/maps``;
 * ``create_app``: a factory returning a fresh ``app``;
-* ``gz_index``: an index listing its pages' ``.xml.gz`` files (``index_gz``);
+* ``gz_index``: an index listing its pages' ``.xml.gz`` files (``gzip.index_files``);
 * ``example``: a factory for the example site, its database and base URL from
   ``CLI_EXAMPLE_DB`` / ``CLI_EXAMPLE_BASE`` (read when called);
 * ``broken_midstream``: an index whose second source fails after its first
@@ -27,7 +27,9 @@ from starlette.routing import Mount, Route
 
 from sitemap_middleware import (
     Entry,
+    Gzip,
     KeyRange,
+    Limits,
     SitemapApp,
     SitemapMiddleware,
     Summary,
@@ -53,8 +55,7 @@ def create_app() -> Starlette:
     site.add_middleware(
         SitemapMiddleware,
         base_url=BASE,
-        max_urls=100,  # pages of 100: articles-1..3
-        chunk_bytes=2048,
+        limits=Limits(max_urls=100, chunk_bytes=2048),  # pages of 100: articles-1..3
         sources={"pages": PAGES, "articles": ARTICLES},
     )
     return site
@@ -69,7 +70,12 @@ mounted = Starlette(
     ]
 )
 
-gz_index = SitemapApp(base_url=BASE, index_gz=True, max_urls=100, sources={"articles": ARTICLES})
+gz_index = SitemapApp(
+    base_url=BASE,
+    gzip=Gzip(index_files=True),
+    limits=Limits(max_urls=100),
+    sources={"articles": ARTICLES},
+)
 
 
 def example() -> Starlette:
@@ -105,8 +111,7 @@ class Failing(SyncSource):
 
 broken_midstream = SitemapApp(
     base_url=BASE,
-    batch_size=50,
-    chunk_bytes=1024,
+    limits=Limits(batch_size=50, chunk_bytes=1024),
     sources=[Failing("fine", 300, None), Failing("flaky", 300, fail_after=100)],
 )
 broken_before = SitemapApp(base_url=BASE, sources=[Failing("down", 10, None, fail_summary=True)])

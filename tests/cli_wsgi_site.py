@@ -31,6 +31,7 @@ from werkzeug.middleware.dispatcher import DispatcherMiddleware
 from sitemap_middleware import (
     AsyncIterableSource,
     Entry,
+    Limits,
     SitemapWSGIApp,
     SitemapWSGIMiddleware,
 )
@@ -44,8 +45,7 @@ def create_flask_app() -> Flask:
     site.wsgi_app = SitemapWSGIMiddleware(  # type: ignore[method-assign]
         site.wsgi_app,
         base_url=BASE,
-        max_urls=100,  # pages of 100: articles-1..3
-        chunk_bytes=2048,
+        limits=Limits(max_urls=100, chunk_bytes=2048),  # pages of 100: articles-1..3
         html=True,
         sources={"pages": PAGES, "articles": ARTICLES},
     )
@@ -80,7 +80,7 @@ def django_application() -> SitemapWSGIMiddleware:
     return SitemapWSGIMiddleware(
         get_wsgi_application(),
         base_url=BASE,
-        max_urls=100,
+        limits=Limits(max_urls=100),
         sources={"pages": PAGES, "articles": ARTICLES},
     )
 
@@ -96,8 +96,7 @@ async_sources = SitemapWSGIApp(
 
 broken_midstream = SitemapWSGIApp(
     base_url=BASE,
-    batch_size=50,
-    chunk_bytes=1024,
+    limits=Limits(batch_size=50, chunk_bytes=1024),
     sources=[Failing("fine", 300, None), Failing("flaky", 300, fail_after=100)],
 )
 broken_before = SitemapWSGIApp(

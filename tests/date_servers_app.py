@@ -9,7 +9,7 @@ library makes is reachable:
   (``/sitemap-articles-1.xml``), their human view (``.html``), robots.txt (the application
   has none: the minimal one), the IndexNow key file (``/{KEY}.txt``), 404s and 405s;
 * ``/soon.xml``: a row dated a few seconds ahead of the seeding (within
-  ``lastmod_tolerance``), so its Last-Modified is capped by the clock;
+  ``lastmods.tolerance``), so its Last-Modified is capped by the clock;
 * ``/broken.xml``: a source whose table does not exist: ``503`` before the first byte.
 
 ``asgi_app`` and ``wsgi_app`` serve them in front of an application that answers 404;
@@ -39,7 +39,12 @@ from sqlalchemy import (
     select,
 )
 
-from sitemap_middleware import SitemapMiddleware, SitemapWSGIMiddleware, SQLAlchemySource
+from sitemap_middleware import (
+    IndexNowSettings,
+    SitemapMiddleware,
+    SitemapWSGIMiddleware,
+    SQLAlchemySource,
+)
 from tests.support import articles, metadata
 
 BASE = "https://example.com/"
@@ -80,7 +85,7 @@ def sitemaps(engine: Engine) -> list[dict[str, Any]]:
             "base_url": BASE,
             "path": "/sitemap.xml",
             "html": True,
-            "indexnow_key": KEY,
+            "indexnow": IndexNowSettings(key=KEY),
             "sources": {"articles": articles_source(articles.c.id < 30), "pages": ["/", "/about"]},
         },
         {

@@ -10,7 +10,7 @@ import ast
 import os
 from datetime import UTC, datetime, timedelta
 
-from sitemap_middleware import Entry, IterableSource
+from sitemap_middleware import Entry, IterableSource, Limits
 from tests.django_site.settings import *  # noqa: F403
 
 ROWS = 120
@@ -30,7 +30,7 @@ MIDDLEWARE = [path for path in MIDDLEWARE if path]
 SITEMAP_MIDDLEWARE = {
     "sources": "tests.django_commands.sources",
     "base_url": "https://example.com/",
-    "max_urls": 50,
+    "limits": Limits(max_urls=50),
     **ast.literal_eval(os.environ.get("SITEMAP_TEST_SETTING", "{}")),
 }
 

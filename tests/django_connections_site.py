@@ -21,6 +21,7 @@ import os
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from sitemap_middleware import Freshness
 from sitemap_middleware.contrib.django import SitemapMiddleware
 from tests.django_site.settings import *  # noqa: F403
 
@@ -45,7 +46,7 @@ ROOT_URLCONF = __name__
 SITEMAP_MIDDLEWARE = {
     "sources": f"{__name__}.sources",
     "base_url": BASE,
-    "refresh_interval": 0.2,
+    "freshness": Freshness(refresh_interval=0.2),
 }
 MIDDLEWARE = [f"{__name__}.Tracked"]
 _sitemaps: list[Any] = []  # each serving middleware's Sitemap

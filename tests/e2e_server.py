@@ -16,6 +16,7 @@ import json
 import os
 import sys
 import time
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import create_engine, event, func, select
@@ -24,7 +25,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from sitemap_middleware import SitemapMiddleware, SitemapWSGIMiddleware, SQLAlchemySource
+from sitemap_middleware import Limits, SitemapMiddleware, SitemapWSGIMiddleware, SQLAlchemySource
 from tests.support import articles
 
 DB = os.environ["E2E_DB"]
@@ -60,12 +61,13 @@ def state() -> dict[str, int]:
 
 def sitemaps() -> list[dict[str, Any]]:
     """The settings of every sitemap, innermost first (new sources for every app)."""
-    common = {"base_url": BASE, "batch_size": 100, "chunk_bytes": 4096}
+    limits = Limits(batch_size=100, chunk_bytes=4096)
+    common = {"base_url": BASE, "limits": limits}
     return [
         {
             **common,
             "path": "/paged/sitemap.xml",
-            "max_urls": 500,
+            "limits": replace(limits, max_urls=500),
             "sources": {
                 "pages": ["/paged/", "/paged/about"],
                 "articles": SQLAlchemySource(
@@ -106,7 +108,7 @@ def sitemaps() -> list[dict[str, Any]]:
         {
             **common,
             "path": "/slow.xml",
-            "batch_size": 20,
+            "limits": replace(limits, batch_size=20),
             "sources": [SQLAlchemySource(select(*columns), engine, name="articles", loc=slow_loc)],
         },
     ]

@@ -372,7 +372,7 @@ def date_like_junk(draw: st.DrawFn) -> str:
 
 
 def as_served(field: Field) -> Field:
-    """A lastmod later than now + ``lastmod_tolerance`` (60 s) is a bad field: dropped.
+    """A lastmod later than now + ``lastmods.tolerance`` (60 s) is a bad field: dropped.
     (Generated moments are years apart from the clock, never seconds.)"""
     expect = field.expect
     if isinstance(expect, date) and not isinstance(expect, datetime):

@@ -12,7 +12,7 @@ from typing import Any
 
 from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table, create_engine, select
 
-from sitemap_middleware import SitemapApp, SQLAlchemySource
+from sitemap_middleware import IndexNowSettings, SitemapApp, SQLAlchemySource
 
 metadata = MetaData()
 pages = Table(
@@ -47,8 +47,9 @@ def build() -> SitemapApp:
     )
     options: dict[str, Any] = {}
     if os.environ.get("INDEXNOW_TEST_KEY"):
-        options["indexnow_key"] = os.environ["INDEXNOW_TEST_KEY"]
-        options["indexnow_endpoint"] = os.environ["INDEXNOW_TEST_ENDPOINT"]
+        options["indexnow"] = IndexNowSettings(
+            key=os.environ["INDEXNOW_TEST_KEY"], endpoint=os.environ["INDEXNOW_TEST_ENDPOINT"]
+        )
     return SitemapApp(
         sources=[source(engine)], base_url=os.environ["INDEXNOW_TEST_BASE"], **options
     )

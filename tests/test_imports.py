@@ -342,7 +342,7 @@ def test_every_promise_names_a_module() -> None:
 
 # The layers of docs/architecture.md ("The tree"): a folder never imports the folders
 # that build on it. Two crossings are the design: the ASGI lifespan runs the IndexNow
-# task of ``indexnow_every`` (imported when that setting is given), and Django's
+# task of ``indexnow.every`` (imported when that setting is given), and Django's
 # management commands are the command line's commands in ``manage.py``.
 BUILT_ON = {
     "core": ("servers", "contrib", "cli"),

@@ -11,7 +11,7 @@ from typing import Any
 import anyio
 import pytest
 
-from sitemap_middleware import SitemapAborted, SitemapApp, SitemapWSGIApp
+from sitemap_middleware import Limits, SitemapAborted, SitemapApp, SitemapWSGIApp
 from sitemap_middleware.testing import (
     ASGIClient,
     Response,
@@ -244,7 +244,7 @@ def test_a_sitemap_whose_source_fails_mid_stream_is_aborted() -> None:
                 raise RuntimeError("the database went away")
             yield f"/page-{n}"
 
-    settings: dict[str, Any] = {"base_url": BASE, "batch_size": 20, "chunk_bytes": 1024}
+    settings: dict[str, Any] = {"base_url": BASE, "limits": Limits(batch_size=20, chunk_bytes=1024)}
     asgi_answer = asgi(SitemapApp(sources={"pages": rows}, **settings), "GET", "/sitemap.xml")
     reads.clear()
     wsgi_app = SitemapWSGIApp(sources={"pages": rows}, **settings)

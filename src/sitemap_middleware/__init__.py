@@ -10,7 +10,17 @@ from .output.entry import BadRowError, Entry
 from .output.extensions import Alternate, Extensions, Image, News, Video
 from .servers.asgi import SitemapApp, SitemapMiddleware
 from .servers.wsgi import SitemapWSGIApp, SitemapWSGIMiddleware
-from .settings import ConfigurationError, Settings
+from .settings import (
+    ConfigurationError,
+    Freshness,
+    Gzip,
+    Headers,
+    IndexNowSettings,
+    Lastmods,
+    Limits,
+    Load,
+    Settings,
+)
 from .sources.base import ALL, AsyncSource, KeyRange, SyncSource
 from .sources.extras import ExtensionOptions
 from .sources.iterable import AsyncIterableSource, IterableSource
@@ -34,9 +44,16 @@ __all__ = [
     "Entry",
     "ExtensionOptions",
     "Extensions",
+    "Freshness",
+    "Gzip",
+    "Headers",
     "Image",
+    "IndexNowSettings",
     "IterableSource",
     "KeyRange",
+    "Lastmods",
+    "Limits",
+    "Load",
     "MissingExtra",
     "News",
     "SQLAlchemySource",

@@ -1,13 +1,23 @@
-"""Settings, validated once at construction; every error names the setting and the fix."""
+"""Settings, validated once at construction; every error names the setting and the fix.
+
+One declaration: :class:`Settings` holds the options that shape the site, and a typed group
+(:class:`Headers`, :class:`Limits`, :class:`Lastmods`, :class:`Freshness`, :class:`Load`,
+:class:`Gzip`, :class:`IndexNowSettings`) holds each family of the others. Every field has
+its type, its default and its docstring (the reference is rendered from them), and each
+class checks its own fields in ``__post_init__``: a message names the setting with its
+group (``limits.max_urls: ...``). A group may be given as a plain mapping of its fields
+(``{"limits": {"max_urls": 1000}}``, as Django's ``SITEMAP_MIDDLEWARE`` holds it): the
+same class builds and checks it, and names a key it does not know.
+"""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import MISSING, dataclass, fields
 from datetime import UTC, tzinfo
 from importlib.util import find_spec
-from typing import Any, Literal, Required, TypedDict
+from typing import Any, ClassVar, Literal, Required, TypedDict, TypeVar
 from urllib.parse import urlsplit
 
 from .core.spec import (
@@ -36,128 +46,401 @@ class ConfigurationTypeError(ConfigurationError, TypeError):
     """A setting of the wrong kind (an ``Engine`` where an ``AsyncEngine`` belongs, ...)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Settings:
-    """Everything that shapes what the middleware answers."""
+def _fail(setting: str, problem: str) -> ConfigurationError:
+    return ConfigurationError(f"{setting}: {problem}")
 
-    base_url: str
-    path: str = "/sitemap.xml"
-    mode: str = "intercept"
+
+def _int(name: str, value: object, low: int, high: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise _fail(name, f"must be an integer from {low} to {high}, got {value!r}")
+
+
+def _seconds(name: str, value: object, low: float, high: float) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
+        raise _fail(name, f"must be a number of seconds from {low:g} to {high:g}, got {value!r}")
+
+
+def _bool(name: str, value: object) -> None:
+    if not isinstance(value, bool):
+        raise _fail(name, f"must be True or False, got {value!r}")
+
+
+def _one_of(name: str, value: object, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise _fail(name, f"must be one of {', '.join(choices)}, got {value!r}")
+
+
+def _header(name: str, value: object, *, optional: bool = True) -> None:
+    if value is None and optional:
+        return
+    if not isinstance(value, str) or not value.strip() or not _HEADER_VALUE.fullmatch(value):
+        raise _fail(name, f"must be a non-empty printable ASCII header value, got {value!r}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Headers:
+    """The headers of the answers: ``Settings(headers=Headers(cache_control=None))``."""
+
+    group: ClassVar[str] = "headers"
+
     content_type: str = "text/xml; charset=utf-8"
+    """``Content-Type`` of the sitemap (``application/xml; charset=utf-8`` is the other
+    common choice)."""
     cache_control: str | None = "no-cache"
+    """``Cache-Control`` on 200 and 304 (``None`` to omit). ``no-cache`` lets caches store
+    the sitemap but revalidate every time, which a 304 makes cheap."""
     x_robots_tag: str | None = "noindex"
-    naive_timezone: tzinfo = UTC
-    strict: bool = False
-    batch_size: int = 500
-    chunk_bytes: int = 262_144
+    """``X-Robots-Tag`` (``None`` to omit): keeps the XML file itself out of search
+    results."""
     retry_after: int = 120
-    max_urls: int = MAX_URLS
-    max_bytes: int = MAX_BYTES
-    max_loc_length: int = MAX_LOC_LENGTH
-    index: str = "auto"
-    gzip: bool = True
-    gzip_level: int = 6
-    index_gz: bool = False
-    max_generations: int | None = 4
-    allowed_hosts: tuple[str, ...] | None = None
-    robots_txt: bool = True
-    html: bool = False
-    news_tick: int = 900
-    summary_ttl: float = 0.0
-    busy_retry_after: int = 5
-    lastmod_tolerance: int = 60
-    freshness: str = "incremental"
-    refresh_interval: float = 1.0
-    recount_interval: float | None = None
-    exact_rows: int = 2_000
-    indexnow_key: str | None = None
-    indexnow_key_location: str | None = None
-    indexnow_endpoint: str = INDEXNOW_ENDPOINT
-    indexnow_every: float | None = None
+    """Seconds (0 to 86,400) in the ``Retry-After`` of a 503 for a failure (a database that
+    does not answer, say)."""
 
     def __post_init__(self) -> None:
-        def fail(setting: str, problem: str) -> ConfigurationError:
-            return ConfigurationError(f"{setting}: {problem}")
+        _header("headers.content_type", self.content_type, optional=False)
+        _header("headers.cache_control", self.cache_control)
+        _header("headers.x_robots_tag", self.x_robots_tag)
+        _int("headers.retry_after", self.retry_after, 0, 86_400)
 
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Limits:
+    """The size of a document and of the work behind it:
+    ``Settings(limits=Limits(max_urls=10_000))``."""
+
+    group: ClassVar[str] = "limits"
+
+    max_urls: int = MAX_URLS
+    """URLs per document, 1 to 50,000; by default the protocol's maximum, 50,000."""
+    max_bytes: int = MAX_BYTES
+    """Uncompressed bytes per document, 65,536 to 52,428,800; by default the protocol's
+    maximum, 52,428,800 (``10485760`` is the older, stricter bound)."""
+    max_loc_length: int = MAX_LOC_LENGTH
+    """The longest loc (once percent-encoded) a row may have, 12 to 2,047 (the default);
+    longer ones are bad rows. Pages are sized so that ``max_bytes`` holds even if every loc had this
+    length: declaring a smaller bound for short URLs gives larger pages."""
+    batch_size: int = 500
+    """Rows rendered at a time, 1 to 50,000 (no batch need hold more rows than a document
+    lists): a sync engine fetches that many per database round trip (``yield_per``); an
+    async engine fetches at least 2,000 a trip (one hand-off to aiosqlite's thread, or one
+    round trip) and serves them in batches of this size."""
+    chunk_bytes: int = 262_144
+    """Body bytes gathered before a chunk is sent, 1 to 16,777,216; a chunk is at most this
+    plus one batch. A failure before the first chunk is ready still becomes a ``503``."""
+
+    def __post_init__(self) -> None:
+        _int("limits.max_urls", self.max_urls, 1, MAX_URLS)
+        _int("limits.max_bytes", self.max_bytes, 65_536, MAX_BYTES)
+        _int("limits.max_loc_length", self.max_loc_length, MIN_LOC_LENGTH, MAX_LOC_LENGTH)
+        _int("limits.batch_size", self.batch_size, 1, MAX_URLS)
+        _int("limits.chunk_bytes", self.chunk_bytes, 1, 16_777_216)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Lastmods:
+    """How lastmods are read: ``Settings(lastmods=Lastmods(naive_timezone=ZoneInfo(...)))``."""
+
+    group: ClassVar[str] = "lastmods"
+
+    naive_timezone: tzinfo = UTC
+    """Timezone in which naive ``datetime`` lastmods (and zone-less W3C strings) are
+    read."""
+    tolerance: int = 60
+    """Seconds (0 to 86,400) a lastmod may lie ahead of the clock. A later one is a bad field:
+    dropped, logged, counted, never in a page, the index or ``Last-Modified``."""
+    news_tick: int = 900
+    """Seconds (1 to 86,400) between moves of the two-day news window (documents of sources
+    that declare news)."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.naive_timezone, tzinfo):
+            raise _fail(
+                "lastmods.naive_timezone",
+                "must be a tzinfo such as datetime.UTC or zoneinfo.ZoneInfo('Europe/Paris')",
+            )
+        _int("lastmods.tolerance", self.tolerance, 0, 86_400)
+        _int("lastmods.news_tick", self.news_tick, 1, 86_400)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Freshness:
+    """How current the validators and the index are, and what that costs:
+    ``Settings(freshness=Freshness(mode="exact"))``."""
+
+    group: ClassVar[str] = "freshness"
+
+    mode: Literal["incremental", "exact"] = "incremental"
+    """``"incremental"``: the validators and the index of a large table come from pages
+    kept current between recounts, so that steady traffic never waits on whole-table work,
+    and every change shows within a bound in seconds; ``"exact"``: every request reads its
+    aggregates."""
+    refresh_interval: float = 1.0
+    """Seconds (0 to 3,600) between refreshes of the pages kept current (the rows whose
+    lastmod moved); at least 50 times the last read of those rows."""
+    recount_interval: float | None = None
+    """Seconds (0 to 86,400) between recounts of the pages kept current (a whole-table pass:
+    what refreshes cannot see, such as deletes). ``None``: 50 times the last recount's
+    duration, at least ``refresh_interval``."""
+    exact_rows: int = 2_000
+    """A source of at most this many rows (0 to 10,000,000; as last counted) is read on every
+    request even in incremental mode: each index recounts it, each page reads its own
+    aggregates, with the tokens the pages kept current give. ``0``: every live source is
+    kept current."""
+    summary_ttl: float = 0.0
+    """Seconds (0 to 3,600) a document's summary (the aggregates behind its validators) is
+    reused in this process. ``0``: read for every request. A second or two turns a
+    crawler's burst of conditional requests into one query per page and process, at the
+    price of validators that may lag a change by that long (the body is always read
+    fresh)."""
+
+    def __post_init__(self) -> None:
+        _one_of("freshness.mode", self.mode, FRESHNESS)
+        _seconds("freshness.refresh_interval", self.refresh_interval, 0, 3_600)
+        if self.recount_interval is not None:
+            _seconds("freshness.recount_interval", self.recount_interval, 0, 86_400)
+        _int("freshness.exact_rows", self.exact_rows, 0, 10_000_000)
+        _seconds("freshness.summary_ttl", self.summary_ttl, 0, 3_600)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Load:
+    """How many documents this process generates at once, and what a request past that
+    bound is told: ``Settings(load=Load(max_generations=8))``."""
+
+    group: ClassVar[str] = "load"
+
+    max_generations: int | None = 4
+    """Documents this process generates at once, 1 to 10,000 (``None``: no bound). Past
+    it, a request that needs rows (or the index's page aggregate) gets ``503`` with
+    ``Retry-After: retry_after``; ``304``s and ``HEAD``s are never counted."""
+    retry_after: int = 5
+    """Seconds (0 to 86,400) in the ``Retry-After`` of that 503."""
+
+    def __post_init__(self) -> None:
+        if self.max_generations is not None:
+            _int("load.max_generations", self.max_generations, 1, 10_000)
+        _int("load.retry_after", self.retry_after, 0, 86_400)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Gzip:
+    """Compression, on by default: ``Settings(gzip=Gzip(level=9))``; ``gzip=False`` turns
+    it off (the ``.xml.gz`` files are served either way)."""
+
+    group: ClassVar[str] = "gzip"
+
+    level: int = 6
+    """zlib level, 1 to 9, for both the coding and the ``.xml.gz`` files."""
+    index_files: bool = False
+    """List the children's ``.xml.gz`` files in the index instead of the ``.xml`` ones."""
+
+    def __post_init__(self) -> None:
+        _int("gzip.level", self.level, 1, 9)
+        _bool("gzip.index_files", self.index_files)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IndexNowSettings:
+    """IndexNow, off by default: ``Settings(indexnow=IndexNowSettings(key="..."))`` serves
+    the key file and lets :class:`~sitemap_middleware.contrib.indexnow.IndexNow` push; the
+    key is required, so no other IndexNow setting exists without it."""
+
+    group: ClassVar[str] = "indexnow"
+
+    key: str
+    """The site's IndexNow key: 8 to 128 characters from ``a-z A-Z 0-9 -`` (the protocol's
+    form)."""
+    key_location: str | None = None
+    """Path of the key file instead of ``/{key}.txt``, in the sitemap's folder or above (a
+    key file vouches only for URLs below its folder)."""
+    endpoint: str = INDEXNOW_ENDPOINT
+    """Where pushes go, an http(s) URL; by default ``https://api.indexnow.org/indexnow``
+    (one endpoint shares with Bing, Yandex, Naver, Seznam, Yep)."""
+    every: float | None = None
+    """Seconds (1 to 86,400): the ASGI middleware pushes every so many seconds from its
+    lifespan's startup to its shutdown (this needs the ``indexnow`` extra). ``None``: no
+    task."""
+
+    def __post_init__(self) -> None:
+        key = self.key
+        if not isinstance(key, str) or not INDEXNOW_KEY.fullmatch(key):
+            raise _fail(
+                "indexnow.key",
+                "must be 8 to 128 characters from a-z, A-Z, 0-9 and '-' (the IndexNow "
+                f"protocol's form), got {key!r}",
+            )
+        location = self.key_location
+        if location is not None and (
+            not isinstance(location, str)
+            or not _PATH.fullmatch(location)
+            or location == "/robots.txt"
+        ):
+            raise _fail(
+                "indexnow.key_location",
+                f"must be a path of its own such as '/indexnow-key.txt', got {location!r}",
+            )
+        endpoint = self.endpoint
+        parts = urlsplit(endpoint) if isinstance(endpoint, str) else None
+        if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+            raise _fail(
+                "indexnow.endpoint",
+                f"must be an http(s) URL such as {INDEXNOW_ENDPOINT!r}, got {endpoint!r}",
+            )
+        if self.every is not None:
+            _seconds("indexnow.every", self.every, 1, 86_400)
+            missing = [name for name in ("httpx", "sqlalchemy") if find_spec(name) is None]
+            if missing:
+                raise _fail(
+                    "indexnow.every",
+                    f"pushing needs {' and '.join(missing)} (not installed): "
+                    "pip install 'sitemap_middleware[indexnow]'",
+                )
+
+    @property
+    def key_path(self) -> str:
+        """The route path of the key file."""
+        return self.key_location or f"/{self.key}.txt"
+
+
+Group = Headers | Limits | Lastmods | Freshness | Load | Gzip | IndexNowSettings
+G = TypeVar("G", Headers, Limits, Lastmods, Freshness, Load, Gzip, IndexNowSettings)
+GROUPS: tuple[type[Group], ...] = (
+    Headers,
+    Limits,
+    Lastmods,
+    Freshness,
+    Load,
+    Gzip,
+    IndexNowSettings,
+)
+
+
+def group_of(kind: type[G], value: object) -> G:
+    """``value`` as the group ``kind``: an instance as it is, a mapping of its fields built
+    (an unknown or a missing key named with the group)."""
+    if isinstance(value, kind):
+        return value
+    name = kind.group
+    if not isinstance(value, Mapping):
+        raise ConfigurationTypeError(
+            f"{name}: must be a {kind.__name__} or a mapping of its settings, got {value!r}"
+        )
+    known = {f.name: f for f in fields(kind)}
+    for key in value:
+        if key not in known:
+            raise _fail(
+                f"{name}.{key}",
+                f"not a setting of {kind.__name__}; its settings are {', '.join(known)}",
+            )
+    for key, field in known.items():
+        if key not in value and field.default is MISSING:
+            raise _fail(f"{name}.{key}", f"required, e.g. {{{key!r}: ...}}")
+    return kind(**value)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Settings:
+    """Everything that shapes what the middleware answers.
+
+    The adapters take these fields as keyword arguments, and Django's middleware reads
+    them from ``SITEMAP_MIDDLEWARE``. A group may be given as an instance
+    (``limits=Limits(max_urls=1000)``) or as a mapping of its fields
+    (``limits={"max_urls": 1000}``).
+    """
+
+    base_url: str
+    """Public URL of the application's root, e.g. ``https://example.com/`` or
+    ``https://example.com/shop/``. Scheme and host of every loc come from here, never from
+    the request. Required."""
+    path: str = "/sitemap.xml"
+    """Path of the sitemap below the application's mount point (``root_path`` is honoured).
+    Locs must lie in its directory (the sitemaps.org scope rule)."""
+    mode: Literal["intercept", "fallback"] = "intercept"
+    """``"intercept"``: the path never reaches the app. ``"fallback"``: the app answers
+    first; only its 404 is replaced (the 404 body is dropped, not buffered)."""
+    index: Literal["auto", "always"] = "auto"
+    """``"auto"``: the root is a ``urlset`` when there is one source and it fits on one
+    page, else a ``sitemapindex``. ``"always"``: always an index."""
+    html: bool = False
+    """Serve the HTML siblings (``/sitemap.html``, ``/sitemap-{source}-{n}.html``): the
+    human view."""
+    robots_txt: bool = True
+    """Add the ``Sitemap:`` line to the app's ``/robots.txt`` (or serve a minimal one)."""
+    allowed_hosts: Sequence[str] | None = None
+    """``None``: every URL comes from ``base_url`` and the ``Host`` header is never used. A
+    list of hosts (``["example.org", "www.example.org:8443"]``, no wildcards): a request
+    whose ``Host`` is on it (or is ``base_url``'s host) gets locs and child URLs on that
+    host, with ``base_url``'s scheme and path; any other ``Host`` gets ``400``. Kept as a
+    tuple in canonical form, ``base_url``'s host first."""
+    strict: bool = False
+    """Raise ``BadRowError`` on a bad row instead of skipping or dropping it."""
+    headers: Headers = Headers()
+    """The headers of the answers."""
+    limits: Limits = Limits()
+    """The size of a document and of the work behind it."""
+    lastmods: Lastmods = Lastmods()
+    """How lastmods are read."""
+    freshness: Freshness = Freshness()
+    """How current the validators and the index are."""
+    load: Load = Load()
+    """How many documents this process generates at once."""
+    gzip: Gzip | Literal[False] = Gzip()
+    """Compression when the request's ``Accept-Encoding`` allows it (``Vary:
+    Accept-Encoding`` on 200 and 304); ``False``: never compressed."""
+    indexnow: IndexNowSettings | None = None
+    """IndexNow's key file and pushes; ``None``: no IndexNow."""
+
+    def __post_init__(self) -> None:
         if not isinstance(self.path, str) or not _PATH.fullmatch(self.path):
-            raise fail(
-                "path",
-                f"must be an absolute URL path such as '/sitemap.xml', got {self.path!r}",
+            raise _fail(
+                "path", f"must be an absolute URL path such as '/sitemap.xml', got {self.path!r}"
             )
         if not self.path.endswith(".xml") or self.path.endswith("/.xml"):
-            raise fail("path", f"must name an .xml file such as '/sitemap.xml', got {self.path!r}")
+            raise _fail("path", f"must name an .xml file such as '/sitemap.xml', got {self.path!r}")
         try:
             Site.build(self.base_url, self.path)
         except ValueError as exc:
-            raise fail("base_url", str(exc)) from None
-        if self.mode not in MODES:
-            raise fail("mode", f"must be one of {', '.join(MODES)}, got {self.mode!r}")
-        for name in ("content_type", "cache_control", "x_robots_tag"):
-            value = getattr(self, name)
-            if value is None and name != "content_type":
-                continue
-            if (
-                not isinstance(value, str)
-                or not value.strip()
-                or not _HEADER_VALUE.fullmatch(value)
-            ):
-                raise fail(name, f"must be a non-empty printable ASCII header value, got {value!r}")
-        if not isinstance(self.naive_timezone, tzinfo):
-            raise fail(
-                "naive_timezone",
-                "must be a tzinfo such as datetime.UTC or zoneinfo.ZoneInfo('Europe/Paris')",
-            )
-        for name in ("strict", "gzip", "index_gz", "robots_txt", "html"):
-            if not isinstance(getattr(self, name), bool):
-                raise fail(name, f"must be True or False, got {getattr(self, name)!r}")
-        if self.index not in INDEX_MODES:
-            raise fail("index", f"must be one of {', '.join(INDEX_MODES)}, got {self.index!r}")
-        # No fetch need hold more rows than a document lists URLs.
-        _positive_int("batch_size", self.batch_size, 1, MAX_URLS)
-        _positive_int("chunk_bytes", self.chunk_bytes, 1, 16_777_216)
-        _positive_int("retry_after", self.retry_after, 0, 86_400)
-        _positive_int("max_urls", self.max_urls, 1, MAX_URLS)
-        _positive_int("max_bytes", self.max_bytes, 65_536, MAX_BYTES)
-        _positive_int("max_loc_length", self.max_loc_length, MIN_LOC_LENGTH, MAX_LOC_LENGTH)
-        _positive_int("gzip_level", self.gzip_level, 1, 9)
+            raise _fail("base_url", str(exc)) from None
+        _one_of("mode", self.mode, MODES)
+        _one_of("index", self.index, INDEX_MODES)
+        for name in ("html", "robots_txt", "strict"):
+            _bool(name, getattr(self, name))
         if self.allowed_hosts is not None:
             object.__setattr__(self, "allowed_hosts", self._hosts(self.allowed_hosts))
-        if self.max_generations is not None:
-            _positive_int("max_generations", self.max_generations, 1, 10_000)
-        _positive_int("busy_retry_after", self.busy_retry_after, 0, 86_400)
-        _positive_int("news_tick", self.news_tick, 1, 86_400)
-        _positive_int("lastmod_tolerance", self.lastmod_tolerance, 0, 86_400)
-        ttl = self.summary_ttl
-        if isinstance(ttl, bool) or not isinstance(ttl, int | float) or not 0 <= ttl <= 3_600:
-            raise ConfigurationError(
-                f"summary_ttl: must be a number of seconds from 0 to 3600, got {ttl!r}"
-            )
-        if self.freshness not in FRESHNESS:
-            raise fail(
-                "freshness", f"must be one of {', '.join(FRESHNESS)}, got {self.freshness!r}"
-            )
-        _seconds("refresh_interval", self.refresh_interval, 0, 3_600)
-        if self.recount_interval is not None:
-            _seconds("recount_interval", self.recount_interval, 0, 86_400)
-        _positive_int("exact_rows", self.exact_rows, 0, 10_000_000)
-        check_indexnow(self)
+        # A group given as a mapping of its fields (plain data) is built and checked here.
+        object.__setattr__(self, "headers", group_of(Headers, self.headers))
+        object.__setattr__(self, "limits", group_of(Limits, self.limits))
+        object.__setattr__(self, "lastmods", group_of(Lastmods, self.lastmods))
+        object.__setattr__(self, "freshness", group_of(Freshness, self.freshness))
+        object.__setattr__(self, "load", group_of(Load, self.load))
+        gzip: object = self.gzip
+        if gzip is True:  # plain data: {"gzip": True} is the default
+            object.__setattr__(self, "gzip", Gzip())
+        elif gzip is not False:
+            object.__setattr__(self, "gzip", _maybe("gzip", Gzip, gzip, "False"))
+        if self.indexnow is not None:
+            indexnow = _maybe("indexnow", IndexNowSettings, self.indexnow, "None")
+            object.__setattr__(self, "indexnow", indexnow)
+            _check_key_location(indexnow.key_location, self.path)
 
     def _hosts(self, value: object) -> tuple[str, ...]:
         """``allowed_hosts`` as ``host[:port]`` in canonical form, the base URL's host first."""
         site = self.site
         scheme = site.origin.partition(":")[0]
         if isinstance(value, str) or not isinstance(value, list | tuple | set | frozenset):
-            raise ConfigurationError(
-                f"allowed_hosts: must be a list of host names such as ['example.com', "
-                f"'www.example.com'], got {value!r}"
+            raise _fail(
+                "allowed_hosts",
+                "must be a list of host names such as ['example.com', 'www.example.com'], "
+                f"got {value!r}",
             )
         hosts = [site.origin.partition("://")[2]]
         for item in value:
             host = normalize_host(item, scheme) if isinstance(item, str) else None
             if host is None or "*" in str(item):
-                raise ConfigurationError(
-                    f"allowed_hosts: {item!r} is not a host name such as 'example.com' or "
-                    "'example.com:8443' (no wildcards)"
+                raise _fail(
+                    "allowed_hosts",
+                    f"{item!r} is not a host name such as 'example.com' or 'example.com:8443' "
+                    "(no wildcards)",
                 )
             if host not in hosts:
                 hosts.append(host)
@@ -166,140 +449,87 @@ class Settings:
     @property
     def key_path(self) -> str | None:
         """The route path of the IndexNow key file; None without IndexNow."""
-        if self.indexnow_key is None:
-            return None
-        return self.indexnow_key_location or f"/{self.indexnow_key}.txt"
+        return None if self.indexnow is None else self.indexnow.key_path
+
+    @property
+    def gzip_files(self) -> Gzip:
+        """The level and listing of the ``.xml.gz`` files, served even with ``gzip=False``
+        (then at the default level, and not listed)."""
+        return self.gzip or Gzip()
 
     @property
     def site(self) -> Site:
-        return Site.build(self.base_url, self.path, self.max_loc_length)
+        return Site.build(self.base_url, self.path, self.limits.max_loc_length)
 
     def fingerprint(self) -> str:
         """The settings that change the bytes of a document (they go into the ETag)."""
         return "|".join(
-            (self.site.base_url, self.path, repr(self.naive_timezone), str(self.max_loc_length))
-        )
-
-
-def _seconds(name: str, value: object, low: float, high: float) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
-        raise ConfigurationError(
-            f"{name}: must be a number of seconds from {low:g} to {high:g}, got {value!r}"
-        )
-
-
-def _positive_int(name: str, value: object, low: int, high: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ConfigurationError(f"{name}: must be an integer from {low} to {high}, got {value!r}")
-
-
-class Options(TypedDict, total=False):
-    """The settings as keyword arguments of the middleware and apps (see :class:`Settings`
-    and the README's *Options*): editors complete them and type checkers check them."""
-
-    base_url: Required[str]
-    path: str
-    mode: Literal["intercept", "fallback"]
-    content_type: str
-    cache_control: str | None
-    x_robots_tag: str | None
-    naive_timezone: tzinfo
-    strict: bool
-    batch_size: int
-    chunk_bytes: int
-    retry_after: int
-    max_urls: int
-    max_bytes: int
-    max_loc_length: int
-    index: Literal["auto", "always"]
-    gzip: bool
-    gzip_level: int
-    index_gz: bool
-    max_generations: int | None
-    allowed_hosts: Sequence[str] | None
-    robots_txt: bool
-    html: bool
-    news_tick: int
-    summary_ttl: float
-    busy_retry_after: int
-    lastmod_tolerance: int
-    freshness: Literal["incremental", "exact"]
-    refresh_interval: float
-    recount_interval: float | None
-    exact_rows: int
-    indexnow_key: str | None
-    indexnow_key_location: str | None
-    indexnow_endpoint: str
-    indexnow_every: float | None
-
-
-def check_indexnow(settings: Settings) -> None:
-    """The IndexNow settings: a key of the protocol's form, a key file whose folder holds the
-    sitemap's scope (a key file vouches only for URLs below its folder), an http(s) endpoint."""
-    key = settings.indexnow_key
-    if key is not None and (not isinstance(key, str) or not INDEXNOW_KEY.fullmatch(key)):
-        raise ConfigurationError(
-            "indexnow_key: must be 8 to 128 characters from a-z, A-Z, 0-9 and '-' (the "
-            f"IndexNow protocol's form), got {key!r}"
-        )
-    location = settings.indexnow_key_location
-    if location is not None:
-        _check_key_location(location, settings.path)
-        if key is None:
-            raise ConfigurationError(
-                f"indexnow_key_location: {location!r} needs indexnow_key, the key it serves"
+            (
+                self.site.base_url,
+                self.path,
+                repr(self.lastmods.naive_timezone),
+                str(self.limits.max_loc_length),
             )
-    endpoint = settings.indexnow_endpoint
-    parts = urlsplit(endpoint) if isinstance(endpoint, str) else None
-    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigurationError(
-            f"indexnow_endpoint: must be an http(s) URL such as {INDEXNOW_ENDPOINT!r}, "
-            f"got {endpoint!r}"
         )
-    every = settings.indexnow_every
-    if every is not None:
-        _seconds("indexnow_every", every, 1, 86_400)
-        if key is None:
-            raise ConfigurationError(f"indexnow_every: {every!r} needs indexnow_key, to push")
-        missing = [name for name in ("httpx", "sqlalchemy") if find_spec(name) is None]
-        if missing:
-            raise ConfigurationError(
-                f"indexnow_every: pushing needs {' and '.join(missing)} (not installed): "
-                "pip install 'sitemap_middleware[indexnow]'"
-            )
 
 
-def _check_key_location(location: object, path: str) -> None:
-    if (
-        not isinstance(location, str)
-        or not _PATH.fullmatch(location)
-        or location
-        in (
-            path,
-            "/robots.txt",
-        )
-    ):
-        raise ConfigurationError(
-            "indexnow_key_location: must be a path of its own such as '/indexnow-key.txt', "
-            f"got {location!r}"
+def _maybe(name: str, kind: type[G], value: object, off: str) -> G:
+    """An optional group: the error says how to turn it off as well."""
+    try:
+        return group_of(kind, value)
+    except ConfigurationTypeError:
+        raise ConfigurationTypeError(
+            f"{name}: must be a {kind.__name__}, a mapping of its settings or {off}, got {value!r}"
+        ) from None
+
+
+def _check_key_location(location: str | None, path: str) -> None:
+    """A key file vouches only for URLs below its folder: it must hold the sitemap's."""
+    if location is None:
+        return
+    if location == path:
+        raise _fail(
+            "indexnow.key_location",
+            f"must be a path of its own such as '/indexnow-key.txt', got {location!r}",
         )
     folder = location.rpartition("/")[0] + "/"
     scope = path.rpartition("/")[0] + "/"
     if not scope.startswith(folder):
-        raise ConfigurationError(
-            f"indexnow_key_location: {location!r}: a key file in {folder} vouches only for "
-            f"URLs below it, not for the sitemap's {scope}; put it in {scope} or above"
+        raise _fail(
+            "indexnow.key_location",
+            f"{location!r}: a key file in {folder} vouches only for URLs below it, not for "
+            f"the sitemap's {scope}; put it in {scope} or above",
         )
+
+
+class Options(TypedDict, total=False):
+    """The fields of :class:`Settings` as keyword arguments of the middleware and apps:
+    editors complete them and type checkers check them (a test keeps the two equal)."""
+
+    base_url: Required[str]
+    path: str
+    mode: Literal["intercept", "fallback"]
+    index: Literal["auto", "always"]
+    html: bool
+    robots_txt: bool
+    allowed_hosts: Sequence[str] | None
+    strict: bool
+    headers: Headers
+    limits: Limits
+    lastmods: Lastmods
+    freshness: Freshness
+    load: Load
+    gzip: Gzip | Literal[False]
+    indexnow: IndexNowSettings | None
 
 
 def make_settings(options: Mapping[str, Any]) -> Settings:
-    """Settings from keyword options; an unknown option is named in the error."""
-    known = {f.name for f in fields(Settings)}
-    unknown = sorted(set(options) - known)
+    """Settings from keyword options or plain data; an unknown option is named in the
+    error."""
+    known = [f.name for f in fields(Settings)]
+    unknown = sorted(set(options) - set(known))
     if unknown:
-        raise ConfigurationError(
-            f"{unknown[0]}: not a setting; the settings are {', '.join(sorted(known))}"
-        )
+        raise _fail(unknown[0], f"not a setting; the settings are {', '.join(known)}")
     if "base_url" not in options:
-        raise ConfigurationError("base_url: required, e.g. base_url='https://example.com/'")
+        raise _fail("base_url", "required, e.g. base_url='https://example.com/'")
     return Settings(**options)

@@ -12,7 +12,7 @@ import anyio
 import anyio.to_thread
 import pytest
 
-from sitemap_middleware import IterableSource, SitemapApp, SitemapWSGIApp
+from sitemap_middleware import IterableSource, Limits, Load, SitemapApp, SitemapWSGIApp
 
 from ..adapters import call, call_wsgi
 
@@ -36,10 +36,8 @@ def settings(release: threading.Event, started: threading.Event | None = None) -
     return {
         "sources": {"held": held_source(release, started or threading.Event()), "other": ["/x"]},
         "base_url": BASE,
-        "max_generations": 1,
-        "busy_retry_after": 7,
-        "batch_size": 1,
-        "chunk_bytes": 1,
+        "load": Load(max_generations=1, retry_after=7),
+        "limits": Limits(batch_size=1, chunk_bytes=1),
     }
 
 

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from sitemap_middleware import ConfigurationError, IterableSource, KeyRange, Settings
+from sitemap_middleware import ConfigurationError, IterableSource, KeyRange, Limits, Settings
 from sitemap_middleware.core import responses
 from sitemap_middleware.core.exchange import HeadPlan, IndexPlan, Plan, UrlsetPlan
 from sitemap_middleware.core.routing import PageTarget, RootTarget
@@ -134,7 +134,7 @@ def test_gzip_representations() -> None:
 
 
 def test_root_is_an_index_past_one_page() -> None:
-    s = sitemap(max_urls=10)
+    s = sitemap(limits=Limits(max_urls=10))
     assert s.page_size(s.sources[0]) == 10
     assert isinstance(plan(s, "/sitemap.xml", Request("GET"), summary(count=10)), UrlsetPlan)
     assert isinstance(plan(s, "/sitemap.xml", Request("GET"), summary(count=11)), IndexPlan)
@@ -162,7 +162,7 @@ def test_bad_page_paths_are_ours_and_name_nothing(path: str) -> None:
 
 
 def test_page_key_ranges() -> None:
-    s = sitemap(max_urls=100)
+    s = sitemap(limits=Limits(max_urls=100))
     target = s.routes.match("/sitemap-urls-3.xml.gz")
     assert target == PageTarget("urls", 3, gz=True)
     parts = s.parts(target)

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from sitemap_middleware import Freshness, Limits, Load
 from sitemap_middleware.core.dates import AsOf
 from sitemap_middleware.core.effects import (
     Await,
@@ -61,7 +62,12 @@ class Rows(SyncSource):
 
 
 def sitemap(*sources: Rows, **options: Any) -> Sitemap:
-    settings = {"base_url": BASE, "max_urls": PAGE_SIZE, "freshness": "exact", **options}
+    settings = {
+        "base_url": BASE,
+        "limits": Limits(max_urls=PAGE_SIZE),
+        "freshness": Freshness(mode="exact"),
+        **options,
+    }
     return Sitemap(list(sources) or [Rows()], make_settings(settings))
 
 
@@ -197,7 +203,7 @@ def test_a_failed_read_of_the_index_pages_is_503_and_gives_its_slot_back() -> No
 
 
 def test_a_busy_sitemap_is_503_and_keeps_the_slots_it_does_not_own() -> None:
-    site = sitemap(max_generations=1, busy_retry_after=7)
+    site = sitemap(load=Load(max_generations=1, retry_after=7))
     held = site.slots.acquire()
     assert held is not None
     handling = start(site, "/sitemap-items-1.xml")
@@ -368,9 +374,13 @@ def test_the_html_view_of_a_page_reads_its_neighbours_and_gives_its_slot_back() 
 # --- pages kept current (freshness="incremental") -------------------------------------------
 
 
-def live_sitemap(clock: Clock | None = None, **options: Any) -> Sitemap:
-    """A live source on a controlled clock; read exactly only when ``exact_rows`` says so."""
-    site = sitemap(Rows(live=True), freshness="incremental", **{"exact_rows": 0, **options})
+def live_sitemap(clock: Clock | None = None, **freshness: Any) -> Sitemap:
+    """A live source on a controlled clock, with ``freshness`` (the fields of
+    :class:`Freshness`); read exactly only when ``exact_rows`` says so."""
+    site = sitemap(
+        Rows(live=True),
+        freshness=Freshness(mode="incremental", **{"exact_rows": 0, **freshness}),
+    )
     drive(site, clock or Clock())
     return site
 

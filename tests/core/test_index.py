@@ -27,7 +27,7 @@ from sqlalchemy import (
 from starlette.applications import Starlette
 from starlette.middleware.gzip import GZipMiddleware
 
-from sitemap_middleware import SitemapMiddleware, SQLAlchemySource
+from sitemap_middleware import Freshness, Gzip, Limits, SitemapMiddleware, SQLAlchemySource
 
 from ..adapters import call
 from ..clock import settled
@@ -58,7 +58,7 @@ def paged_app(
         loc="/articles/{slug}",
         lastmod="updated_at",
     )
-    options: dict[str, Any] = {"max_urls": 500, "chunk_bytes": 8192, "batch_size": 50}
+    options: dict[str, Any] = {"limits": Limits(max_urls=500, chunk_bytes=8192, batch_size=50)}
     options.update(settings)
     sources = {"pages": ["/", "/about"], "articles": source, **(sources_extra or {})}
     return make_app(sources=sources, base_url=BASE, **options)
@@ -83,7 +83,7 @@ async def test_index_pages_are_read_once_per_data_version(
 ) -> None:
     # The exact mode's index: one summary per request, the pages only when it changed (in
     # the default mode the pages are kept current: test_live_pages.py).
-    app = paged_app(make_app, engine, freshness="exact")
+    app = paged_app(make_app, engine, freshness=Freshness(mode="exact"))
     seen = statements(engine)
     first = await call(app)
     assert sum("GROUP BY" in s for s in seen) == 1
@@ -160,7 +160,9 @@ async def test_a_root_urlset_has_one_entity_tag_and_its_304s_read_nothing(
     validators before its head, its 304s answer from the pages kept current; both give
     the same entity tag for the same rows (RFC 9110 §15.4.5), so a crawler's
     ``If-None-Match`` matches without a statement."""
-    app = make_app(sources=[article_source(engine)], base_url=BASE, exact_rows=0)
+    app = make_app(
+        sources=[article_source(engine)], base_url=BASE, freshness=Freshness(exact_rows=0)
+    )
     first = await call(app)
     assert first.status == 200 and b"<urlset" in first.body
     etag = first.headers["etag"]
@@ -219,7 +221,7 @@ async def test_gzip_coding_is_deterministic_and_varies(make_app: MakeApp, engine
 
 
 async def test_gz_files(make_app: MakeApp, engine: Engine) -> None:
-    app = paged_app(make_app, engine, index_gz=True)
+    app = paged_app(make_app, engine, gzip=Gzip(index_files=True))
     index = await call(app, path="/sitemap.xml.gz", headers={"accept-encoding": "gzip"})
     assert index.headers["content-type"] == "application/gzip"
     assert "content-encoding" not in index.headers and "vary" not in index.headers
@@ -239,7 +241,7 @@ async def test_failure_mid_stream_with_gzip_is_a_broken_stream(
 
     broken = failing_engine(900)
     source = SQLAlchemySource(boom_stmt(), broken, name="articles", loc="/articles/{slug}")
-    app = make_app(sources=[source], base_url=BASE, chunk_bytes=4096, batch_size=50)
+    app = make_app(sources=[source], base_url=BASE, limits=Limits(chunk_bytes=4096, batch_size=50))
     response = await call(app, headers={"accept-encoding": "gzip"})
     assert response.status == 200 and not response.complete and response.error is not None
     with pytest.raises((EOFError, OSError)):
@@ -257,7 +259,7 @@ async def test_nothing_is_compressed_twice_behind_gzip_middleware(engine: Engine
             )
         },
         base_url=BASE,
-        max_urls=500,
+        limits=Limits(max_urls=500),
     )
     app.add_middleware(GZipMiddleware, minimum_size=10)
     transport = httpx.ASGITransport(app=app)
@@ -295,7 +297,7 @@ async def test_no_page_passes_the_byte_limit_with_longest_urls(
         changefreq="monthly",
         priority=0.1234,
     )
-    app = make_app(sources=[source], base_url=BASE, max_bytes=max_bytes)
+    app = make_app(sources=[source], base_url=BASE, limits=Limits(max_bytes=max_bytes))
     children = assert_valid_index((await call(app)).body)
     assert len(children) >= 300 * 12_000 // max_bytes
     seen: list[str] = []
@@ -346,7 +348,7 @@ async def test_a_text_keyed_source_is_cut_every_width_keys(
         lastmod="updated_at",
     )
     assert source.pageable and not source.fixed_ranges
-    app = make_app(sources={"tags": source}, base_url=BASE, max_urls=10)
+    app = make_app(sources={"tags": source}, base_url=BASE, limits=Limits(max_urls=10))
 
     async def pages() -> tuple[list[tuple[str, str | None]], list[str]]:
         children = assert_valid_index((await call(app)).body)
@@ -402,7 +404,7 @@ async def test_a_composite_key_is_cut_too(
         name="localized",
         loc="/{lang}/{slug}",
     )
-    app = make_app(sources={"localized": source}, base_url=BASE, max_urls=5)
+    app = make_app(sources={"localized": source}, base_url=BASE, limits=Limits(max_urls=5))
     children = assert_valid_index((await call(app)).body)
     assert len(children) == 5  # 21 rows, 5 a page
     seen: list[str] = []

@@ -13,7 +13,7 @@ from sqlalchemy import Column, DateTime, Engine, Float, Integer, MetaData, Strin
 from sqlalchemy import text as sql
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from sitemap_middleware import AsyncSQLAlchemySource, SQLAlchemySource
+from sitemap_middleware import AsyncSQLAlchemySource, Freshness, Lastmods, Limits, SQLAlchemySource
 from sitemap_middleware.settings import ConfigurationError, make_settings
 
 from ..adapters import call
@@ -102,7 +102,7 @@ async def test_every_edit_of_a_shown_column_changes_the_etag(
 ) -> None:
     writer, engine = engines
     options: dict[str, Any] = {"key": "slug"} if paged else {}
-    settings: dict[str, Any] = {"max_urls": 10, "index": "always"} if paged else {}
+    settings: dict[str, Any] = {"limits": Limits(max_urls=10), "index": "always"} if paged else {}
     app = make_app(sources=[source(engine, **options)], base_url=BASE, **settings)
     # In slug order, page 3 holds item-27 ... item-29, item-3 ... item-9.
     path = "/sitemap-items-3.xml" if paged else "/sitemap.xml"
@@ -142,7 +142,9 @@ async def test_a_future_lastmod_is_never_served_and_never_freezes_the_validators
     assert second.headers["etag"] != first.headers["etag"]
     assert second.headers["last-modified"] == "Fri, 03 May 2024 00:00:00 GMT"
     # The index lists no future lastmod either.
-    paged = make_app(sources=[source(engine)], base_url=BASE, index="always", max_urls=10)
+    paged = make_app(
+        sources=[source(engine)], base_url=BASE, index="always", limits=Limits(max_urls=10)
+    )
     index = await call(paged)
     assert all(lastmod is None or lastmod < "2025" for _, lastmod in assert_valid_index(index.body))
     page = await call(paged, path="/sitemap-items-3.xml")
@@ -157,9 +159,14 @@ async def test_a_remembered_summary_expires_when_the_clock_reaches_a_future_last
     soon = datetime.now(UTC).replace(tzinfo=None, microsecond=0) + timedelta(seconds=2)
     write(writer, f"UPDATE items SET updated_at = '{soon.isoformat(' ')}.000000' WHERE id = 0")
     options: dict[str, Any] = {"version": lambda: "v1"} if remembered == "version" else {}
-    settings: dict[str, Any] = {"summary_ttl": 600} if remembered == "summary_ttl" else {}
+    settings: dict[str, Any] = (
+        {"freshness": Freshness(summary_ttl=600)} if remembered == "summary_ttl" else {}
+    )
     app = make_app(
-        sources=[source(engine, **options)], base_url=BASE, lastmod_tolerance=0, **settings
+        sources=[source(engine, **options)],
+        base_url=BASE,
+        lastmods=Lastmods(tolerance=0),
+        **settings,
     )
     first = await call(app)
     assert lastmods(first.body, sitemap_schema)["https://example.com/items/item-0"] is None
@@ -173,9 +180,9 @@ async def test_a_remembered_summary_expires_when_the_clock_reaches_a_future_last
 
 
 def test_lastmod_tolerance_is_a_checked_setting() -> None:
-    assert make_settings({"base_url": BASE}).lastmod_tolerance == 60
-    with pytest.raises(ConfigurationError, match=r"^lastmod_tolerance: "):
-        make_settings({"base_url": BASE, "lastmod_tolerance": -1})
+    assert make_settings({"base_url": BASE}).lastmods.tolerance == 60
+    with pytest.raises(ConfigurationError, match=r"^lastmods\.tolerance: "):
+        make_settings({"base_url": BASE, "lastmods": {"tolerance": -1}})
 
 
 async def test_a_stored_number_is_no_lastmod_to_the_validators(

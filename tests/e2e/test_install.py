@@ -88,7 +88,7 @@ from datetime import UTC, datetime
 from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table
 from sqlalchemy import create_engine, func, select
 
-from sitemap_middleware import SitemapApp, SitemapWSGIApp, SQLAlchemySource
+from sitemap_middleware import IndexNowSettings, SitemapApp, SitemapWSGIApp, SQLAlchemySource
 
 BASE = {BASE!r}
 metadata = MetaData(schema=os.environ.get("SITE_SCHEMA"))
@@ -113,7 +113,9 @@ with engine.begin() as connection:
 OPTIONS = dict(name="articles", loc="/articles/{{slug}}", lastmod="updated_at")
 rows = select(articles.c.id, articles.c.slug, articles.c.updated_at)
 source = SQLAlchemySource(rows, engine, **OPTIONS)
-wsgi = SitemapWSGIApp(base_url=BASE, sources=[source], indexnow_key="0123456789abcdef")
+wsgi = SitemapWSGIApp(
+    base_url=BASE, sources=[source], indexnow=IndexNowSettings(key="0123456789abcdef")
+)
 if os.environ.get("SITE_ASYNC_DB"):
     from sqlalchemy.ext.asyncio import create_async_engine
 
@@ -284,12 +286,12 @@ def test_no_extra_names_the_extra_of_what_it_lacks(tmp_path: Path, wheel: Path) 
         fails_naming(message, extra)
     # Pushing from the lifespan: refused when the middleware is built, not at startup.
     pushing = venv.python(
-        "from sitemap_middleware import SitemapApp\n"
+        "from sitemap_middleware import IndexNowSettings, SitemapApp\n"
         "SitemapApp(base_url='https://example.com/', sources={'pages': ['/']},"
-        " indexnow_key='0123456789abcdef', indexnow_every=60)"
+        " indexnow=IndexNowSettings(key='0123456789abcdef', every=60))"
     )
     assert pushing.returncode == 1
-    assert "ConfigurationError: indexnow_every" in pushing.stderr
+    assert "ConfigurationError: indexnow.every" in pushing.stderr
     fails_naming(pushing.stderr, "indexnow")
     check = venv.run("sitemap-middleware", "check", "http://127.0.0.1:9/sitemap.xml")
     assert check.returncode == 2

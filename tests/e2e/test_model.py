@@ -23,7 +23,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -49,9 +49,17 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
-from sitemap_middleware import AsyncSQLAlchemySource, News, SQLAlchemySource, Video
+from sitemap_middleware import (
+    AsyncSQLAlchemySource,
+    Freshness,
+    Lastmods,
+    Limits,
+    Load,
+    News,
+    SQLAlchemySource,
+    Video,
+)
 from sitemap_middleware.core.validators import DATE_LAG
-from sitemap_middleware.settings import Settings
 from sitemap_middleware.sources.sqlalchemy.change_counter import ChangeCounter
 
 from .. import model
@@ -360,20 +368,18 @@ def histories(draw: st.DrawFn, postgres: bool) -> History:
                 st.sampled_from(["https://example.com/", "https://example.com/shop/"])
             ),
             # A page holds one row's URLs at least (one per language).
-            "max_urls": draw(st.integers(max(2, *(len(o.languages) for o in sources)), 4)),
-            "max_loc_length": draw(st.sampled_from([48, 80])),
+            "limits": Limits(
+                max_urls=draw(st.integers(max(2, *(len(o.languages) for o in sources)), 4)),
+                max_loc_length=draw(st.sampled_from([48, 80])),
+                batch_size=draw(st.sampled_from([2, 500])),
+            ),
             "index": draw(st.sampled_from(["auto", "always"])),
-            "batch_size": draw(st.sampled_from([2, 500])),
-            # The default (incremental: sources this small are read on every request) and
-            # exact see every write at once; pages kept current (exact_rows=0) are checked
-            # after a recount (test_live_pages.py and test_freshness_bounds.py check the
-            # refreshes and the bounds).
             **draw(
                 st.sampled_from(
                     [
-                        {"freshness": "exact"},
-                        {"freshness": "incremental"},
-                        {"freshness": "incremental", "exact_rows": 0},
+                        {"freshness": Freshness(mode="exact")},
+                        {"freshness": Freshness(mode="incremental")},
+                        {"freshness": Freshness(mode="incremental", exact_rows=0)},
                     ]
                 )
             ),
@@ -660,8 +666,8 @@ def w3c_instant(value: str | None) -> datetime | None:
     return None if value is None else model.seconds(datetime.fromisoformat(value))
 
 
-NEWS_TICK = next(f.default for f in fields(Settings) if f.name == "news_tick")
-"""The histories keep the default ``news_tick``."""
+NEWS_TICK = Lastmods().news_tick
+"""The histories keep the default ``lastmods.news_tick``."""
 
 
 def news_tick() -> int:
@@ -743,7 +749,7 @@ class Harness:
                 build_source(o, self.database.table, reader, counter) for o in history.sources
             ]
             self.apps[name] = driver.make(
-                sources, max_generations=None, robots_txt=False, **history.settings
+                sources, load=Load(max_generations=None), robots_txt=False, **history.settings
             )
         self.paths: set[str] = {"/sitemap.xml"}
         self.bodies: dict[str, dict[str, bytes]] = {}
@@ -773,15 +779,15 @@ class Harness:
             self.history.sources,
             model.Settings(
                 base_url=settings["base_url"],
-                max_urls=settings["max_urls"],
-                max_loc_length=settings["max_loc_length"],
+                max_urls=settings["limits"].max_urls,
+                max_loc_length=settings["limits"].max_loc_length,
                 index=settings["index"],
                 now=datetime.now(UTC),
             ),
         )
         self.paths |= set(expected)
         paths = sorted(self.paths)
-        if settings.get("exact_rows") == 0:
+        if settings["freshness"].exact_rows == 0:
             for name, app in self.apps.items():
                 driver = self.drivers[name]
                 if isinstance(driver, AsgiDriver):
@@ -842,7 +848,7 @@ class Harness:
         self.validated.add((adapter, path, etag, modified))
         asked = [("GET", path, {"if-none-match": str(etag)})]
         last, date = http_date(modified), http_date(get.header("date"))
-        # A Last-Modified capped below the Date (a lastmod within lastmod_tolerance of now)
+        # A Last-Modified capped below the Date (a lastmod within lastmods.tolerance of now)
         # follows the clock until the clock passes that lastmod: the README says so.
         capped = last is not None and date is not None and last >= date - timedelta(seconds=2)
         if modified is not None and not capped:

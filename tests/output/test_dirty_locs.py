@@ -15,7 +15,7 @@ from lxml import etree
 from sqlalchemy import Column, Engine, Integer, MetaData, String, Table, create_engine, insert
 from sqlalchemy import select as sql_select
 
-from sitemap_middleware import Entry, Image, SQLAlchemySource
+from sitemap_middleware import Entry, Image, Limits, SQLAlchemySource
 
 from ..adapters import call
 from ..support import assert_valid_urlset, dispose, locs, served_locs
@@ -157,7 +157,9 @@ async def test_duplicates_of_a_sql_source_are_bad_rows(
 ) -> None:
     caplog.set_level(logging.WARNING, "sitemap_middleware")
     engine = dirty(DUPLICATES)
-    app = make_app(sources=[source(engine, loc=loc)], base_url=BASE, batch_size=batch_size)
+    app = make_app(
+        sources=[source(engine, loc=loc)], base_url=BASE, limits=Limits(batch_size=batch_size)
+    )
     logged_keys = {"3"}
     if callable(loc):
         # The first in key order is kept: row 5 ("müsli") before rows 7 and 8.
@@ -177,7 +179,7 @@ async def test_duplicates_across_the_fast_and_the_full_rules_in_one_document(
     holding '%' or '?') and locs the rules encode meet in one document; '%61' is data, not
     'a'."""
     slugs = ["a", "%61", "q?x", "a", "b", "q?x", "b", "%61", "c", "b c", "b%20c"]
-    app = make_app(sources=[source(dirty(slugs))], base_url=BASE, batch_size=2)
+    app = make_app(sources=[source(dirty(slugs))], base_url=BASE, limits=Limits(batch_size=2))
     assert await served_locs(app, sitemap_schema) == [
         f"{BASE}p/a",
         f"{BASE}p/%2561",
@@ -219,7 +221,7 @@ async def test_languages_and_images_rows_with_one_slug(
     app = make_app(
         sources=[source(engine, loc="/{lang}/p/{slug}", languages=["en", "de"], images="photo")],
         base_url=BASE,
-        batch_size=2,
+        limits=Limits(batch_size=2),
     )
     reply = await call(app)
     assert locs(assert_valid_urlset(reply.body, sitemap_schema)) == [

@@ -18,6 +18,8 @@ from sitemap_middleware import (
     Entry,
     Image,
     IterableSource,
+    Lastmods,
+    Limits,
     News,
     SQLAlchemySource,
     Video,
@@ -194,7 +196,7 @@ async def test_the_byte_limit_holds_with_the_longest_alternates(
         x_default="en",
     )
     max_bytes = 1_048_576
-    app = make_app(sources=[source], base_url=BASE, max_bytes=max_bytes)
+    app = make_app(sources=[source], base_url=BASE, limits=Limits(max_bytes=max_bytes))
     children = assert_valid_index((await call(app)).body)
     seen: list[str] = []
     for loc, _ in children:
@@ -213,7 +215,7 @@ def test_news_documents_change_with_the_clock_a_tick_at_a_time() -> None:
         [Entry("/n", news=News("P", "en", datetime(2024, 5, 1, tzinfo=UTC), "T"))], name="news"
     )
     assert source.shape.news
-    sitemap = Sitemap([source], Settings(base_url=BASE, news_tick=600))
+    sitemap = Sitemap([source], Settings(base_url=BASE, lastmods=Lastmods(news_tick=600)))
     target = sitemap.routes.match("/sitemap.xml")
     assert isinstance(target, RootTarget)
     parts = sitemap.parts(target)

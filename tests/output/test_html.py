@@ -10,7 +10,7 @@ from lxml import etree
 from lxml import html as lxml_html
 from sqlalchemy import Engine, select, update
 
-from sitemap_middleware import Entry, SQLAlchemySource
+from sitemap_middleware import Entry, Limits, SQLAlchemySource
 
 from ..adapters import call
 from ..support import articles, assert_valid_index, assert_valid_urlset, locs
@@ -30,7 +30,7 @@ def site(make_app: MakeApp, engine: Engine, **settings: Any) -> Any:
         changefreq="weekly",
         priority=0.6,
     )
-    options: dict[str, Any] = {"max_urls": 500, "chunk_bytes": 4096, "batch_size": 50}
+    options: dict[str, Any] = {"limits": Limits(max_urls=500, chunk_bytes=4096, batch_size=50)}
     options.update(settings)
     pages = ["/", Entry("/about", "2024-01-02", "monthly", 0.3)]
     return make_app(sources={"pages": pages, "articles": source}, base_url=BASE, **options)
@@ -140,7 +140,7 @@ async def test_counts_are_urls_as_served_with_languages(
         loc="/{lang}/articles/{slug}",
         languages=["en", "de", "fr"],
     )
-    app = make_app(sources=[source], base_url=BASE, html=True, max_urls=1_500)
+    app = make_app(sources=[source], base_url=BASE, html=True, limits=Limits(max_urls=1_500))
     index = await call(app, path="/sitemap.html")
     rows = table(index.body)
     counts = [int(row[2].replace(",", "")) for row in rows]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import threading
 import zlib
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -24,6 +25,10 @@ from sitemap_middleware import (
     AsyncSQLAlchemySource,
     ConfigurationError,
     Entry,
+    Freshness,
+    Gzip,
+    Headers,
+    Limits,
     SitemapAborted,
 )
 from sitemap_middleware.core import planning
@@ -47,8 +52,10 @@ MakeApp = Callable[..., Any]
 
 
 def setting(name: str) -> str:
-    """An error naming the setting ``name`` first (Django's: as SITEMAP_MIDDLEWARE's key)."""
-    return rf"^({name}|SITEMAP_MIDDLEWARE\['{name}'\]): "
+    """An error naming the setting ``name`` (``group.field`` in a group) first; Django's as
+    SITEMAP_MIDDLEWARE's key (``['group']['field']``)."""
+    keys = "".join(rf"\['{part}'\]" for part in name.split("."))
+    return rf"^({re.escape(name)}|SITEMAP_MIDDLEWARE{keys}): "
 
 
 async def test_list_of_urls_and_entries(make_app: MakeApp, sitemap_schema: etree.XMLSchema) -> None:
@@ -99,7 +106,9 @@ async def test_sync_sqlalchemy_streams_every_row_in_chunks(
     make_app: MakeApp, engine: Engine, sitemap_schema: etree.XMLSchema
 ) -> None:
     app = make_app(
-        sources=[article_source(engine)], base_url=BASE, batch_size=100, chunk_bytes=4096
+        sources=[article_source(engine)],
+        base_url=BASE,
+        limits=Limits(batch_size=100, chunk_bytes=4096),
     )
     exchange = await call(app)
     assert exchange.error is None and exchange.status == 200 and exchange.complete
@@ -177,10 +186,10 @@ async def test_a_long_running_app_tags_every_document_as_a_restarted_one_does(
     monkeypatch.setattr(planning, "_TAGS_KEPT", kept)
     options: dict[str, Any] = {
         "base_url": BASE,
-        "max_urls": 400,
-        "html": True,
-        "index_gz": True,
-        "freshness": "exact",  # every change is seen at once: each step changes some tag
+        "limits": Limits(max_urls=400),
+        "gzip": Gzip(index_files=True),
+        "freshness": Freshness(mode="exact"),
+        "html": True,  # every change is seen at once: each step changes some tag
     }
     running = make_app(sources=[article_source(engine)], **options)
     paths = ["/sitemap.xml", "/sitemap.xml.gz", "/sitemap.html"] + [
@@ -309,7 +318,12 @@ async def test_bad_rows_are_skipped_counted_and_logged(
 async def test_strict_mode_aborts_on_a_bad_row(make_app: MakeApp, engine: Engine) -> None:
     with engine.begin() as conn:
         conn.execute(update(articles).where(articles.c.id == 1100).values(slug=None))
-    app = make_app(sources=[article_source(engine)], base_url=BASE, strict=True, chunk_bytes=4096)
+    app = make_app(
+        sources=[article_source(engine)],
+        base_url=BASE,
+        strict=True,
+        limits=Limits(chunk_bytes=4096),
+    )
     exchange = await call(app)
     assert isinstance(exchange.error, SitemapAborted)
     assert not exchange.complete and b"</urlset>" not in exchange.body
@@ -334,7 +348,9 @@ async def test_database_down_before_the_first_byte_is_503(
     make_app: MakeApp, tmp_path: Path
 ) -> None:
     missing = create_engine(f"sqlite:///{tmp_path}/no/such/dir/db.sqlite3")
-    app = make_app(sources=[article_source(missing)], base_url=BASE, retry_after=30)
+    app = make_app(
+        sources=[article_source(missing)], base_url=BASE, headers=Headers(retry_after=30)
+    )
     for method in ("GET", "HEAD"):
         response = await call(app, method)
         assert response.status == 503 and response.headers["retry-after"] == "30"
@@ -386,7 +402,7 @@ async def test_a_gzip_coded_urlset_is_its_plain_chunks_through_one_stream(
             stmt, async_engine, name="articles", loc="/articles/{slug}", lastmod="updated_at"
         )
     )
-    app = make_app(sources=[source], base_url=BASE, batch_size=50, chunk_bytes=4096)
+    app = make_app(sources=[source], base_url=BASE, limits=Limits(batch_size=50, chunk_bytes=4096))
     plain = await call(app)
     coded = await call(app, headers={"accept-encoding": "gzip"})
     chunks = [chunk for chunk in plain.bodies if chunk]
@@ -452,7 +468,7 @@ async def test_asgi_compresses_a_chunk_while_the_next_is_rendered(
                 yield batch
 
         monkeypatch.setattr(source, "batches", acounted)
-    app = make_app(sources=[source], base_url=BASE, batch_size=50, chunk_bytes=4096)
+    app = make_app(sources=[source], base_url=BASE, limits=Limits(batch_size=50, chunk_bytes=4096))
     coded = await call(app, headers={"accept-encoding": "gzip"})
     assert coded.complete and compressed == 24
     assert late == []
@@ -468,7 +484,7 @@ async def test_failure_mid_stream_aborts_the_transfer(
     broken = failing_engine(900)
     source = article_source(broken, stmt=boom_stmt())
     response = await call(
-        make_app(sources=[source], base_url=BASE, batch_size=100, chunk_bytes=4096),
+        make_app(sources=[source], base_url=BASE, limits=Limits(batch_size=100, chunk_bytes=4096)),
         headers=headers,
     )
     assert response.status == 200
@@ -490,7 +506,9 @@ async def test_client_disconnect_stops_the_query(
         return f"/articles/{row.slug}"
 
     app = make_app(
-        sources=[article_source(engine, loc=loc)], base_url=BASE, batch_size=50, chunk_bytes=4096
+        sources=[article_source(engine, loc=loc)],
+        base_url=BASE,
+        limits=Limits(batch_size=50, chunk_bytes=4096),
     )
     response = await call(app, headers=headers, disconnect_after=2)
     assert response.error is None and not response.complete
@@ -512,7 +530,7 @@ async def test_async_disconnect_and_failure_return_connections(
     source = AsyncSQLAlchemySource(
         stmt, async_engine, name="articles", loc="/articles/{slug}", lastmod="updated_at"
     )
-    app = make_app(sources=[source], base_url=BASE, batch_size=50, chunk_bytes=4096)
+    app = make_app(sources=[source], base_url=BASE, limits=Limits(batch_size=50, chunk_bytes=4096))
     response = await call(app, headers=headers, disconnect_after=2)
     assert not response.complete
     assert async_engine.pool.checkedout() == 0  # type: ignore[attr-defined]
@@ -530,7 +548,7 @@ async def test_async_disconnect_and_failure_return_connections(
 
     failing = AsyncSQLAlchemySource(boom_stmt(), broken, name="articles", loc="/articles/{slug}")
     aborted = await call(
-        make_app(sources=[failing], base_url=BASE, batch_size=50, chunk_bytes=4096),
+        make_app(sources=[failing], base_url=BASE, limits=Limits(batch_size=50, chunk_bytes=4096)),
         headers=headers,
     )
     assert isinstance(aborted.error, SitemapAborted) and not aborted.complete
@@ -542,7 +560,7 @@ async def test_async_disconnect_and_failure_return_connections(
 async def test_pages_split_by_key_ranges_and_list_every_row_once(
     make_app: MakeApp, engine: Engine, sitemap_schema: etree.XMLSchema
 ) -> None:
-    app = make_app(sources=[article_source(engine)], base_url=BASE, max_urls=500)
+    app = make_app(sources=[article_source(engine)], base_url=BASE, limits=Limits(max_urls=500))
     index = await call(app)
     children = assert_valid_index(index.body)
     assert [loc for loc, _ in children] == [BASE + f"sitemap-articles-{n}.xml" for n in (1, 2, 3)]
@@ -616,7 +634,9 @@ async def test_http_1_0_gets_the_whole_document_or_a_503(
     """Without chunked framing a cut transfer would look complete: HTTP/1.0 clients get the
     document only once it is whole, with its Content-Length."""
     app = make_app(
-        sources=[article_source(engine)], base_url=BASE, batch_size=100, chunk_bytes=4096
+        sources=[article_source(engine)],
+        base_url=BASE,
+        limits=Limits(batch_size=100, chunk_bytes=4096),
     )
     whole = await call(app, http_version="1.0")
     assert whole.status == 200 and whole.complete
@@ -632,8 +652,7 @@ async def test_http_1_0_gets_the_whole_document_or_a_503(
     failing = make_app(
         sources=[article_source(broken, stmt=boom_stmt())],
         base_url=BASE,
-        batch_size=100,
-        chunk_bytes=4096,
+        limits=Limits(batch_size=100, chunk_bytes=4096),
     )
     refused = await call(failing, http_version="1.0")
     assert refused.status == 503 and b"<" not in refused.body
@@ -646,7 +665,9 @@ async def test_summary_ttl_spares_the_database_for_a_few_seconds(
 ) -> None:
     # The summaries it keeps are those read exactly (not those of the pages kept current).
     app = make_app(
-        sources=[article_source(engine)], base_url=BASE, summary_ttl=3600, freshness="exact"
+        sources=[article_source(engine)],
+        base_url=BASE,
+        freshness=Freshness(summary_ttl=3600, mode="exact"),
     )
     seen = statements(engine)
     first = await call(app, "HEAD")
@@ -658,5 +679,5 @@ async def test_summary_ttl_spares_the_database_for_a_few_seconds(
     assert cached.status == 304 and seen == []  # within the ttl: no statement at all
     fresh = make_app(sources=[article_source(engine)], base_url=BASE)
     assert (await call(fresh, "HEAD")).headers["etag"] != first.headers["etag"]
-    with pytest.raises(ConfigurationError, match=setting("summary_ttl")):
-        make_app(sources=["/"], base_url=BASE, summary_ttl=-1)
+    with pytest.raises(ConfigurationError, match=setting("freshness.summary_ttl")):
+        make_app(sources=["/"], base_url=BASE, freshness=Freshness(summary_ttl=-1))

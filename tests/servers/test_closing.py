@@ -18,7 +18,7 @@ import anyio.to_thread
 import pytest
 from sqlalchemy import Engine
 
-from sitemap_middleware import SitemapMiddleware, SQLAlchemySource
+from sitemap_middleware import Freshness, Limits, SitemapMiddleware, SQLAlchemySource
 from sitemap_middleware.servers.types import Message, Receive, Scope, Send
 from sitemap_middleware.testing import with_lifespan
 
@@ -28,7 +28,7 @@ from ..support import article_source
 
 pytestmark = pytest.mark.anyio
 BASE = "https://example.com/"
-SETTINGS = {"base_url": BASE, "max_urls": 500, "exact_rows": 0}
+SETTINGS = {"base_url": BASE, "limits": Limits(max_urls=500), "freshness": Freshness(exact_rows=0)}
 
 
 class Gate:

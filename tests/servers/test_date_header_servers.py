@@ -74,7 +74,7 @@ SERVERS: dict[str, list[str]] = {
 }
 
 SOON = timedelta(seconds=50)
-"""How far ahead of the seeding ``/soon.xml``'s newest row is (``lastmod_tolerance``: 60 s)."""
+"""How far ahead of the seeding ``/soon.xml``'s newest row is (``lastmods.tolerance``: 60 s)."""
 
 
 @dataclass(frozen=True)
@@ -247,7 +247,7 @@ def test_last_modified_is_the_newest_served_and_if_modified_since_gets_its_304(
 
 
 def test_a_capped_last_modified_is_never_after_the_servers_date(server: Served) -> None:
-    """``/soon.xml``'s newest row is ahead of the clock (within ``lastmod_tolerance``): its
+    """``/soon.xml``'s newest row is ahead of the clock (within ``lastmods.tolerance``): its
     Last-Modified is capped below the clock, and must stay below the server's Date, which
     uvicorn refreshes once a second. Requests over a couple of seconds cross its ticks."""
     for _ in range(14):

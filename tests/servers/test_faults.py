@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import Engine, select
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from sitemap_middleware import AsyncSQLAlchemySource, SitemapApp, SQLAlchemySource
+from sitemap_middleware import AsyncSQLAlchemySource, Limits, SitemapApp, SQLAlchemySource
 
 from ..adapters import call
 from ..support import articles
@@ -46,7 +46,9 @@ async def test_a_stalled_sync_stream_does_not_stop_other_requests(engine: Engine
         select(articles.c.id, articles.c.slug), engine, name="fast", loc="/a/{slug}"
     )
     app = SitemapApp(
-        sources={"slow": slow, "fast": fast}, base_url=BASE, batch_size=50, chunk_bytes=1024
+        sources={"slow": slow, "fast": fast},
+        base_url=BASE,
+        limits=Limits(batch_size=50, chunk_bytes=1024),
     )
     results: dict[str, Any] = {}
 
@@ -79,7 +81,9 @@ async def test_cancellation_at_shutdown_returns_the_connection(
         else AsyncSQLAlchemySource(stmt, async_engine, name="a", loc="/articles/{slug}")
     )
     pool = engine.pool if kind == "sync" else async_engine.pool
-    app = SitemapApp(sources=[source], base_url=BASE, batch_size=50, chunk_bytes=1024)
+    app = SitemapApp(
+        sources=[source], base_url=BASE, limits=Limits(batch_size=50, chunk_bytes=1024)
+    )
     writing = anyio.Event()
     bodies: list[bytes] = []
 

@@ -40,6 +40,8 @@ from sitemap_middleware import (
     AsyncSQLAlchemySource,
     BadRowStats,
     Entry,
+    Gzip,
+    Limits,
     SQLAlchemySource,
 )
 from sitemap_middleware.core.urls import Site
@@ -196,7 +198,9 @@ PAGE_ROWS = 4
 def app_settings(layout: Layout, index: bool, gzip_files: bool) -> dict[str, Any]:
     settings: dict[str, Any] = {"base_url": layout.base_url, "path": layout.path}
     if index:
-        settings.update(index="always", max_urls=PAGE_ROWS, index_gz=gzip_files)
+        settings.update(
+            index="always", limits=Limits(max_urls=PAGE_ROWS), gzip=Gzip(index_files=gzip_files)
+        )
     return settings
 
 

@@ -27,6 +27,8 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from sitemap_middleware import (
     AsyncSQLAlchemySource,
     ConfigurationError,
+    Freshness,
+    Limits,
     SitemapApp,
     SitemapWSGIApp,
 )
@@ -88,7 +90,12 @@ async def recount(app: Any) -> None:
 async def test_requests_read_no_aggregate_once_pages_are_known(
     make_app: Any, engine: Engine
 ) -> None:
-    app = make_app(sources=[article_source(engine)], base_url=BASE, max_urls=PAGE, exact_rows=0)
+    app = make_app(
+        sources=[article_source(engine)],
+        base_url=BASE,
+        limits=Limits(max_urls=PAGE),
+        freshness=Freshness(exact_rows=0),
+    )
     seen = statements(engine)
     first = await call(app)
     assert len(assert_valid_index(first.body)) == 13
@@ -114,10 +121,8 @@ def refreshing_app(make_app: Any, engine: Engine) -> Any:
     app = make_app(
         sources=[article_source(engine)],
         base_url=BASE,
-        max_urls=PAGE,
-        refresh_interval=0,
-        recount_interval=3600,
-        exact_rows=0,
+        limits=Limits(max_urls=PAGE),
+        freshness=Freshness(refresh_interval=0, recount_interval=3600, exact_rows=0),
     )
     return drive(app, Clock())
 
@@ -171,9 +176,20 @@ async def test_deletes_and_lastmod_keeping_edits_show_after_a_recount(
 async def test_a_fresh_process_gives_the_same_validators(make_app: Any, engine: Engine) -> None:
     """Replicas agree: the kept pages' tokens equal those of a recount and of a page read
     before the first index."""
-    settings = {"base_url": BASE, "max_urls": PAGE, "refresh_interval": 0, "exact_rows": 0}
+    settings = {
+        "base_url": BASE,
+        "limits": Limits(max_urls=PAGE),
+        "freshness": Freshness(refresh_interval=0, exact_rows=0),
+    }
     old = drive(
-        make_app(sources=[article_source(engine)], **settings, recount_interval=3600), Clock()
+        make_app(
+            sources=[article_source(engine)],
+            **{
+                **settings,
+                "freshness": Freshness(refresh_interval=0, exact_rows=0, recount_interval=3600),
+            },
+        ),
+        Clock(),
     )
     await etag(old)
     with engine.begin() as conn:
@@ -198,7 +214,12 @@ async def test_a_fresh_process_gives_the_same_validators(make_app: Any, engine: 
 async def test_a_failing_refresh_keeps_the_pages_last_known(
     make_app: Any, engine: Engine, caplog: pytest.LogCaptureFixture
 ) -> None:
-    app = make_app(sources=[article_source(engine)], base_url=BASE, max_urls=PAGE, exact_rows=0)
+    app = make_app(
+        sources=[article_source(engine)],
+        base_url=BASE,
+        limits=Limits(max_urls=PAGE),
+        freshness=Freshness(exact_rows=0),
+    )
     clock = Clock()
     drive(app, clock)
     first = await call(app)
@@ -232,7 +253,10 @@ async def test_an_async_source_is_kept_current(db_path: Path, engine: Engine) ->
         lastmod="updated_at",
     )
     app = SitemapApp(
-        sources=[source], base_url=BASE, max_urls=PAGE, refresh_interval=0, exact_rows=0
+        sources=[source],
+        base_url=BASE,
+        limits=Limits(max_urls=PAGE),
+        freshness=Freshness(refresh_interval=0, exact_rows=0),
     )
     drive(app, Clock())  # see refreshing_app
     try:
@@ -252,7 +276,7 @@ async def test_an_async_source_is_kept_current(db_path: Path, engine: Engine) ->
 async def test_a_key_below_zero_is_served_exactly(make_app: Any, engine: Engine) -> None:
     with engine.begin() as conn:
         conn.execute(insert(articles).values(id=-3, slug="minus", updated_at=now_naive()))
-    app = make_app(sources=[article_source(engine)], base_url=BASE, max_urls=PAGE)
+    app = make_app(sources=[article_source(engine)], base_url=BASE, limits=Limits(max_urls=PAGE))
     listed = assert_valid_index((await call(app)).body)
     assert len(listed) == 13  # cut pages: 1,201 rows
     page = await call(app, path="/sitemap-articles-1.xml")
@@ -261,11 +285,11 @@ async def test_a_key_below_zero_is_served_exactly(make_app: Any, engine: Engine)
 
 @pytest.mark.parametrize(
     ("setting", "value"),
-    [("freshness", "sometimes"), ("refresh_interval", -1), ("recount_interval", "often")],
+    [("mode", "sometimes"), ("refresh_interval", -1), ("recount_interval", "often")],
 )
 def test_misconfigured_freshness_names_the_setting(setting: str, value: Any) -> None:
-    with pytest.raises(ConfigurationError, match=setting):
-        SitemapApp(sources=[], base_url=BASE, **{setting: value})
+    with pytest.raises(ConfigurationError, match=rf"^freshness\.{setting}: "):
+        SitemapApp(sources=[], base_url=BASE, freshness={setting: value})  # type: ignore[typeddict-item]
 
 
 # -- the property: pages kept current equal a recount of the same data ----------------------
@@ -289,7 +313,9 @@ def _refresh(app: SitemapWSGIApp, live: CurrentPages) -> None:
     settings = app.sitemap.settings
     now = datetime.now(UTC)
     run_effects(
-        keep_current(live, now, AsOf.at(now, settings.naive_timezone, settings.lastmod_tolerance)),
+        keep_current(
+            live, now, AsOf.at(now, settings.lastmods.naive_timezone, settings.lastmods.tolerance)
+        ),
         read,
     )
 
@@ -311,10 +337,10 @@ def read(effect: Effect) -> Any:
 def _recounted(app: SitemapWSGIApp, live: CurrentPages) -> CountedPages:
     settings = app.sitemap.settings
     now = datetime.now(UTC)
-    listed_until = now.replace(microsecond=0) + timedelta(seconds=settings.lastmod_tolerance)
+    listed_until = now.replace(microsecond=0) + timedelta(seconds=settings.lastmods.tolerance)
     source = live.source
     assert isinstance(source, SyncSource)
-    pages = source.pages(live.page_size, AsOf(settings.naive_timezone, listed_until))
+    pages = source.pages(live.page_size, AsOf(settings.lastmods.naive_timezone, listed_until))
     return CountedPages.of({page.index: page for page in pages}, listed_until)
 
 
@@ -328,7 +354,10 @@ def test_refreshed_pages_equal_a_recount(tmp_path: Path, history: list[Step]) ->
     engine = create_engine(f"sqlite:///{path}")
     seed(engine, 500)
     app = SitemapWSGIApp(
-        sources=[article_source(engine)], base_url=BASE, max_urls=64, refresh_interval=3600
+        sources=[article_source(engine)],
+        base_url=BASE,
+        limits=Limits(max_urls=64),
+        freshness=Freshness(refresh_interval=3600),
     )
     try:
         live = app.sitemap.current_pages["articles"]
@@ -366,7 +395,10 @@ def test_refreshed_pages_equal_a_recount(tmp_path: Path, history: list[Step]) ->
 
 async def test_postgres_kept_pages_equal_a_recount(db: Db) -> None:  # noqa: F811
     db.seed(range(1, 2001))
-    app = db.app(max_urls=PAGE, refresh_interval=0, recount_interval=3600, exact_rows=0)
+    app = db.app(
+        limits=Limits(max_urls=PAGE),
+        freshness=Freshness(refresh_interval=0, recount_interval=3600, exact_rows=0),
+    )
     index = await etag(app)
     live = app.sitemap.current_pages["articles"]
     stamp = datetime.now(UTC).replace(tzinfo=None)
@@ -385,7 +417,7 @@ async def test_postgres_kept_pages_equal_a_recount(db: Db) -> None:  # noqa: F81
     await app.recount()
     assert live.known is not None and live.known.pages == refreshed.pages
     # A page read exactly (a fresh process, before its first index) gets the same token.
-    fresh = db.app(max_urls=PAGE, exact_rows=0)
+    fresh = db.app(limits=Limits(max_urls=PAGE), freshness=Freshness(exact_rows=0))
     for page in (1, 8, 21):
         path = f"/sitemap-articles-{page}.xml"
         assert await etag(fresh, path) == await etag(app, path), path
@@ -407,7 +439,12 @@ async def test_the_first_index_while_a_recount_runs_lists_every_page(
     """A page request started the first recount in the background; an index arriving before
     it ends reads the pages itself and lists them all. The recount that started first and
     ends last does not move the pages back."""
-    app = make_app(sources=[article_source(engine)], base_url=BASE, max_urls=PAGE, exact_rows=0)
+    app = make_app(
+        sources=[article_source(engine)],
+        base_url=BASE,
+        limits=Limits(max_urls=PAGE),
+        freshness=Freshness(exact_rows=0),
+    )
     live = app.sitemap.current_pages["articles"]
     clock = Clock()
     drive(app, clock)
@@ -435,7 +472,7 @@ async def test_a_cut_source_is_read_whole_once(make_app: Any, engine: Engine) ->
     later indexes do not read every page again."""
     with engine.begin() as conn:
         conn.execute(insert(articles).values(id=-3, slug="minus", updated_at=now_naive()))
-    app = make_app(sources=[article_source(engine)], base_url=BASE, max_urls=PAGE)
+    app = make_app(sources=[article_source(engine)], base_url=BASE, limits=Limits(max_urls=PAGE))
     first = await call(app)
     seen = statements(engine)
     again = await call(app, headers={"if-none-match": first.headers["etag"]})

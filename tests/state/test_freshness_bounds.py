@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from sqlalchemy import Engine, Table, create_engine, delete, insert, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from sitemap_middleware import SitemapWSGIApp
+from sitemap_middleware import Freshness, Limits, SitemapWSGIApp
 
 from ..adapters import Exchange, call, call_wsgi, sitemap_app
 from ..clock import Clock, drive, settled
@@ -38,7 +38,11 @@ REFRESH = 1.0
 RECOUNT = 600.0
 R = 2 * REFRESH  # the refresh bound (a refresh's own duration is 0 on the test's clock)
 C = 2 * RECOUNT  # the recount bound
-SETTINGS = {"base_url": BASE, "max_urls": PAGE, "refresh_interval": REFRESH}
+SETTINGS = {
+    "base_url": BASE,
+    "limits": Limits(max_urls=PAGE),
+    "freshness": Freshness(refresh_interval=REFRESH),
+}
 INDEX = "/sitemap.xml"
 
 
@@ -96,7 +100,8 @@ async def lone_poller(
     default) or a big one (``exact_rows=0``)."""
     clock = Clock()
     size = {} if exact_rows is None else {"exact_rows": exact_rows}
-    poller = Poller(drive(make(recount_interval=RECOUNT, **size), clock))
+    recounted = Freshness(refresh_interval=REFRESH, recount_interval=RECOUNT, **size)
+    poller = Poller(drive(make(freshness=recounted), clock))
     watched = [INDEX, page(1), page(2), page(3), page(12), page(13)]
     for path in watched:
         await poller.get(path)
@@ -104,7 +109,7 @@ async def lone_poller(
     r_wait, c_wait = (0.0, 0.0) if cheap else (R + 0.5, 3_600.0)
 
     def fresh() -> Any:
-        return make(**size)
+        return make(freshness=Freshness(refresh_interval=REFRESH, **size))
 
     # An edit that moves the lastmod to now: seen after R, by the first request after it.
     write(update(table).where(table.c.id == 5).values(updated_at=now_naive(), slug="e-5"))
@@ -137,7 +142,7 @@ async def test_a_lone_poller_sees_every_change_within_its_bound(
     make_app: Any, engine: Engine, exact_rows: int | None
 ) -> None:
     def make(**settings: Any) -> Any:
-        return make_app(sources=[article_source(engine)], **SETTINGS, **settings)
+        return make_app(sources=[article_source(engine)], **{**SETTINGS, **settings})
 
     def write(*statements: Any) -> None:
         with engine.begin() as conn:
@@ -156,7 +161,7 @@ async def test_a_lone_poller_on_postgres(db: Db, adapter: str, exact_rows: int |
     made: list[Any] = []
 
     def make(**settings: Any) -> Any:
-        made.append(sitemap_app(adapter, sources=[db.source()], **SETTINGS, **settings))
+        made.append(sitemap_app(adapter, sources=[db.source()], **{**SETTINGS, **settings}))
         return made[-1]
 
     try:
@@ -197,7 +202,10 @@ def test_histories_keep_the_bounds(
     engine = create_engine(f"sqlite:///{path}")
     seed(engine, 640)
     size = {} if exact_rows is None else {"exact_rows": exact_rows}
-    settings = {**SETTINGS, "recount_interval": RECOUNT, **size}
+    settings = {
+        **SETTINGS,
+        "freshness": Freshness(refresh_interval=REFRESH, recount_interval=RECOUNT, **size),
+    }
     clock = Clock()
     apps = [SitemapWSGIApp(sources=[article_source(engine)], **settings)]
     drive(apps[0], clock)

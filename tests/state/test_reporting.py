@@ -30,6 +30,9 @@ from sitemap_middleware import (
     AsyncSQLAlchemySource,
     BadRow,
     BadRowStats,
+    Freshness,
+    Limits,
+    Load,
     SitemapAborted,
     SitemapMiddleware,
     SitemapWSGIMiddleware,
@@ -141,8 +144,8 @@ def test_statistics_under_a_threaded_wsgi_server(product_engine: Engine) -> None
         inner,
         sources=[source],
         base_url="https://stats-wsgi.example/",
-        batch_size=7,
-        max_generations=None,  # every request generates: none is refused as busy
+        limits=Limits(batch_size=7),
+        load=Load(max_generations=None),  # every request generates: none is refused as busy
     )
     requests = 24
     with ThreadPoolExecutor(8) as pool:
@@ -192,9 +195,7 @@ async def test_an_aborted_page_is_logged_by_its_own_path(
     app = make_app(
         sources=[source],
         base_url="https://example.com/",
-        max_urls=500,
-        batch_size=100,
-        chunk_bytes=4096,
+        limits=Limits(max_urls=500, batch_size=100, chunk_bytes=4096),
     )
     caplog.set_level(logging.ERROR, "sitemap_middleware")
     response = await call(app, path="/sitemap-articles-2.xml")
@@ -302,7 +303,7 @@ async def test_a_304_from_pages_in_memory_is_no_recovery(
         sources=[article_source(engine)],
         base_url="https://example.com/",
         index="always",
-        exact_rows=0,
+        freshness=Freshness(exact_rows=0),
     )
     first = await call(app)
     assert first.status == 200

@@ -3,7 +3,7 @@
 
 The application is loaded as ``render`` loads it (an ASGI application is started with
 its lifespan, so its middleware stack is built); every sitemap configured with
-``indexnow_key`` is pushed.
+``indexnow.key`` is pushed.
 """
 
 from __future__ import annotations
@@ -70,11 +70,11 @@ async def run_indexnow(options: IndexNowOptions, stdout: TextIO, stderr: TextIO)
 
 
 async def _pushers(app: object, options: IndexNowOptions) -> list[IndexNow]:
-    holders = [h for h in sitemap_holders(app) if h.sitemap.settings.indexnow_key]
+    holders = [h for h in sitemap_holders(app) if h.sitemap.settings.indexnow]
     if not holders:
         raise NotConfigured(
-            "no sitemap of the application is configured with indexnow_key; set it (and "
-            "optionally indexnow_endpoint) in the middleware's settings"
+            "no sitemap of the application is configured with indexnow.key; set it (and "
+            "optionally indexnow.endpoint) in the middleware's settings"
         )
     pushers = [IndexNow(h, max_urls=options.max_urls, lag=options.lag) for h in holders]
     for pusher in pushers:

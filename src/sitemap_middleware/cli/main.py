@@ -142,7 +142,7 @@ human view, exits 2."""
 INDEXNOW_DESCRIPTION = """\
 Push the URLs of the rows that changed to IndexNow (Bing, Yandex, Naver, Seznam,
 Yep share one endpoint): for every sitemap of the application configured with
-indexnow_key, each SQLAlchemy source's rows whose lastmod moved since its
+indexnow.key, each SQLAlchemy source's rows whose lastmod moved since its
 watermark, in (lastmod, key) order, in posts of at most 10,000 URLs, then the
 URLs queued with sitemap_middleware.contrib.indexnow.queue_urls (deleted rows). The
 watermark advances only when the endpoint accepted a post (200 or 202). The
@@ -158,7 +158,7 @@ Exit status: 0 when every push succeeded or had nothing to do; 1 when the
 endpoint rejected a post (400, 403, 422: the message says what) or kept asking
 to wait (429, 5xx, network errors: retried with growing delays first), or the
 database failed; 2 when the application cannot be loaded, has no sitemap with
-indexnow_key, or lacks the watermark tables. With --every, a failed round is
+indexnow.key, or lacks the watermark tables. With --every, a failed round is
 reported and the next one tries again; the process runs until interrupted."""
 
 INDEXNOW_EPILOG = """\

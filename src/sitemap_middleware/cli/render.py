@@ -167,7 +167,7 @@ class _Renderer:
         self.total += len(children) * self.per_document
         self._show()
         for path in children:
-            # The form the index lists (.xml, or .xml.gz with index_gz), then the others.
+            # The form the index lists (.xml, or .xml.gz with gzip.index_files), then the others.
             await self.document(path)
             await self.siblings(path)
         return roots

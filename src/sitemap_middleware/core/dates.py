@@ -25,7 +25,7 @@ from .spec import XSD_MAX_OFFSET as _MAX_OFFSET
 @dataclass(frozen=True, slots=True)
 class AsOf:
     """How a read takes its lastmods: a naive one in ``naive_timezone``, and one later than
-    ``listed_until`` (now + ``lastmod_tolerance``) not listed yet: a future, bad field.
+    ``listed_until`` (now + ``lastmods.tolerance``) not listed yet: a future, bad field.
 
     One value travels with every read (summaries, pages, changes) instead of the pair.
     """
@@ -192,7 +192,7 @@ def check_not_future(value: object, naive_timezone: tzinfo, listed_until: dateti
     if isinstance(moment, date) and later_than(moment, listed_until):
         raise LastmodError(
             f"lastmod {format_lastmod(value, naive_timezone)} is in the future "
-            "(later than now + lastmod_tolerance)"
+            "(later than now + lastmods.tolerance)"
         )
 
 

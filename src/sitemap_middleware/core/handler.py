@@ -418,7 +418,7 @@ class Transfer:
         # Kept in memory up to a few chunks, on disk beyond: memory stays flat. It lives as
         # long as the transfer, so close() closes it rather than a with block.
         self._spool: IO[bytes] | None = (
-            SpooledTemporaryFile(max_size=4 * sitemap.settings.chunk_bytes)  # noqa: SIM115
+            SpooledTemporaryFile(max_size=4 * sitemap.settings.limits.chunk_bytes)  # noqa: SIM115
             if spool
             else None
         )
@@ -434,7 +434,7 @@ class Transfer:
 
     @property
     def batch_size(self) -> int:
-        return self.sitemap.settings.batch_size
+        return self.sitemap.settings.limits.batch_size
 
     def feed(self, source: str, batch: Batch) -> bytes:
         """A chunk once enough is gathered, else ``b""`` (see :class:`~.documents.Body`).
@@ -481,7 +481,7 @@ class Transfer:
     def _read_spool(self) -> Iterator[bytes]:
         assert self._spool is not None
         self._spool.seek(0)
-        while chunk := self._spool.read(self.sitemap.settings.chunk_bytes):
+        while chunk := self._spool.read(self.sitemap.settings.limits.chunk_bytes):
             yield chunk
 
     def failed(self, error: Exception) -> Response:

@@ -1,6 +1,6 @@
 """The IndexNow key file: the proof that the site owns the key it submits URLs with.
 
-Engines fetch it (at ``/{key}.txt``, or at ``indexnow_key_location``, named in every
+Engines fetch it (at ``/{key}.txt``, or at ``indexnow.key_location``, named in every
 submission as ``keyLocation``) and compare its content with the key. It is answered
 like the documents: ``text/plain; charset=utf-8``, an entity tag made from the key,
 conditional requests (``304``), HEAD without body. At ``/{key}.txt`` the content is
@@ -25,19 +25,19 @@ FIXED_SINCE = datetime(2000, 1, 1, tzinfo=UTC)
 
 def key_file_response(settings: Settings, request: Request) -> Response:
     """The key file's answer to a GET or HEAD (the handler refused other methods)."""
-    key = settings.indexnow_key
-    assert key is not None, "routed only with a key"
+    assert settings.indexnow is not None, "routed only with a key"
+    key = settings.indexnow.key
     body = key.encode("ascii")
     # A strong tag: one representation, the same bytes on every replica.
     etag = make_etag(["indexnow-key", key]).removeprefix("W/")
-    modified = FIXED_SINCE if settings.indexnow_key_location is None else None
+    modified = FIXED_SINCE if settings.indexnow.key_location is None else None
     headers = [("etag", etag)]  # the Date is the server's (see validators.DATE_LAG)
     if modified is not None:
         headers.append(("last-modified", format_http_date(modified)))
-    if settings.cache_control is not None:
-        headers.append(("cache-control", settings.cache_control))
-    if settings.x_robots_tag is not None:
-        headers.append(("x-robots-tag", settings.x_robots_tag))
+    if settings.headers.cache_control is not None:
+        headers.append(("cache-control", settings.headers.cache_control))
+    if settings.headers.x_robots_tag is not None:
+        headers.append(("x-robots-tag", settings.headers.x_robots_tag))
     status = evaluate_preconditions(request.method, dict(request.headers), etag, modified)
     if status != 200:
         return Response(status, headers)

@@ -105,7 +105,7 @@ class Planner:
         if target.gz:
             return _GZ
         accepted = accepts_gzip(request.headers.get("accept-encoding"))
-        return _GZIP if self._settings.gzip and accepted else _IDENTITY
+        return _GZIP if self._settings.gzip is not False and accepted else _IDENTITY
 
     def _news(
         self, parts: Sequence[Part], now: datetime
@@ -116,7 +116,7 @@ class Planner:
         # News older than two days lose their news:news: the document changes with the
         # clock, a tick at a time, and its validators say so.
         # Ticks start DATE_LAG late, so that no tick is newer than the Last-Modified cap.
-        tick = self._settings.news_tick
+        tick = self._settings.lastmods.news_tick
         moment = datetime.fromtimestamp((now - DATE_LAG).timestamp() // tick * tick, UTC)
         return moment - NEWS_WINDOW, moment
 
@@ -158,12 +158,12 @@ class Planner:
         headers = [("etag", etag)]
         if modified is not None:
             headers.append(("last-modified", format_http_date(modified)))
-        if settings.cache_control is not None:
-            headers.append(("cache-control", settings.cache_control))
-        if settings.gzip and coding != _GZ:
+        if settings.headers.cache_control is not None:
+            headers.append(("cache-control", settings.headers.cache_control))
+        if settings.gzip is not False and coding != _GZ:
             headers.append(("vary", "Accept-Encoding"))
-        if settings.x_robots_tag is not None:
-            headers.append(("x-robots-tag", settings.x_robots_tag))
+        if settings.headers.x_robots_tag is not None:
+            headers.append(("x-robots-tag", settings.headers.x_robots_tag))
         return headers
 
     def _with_content_headers(
@@ -173,7 +173,7 @@ class Planner:
         if coding == _GZ:
             content = [("content-type", "application/gzip")]
         else:
-            content_type = html.CONTENT_TYPE if target.html else self._settings.content_type
+            content_type = html.CONTENT_TYPE if target.html else self._settings.headers.content_type
             content = [("content-type", content_type)]
             if coding == _GZIP:
                 content.append(("content-encoding", "gzip"))

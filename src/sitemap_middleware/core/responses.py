@@ -58,20 +58,21 @@ class ServerErrors:
         return text(
             503,
             "Sitemap temporarily unavailable",
-            [("retry-after", str(self._settings.retry_after))],
+            [("retry-after", str(self._settings.headers.retry_after))],
         )
 
     def busy(self, path: str, running: int) -> Response:
         """Too many documents are being generated at once: try again shortly."""
         logger.warning(
-            "sitemap %s: %d generations running, the most max_generations allows; answering 503",
+            "sitemap %s: %d generations running, the most load.max_generations allows; "
+            "answering 503",
             path,
             running,
         )
         return text(
             503,
             "Sitemap generation busy, retry later",
-            [("retry-after", str(self._settings.busy_retry_after))],
+            [("retry-after", str(self._settings.load.retry_after))],
         )
 
     def too_large(self, error: Exception, path: str) -> Response:

@@ -14,7 +14,7 @@ Any other path under the ``sitemap-`` prefix that ends in ``.xml`` or
 ``.xml.gz`` is ours too and answers 404 (unknown source, page 0, ``-1``,
 ``01``, ``x``), so a typo never reaches the application as something else.
 
-With IndexNow configured, its key file (``/{key}.txt`` or ``indexnow_key_location``)
+With IndexNow configured, its key file (``/{key}.txt`` or ``indexnow.key_location``)
 is one more route of the core, answered like the documents.
 
 :meth:`Routes.match` gives one frozen type per kind of target (their union: :data:`Target`):

@@ -78,22 +78,24 @@ class Sitemap:
         # Rows per page of each source: its worst-case entry must fit the limits.
         self.page_sizes = {
             source.name: source.shape.page_size(
-                settings.max_urls, settings.max_bytes, settings.max_loc_length
+                settings.limits.max_urls, settings.limits.max_bytes, settings.limits.max_loc_length
             )
             for source in self.sources
         }
         # Bad rows are counted on the source objects, where the application can read them.
         tallies = {source.name: tally_of(source) for source in self.sources}
-        self.rules = EntryRules(self.site, settings.naive_timezone, settings.strict, tallies)
+        self.rules = EntryRules(
+            self.site, settings.lastmods.naive_timezone, settings.strict, tallies
+        )
         register(self, self.url, tallies)
         self.hosts = Hosts(settings, self.rules, self.page_sizes)
-        self.slots = Slots(settings.max_generations)
+        self.slots = Slots(settings.load.max_generations)
         self.failures = FailureLog()
         self.errors = ServerErrors(settings)
         # Pages kept current between recounts, by source name, for the sources that can be.
         self.current_pages = _current_pages(self.sources, self.page_sizes, settings)
         self.remembered_pages = RememberedPages(self.page_sizes)
-        self.remembered_summaries = RememberedSummaries(settings.summary_ttl)
+        self.remembered_summaries = RememberedSummaries(settings.freshness.summary_ttl)
         self.planner = Planner(settings, self.sources, self.page_sizes)
         self.index_document = IndexDocument(
             settings, self.routes, self.by_name, self.remembered_pages
@@ -121,7 +123,7 @@ class Sitemap:
 
     def as_of(self, now: datetime) -> AsOf:
         """How a request at ``now`` reads lastmods (the settings' zone and tolerance)."""
-        return AsOf.at(now, self.settings.naive_timezone, self.settings.lastmod_tolerance)
+        return AsOf.at(now, self.settings.lastmods.naive_timezone, self.settings.lastmods.tolerance)
 
     @property
     def url(self) -> str:
@@ -187,7 +189,7 @@ class Sitemap:
             status,
             headers,
             body,
-            self.settings.cache_control,
+            self.settings.headers.cache_control,
         )
         return None if result is None else Response(*result)
 
@@ -214,16 +216,16 @@ class Sitemap:
 def _current_pages(
     sources: list[AnySource], page_sizes: Mapping[str, int], settings: Settings
 ) -> dict[str, CurrentPages]:
-    """Pages kept current between recounts (``freshness="incremental"``), by source name."""
-    if settings.freshness != "incremental":
+    """Pages kept current between recounts (``freshness.mode="incremental"``), by source name."""
+    if settings.freshness.mode != "incremental":
         return {}
     return {
         source.name: CurrentPages(
             source,
             page_sizes[source.name],
-            settings.refresh_interval,
-            settings.recount_interval,
-            settings.exact_rows,
+            settings.freshness.refresh_interval,
+            settings.freshness.recount_interval,
+            settings.freshness.exact_rows,
         )
         for source in sources
         if source.live

@@ -42,7 +42,7 @@ class Summary:
     count: int | None
     token: str
     listed_until: datetime | None = None
-    """The latest lastmod served when the summary was read (now + ``lastmod_tolerance``):
+    """The latest lastmod served when the summary was read (now + ``lastmods.tolerance``):
     later ones are bad fields, and the rows are rendered under this same listed_until."""
     expires: datetime | None = None
     """The earliest lastmod later than ``listed_until``: once ``listed_until`` reaches it that row's
@@ -71,7 +71,7 @@ def last_modified(newest: Iterable[datetime | None], now: datetime) -> datetime 
     RFC 9110 §8.8.2.1: an origin server must not send a Last-Modified later than
     its Date. The Date is the server's, read at the request (``now``) or up to a
     second before it (a cached one), hence the lag. A lastmod within
-    ``lastmod_tolerance`` of the clock is capped this way.
+    ``lastmods.tolerance`` of the clock is capped this way.
     """
     known = [moment for moment in newest if moment is not None]
     if not known:

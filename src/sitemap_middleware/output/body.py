@@ -46,7 +46,7 @@ class Urlset:
         listed_until_values: Mapping[str, datetime | None] | None = None,
     ) -> None:
         self.renderer = renderer
-        self.writer = UrlsetWriter(settings.max_urls, settings.max_bytes)
+        self.writer = UrlsetWriter(settings.limits.max_urls, settings.limits.max_bytes)
         self.shapes = shapes
         self.news_cutoff = news_cutoff
         self.seen = SeenLocs(renderer.rules.site)
@@ -88,8 +88,8 @@ class Body:
 
     def __init__(self, document: Document, settings: Settings, gzip: bool = False) -> None:
         self.document = document
-        self.chunk_bytes = settings.chunk_bytes
-        self._gzip = GzipStream(settings.gzip_level) if gzip else None
+        self.chunk_bytes = settings.limits.chunk_bytes
+        self._gzip = GzipStream(settings.gzip_files.level) if gzip else None
         self._deferred = False
         self._pending = [document.open()]
         self._size = 0

@@ -265,7 +265,7 @@ class EntryRules:
     ) -> UrlFields | None:
         """The entry's final fields, or None when the row is skipped.
 
-        A lastmod later than ``listed_until`` (now + ``lastmod_tolerance``) is in the
+        A lastmod later than ``listed_until`` (now + ``lastmods.tolerance``) is in the
         future: dropped. ``first(url)`` says whether the document lists the loc
         for the first time; a repeated loc skips the row before its other fields
         are judged.

@@ -47,7 +47,7 @@ class IndexDocument:
         """The whole index (or its HTML sibling) that ``plan`` calls for, on its host's URLs."""
         site = plan.host_site.site
         document = self._html(plan, site) if plan.html else self._xml(plan, site)
-        return gzip_whole(document, self._settings.gzip_level) if plan.gzip else document
+        return gzip_whole(document, self._settings.gzip_files.level) if plan.gzip else document
 
     def _xml(self, plan: IndexPlan, site: Site) -> bytes:
         elements = []
@@ -67,14 +67,16 @@ class IndexDocument:
                 if newest is not None and limit is not None and newest >= limit:
                     newest = None
                 elements.append(self._element(site, source.name, page, newest))
-        return sitemapindex(elements, self._settings.max_bytes)
+        return sitemapindex(elements, self._settings.limits.max_bytes)
 
     def _element(self, site: Site, source: str, page: Page, newest: datetime | None) -> str:
         # Most pages are unchanged between two indexes: their elements are reused.
         key = (site.base_url, source, page.index, newest)
         element = self._elements.get(key)
         if element is None:
-            path = self._routes.page_path(source, page.index + 1, self._settings.index_gz)
+            path = self._routes.page_path(
+                source, page.index + 1, self._settings.gzip_files.index_files
+            )
             element = self._elements[key] = sitemap_element(site.url_for(path), _w3c(newest))
         return element
 

@@ -122,7 +122,8 @@ class SitemapMiddleware:
                 await self.aclose()
             return message
 
-        if self.sitemap.settings.indexnow_every is not None:
+        indexnow = self.sitemap.settings.indexnow
+        if indexnow is not None and indexnow.every is not None:
             from ..contrib.indexnow.background import with_indexnow
 
             return await with_indexnow(self.sitemap, self.app, scope, receive_then_close, send)

@@ -1,5 +1,5 @@
 """What the sitemap remembers between requests: each source's pages as last read, and the
-summaries read in the last ``summary_ttl`` seconds.
+summaries read in the last ``freshness.summary_ttl`` seconds.
 
 Both are keyed by the data, never trusted past it: pages are used only for the
 whole-source summary (token) they were read for, and a remembered summary only
@@ -100,7 +100,7 @@ class RememberedPages:
 
 
 class RememberedSummaries:
-    """``summary_ttl``: summaries read in the last few seconds, by (source, key range)."""
+    """``freshness.summary_ttl``: summaries read in the last few seconds, by (source, key range)."""
 
     LIMIT = 65_536
     """One entry per page: bounded, and cheap to refill."""
@@ -110,8 +110,8 @@ class RememberedSummaries:
         self._kept: dict[tuple[str, KeyRange], tuple[float, Summary]] = {}
 
     def get(self, parts: Sequence[Part], listed_until: datetime) -> list[Summary] | None:
-        """The parts' summaries if all were read less than ``summary_ttl`` seconds ago and no
-        future lastmod they saw is due by ``listed_until``."""
+        """The parts' summaries if all were read less than ``freshness.summary_ttl`` seconds
+        ago and no future lastmod they saw is due by ``listed_until``."""
         if not self._ttl:
             return None
         now = time.monotonic()

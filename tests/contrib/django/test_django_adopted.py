@@ -31,6 +31,7 @@ from django.db.models import Max  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.utils.http import http_date  # noqa: E402
 
+from sitemap_middleware import Freshness, Limits  # noqa: E402
 from sitemap_middleware.contrib.django import DjangoSitemapSource, django_sitemap_sources  # noqa: E402
 
 from ...django_site.shop.models import Article, Page  # noqa: E402
@@ -144,9 +145,9 @@ def test_the_same_urls_as_django_views(tables: None, sitemap_schema: etree.XMLSc
         app = SitemapWSGIApp(
             base_url=BASE,
             sources=django_sitemap_sources(SITEMAPS, base_url=BASE),
-            max_urls=max_urls,
+            limits=Limits(max_urls=max_urls),
+            freshness=Freshness(mode=freshness),
             index="always",
-            freshness=freshness,
         )
         ours = our_listing(app, sitemap_schema)
         django = django_listing()
@@ -167,9 +168,9 @@ def test_an_overriding_get_latest_lastmod_is_each_index_entry_s_lastmod(
         app = SitemapWSGIApp(
             base_url=BASE,
             sources=django_sitemap_sources(LATEST_SITEMAPS, base_url=BASE),
-            max_urls=5,
+            limits=Limits(max_urls=5),
+            freshness=Freshness(mode=freshness),
             index="always",
-            freshness=freshness,
         )
         index = call_wsgi(app, path="/sitemap.xml")
         published = any(published for _, _, published, _ in articles)
@@ -201,7 +202,7 @@ def test_a_queryset_is_paged_by_key_and_streamed(
 
     fill([(f"s{i}", datetime(2024, 1, 1, tzinfo=UTC), True, False) for i in range(12)], [])
     source = DjangoSitemapSource(ArticleSitemap, name="articles", base_url=BASE)
-    app = SitemapWSGIApp(base_url=BASE, sources=[source], max_urls=5)
+    app = SitemapWSGIApp(base_url=BASE, sources=[source], limits=Limits(max_urls=5))
     pages = [loc for loc, _ in assert_valid_index(call_wsgi(app, path="/sitemap.xml").body)]
     keys = sorted(Article.objects.values_list("pk", flat=True))
     assert len(pages) == len({key // 5 for key in keys})  # fixed ranges of 5 keys
@@ -226,7 +227,12 @@ def test_keys_below_zero_are_cut(
         for key in (-7, -2, -1, 1, 2, 3, 8, 9)
     )
     source = DjangoSitemapSource(ArticleSitemap, name="articles", base_url=BASE)
-    app = SitemapWSGIApp(base_url=BASE, sources=[source], max_urls=3, freshness=freshness)
+    app = SitemapWSGIApp(
+        base_url=BASE,
+        sources=[source],
+        limits=Limits(max_urls=3),
+        freshness=Freshness(mode=freshness),
+    )
     listed = our_listing(app, sitemap_schema)
     assert sorted(listed) == sorted(f"{BASE}articles/k{key}" for key in (-7, -2, -1, 1, 2, 3, 8, 9))
 
@@ -256,7 +262,10 @@ def test_pages_kept_current_by_recounts(tables: None) -> None:
     source = DjangoSitemapSource(ArticleSitemap, name="articles", base_url=BASE)
     assert source.live
     app = SitemapWSGIApp(  # exact_rows=0: kept current however small
-        base_url=BASE, sources=[source], max_urls=5, freshness="incremental", exact_rows=0
+        base_url=BASE,
+        sources=[source],
+        limits=Limits(max_urls=5),
+        freshness=Freshness(mode="incremental", exact_rows=0),
     )
     page = assert_valid_index(call_wsgi(app, path="/sitemap.xml").body)[-1][0]
     path = page.removeprefix("https://example.com")
@@ -301,7 +310,7 @@ def test_served_under_asgi(tables: None, sitemap_schema: etree.XMLSchema) -> Non
     from ...adapters import call
 
     fill([(f"s{i}", datetime(2024, 1, 1, tzinfo=UTC), True, False) for i in range(8)], [])
-    options: dict[str, Any] = {"base_url": BASE, "max_urls": 3, "index": "always"}
+    options: dict[str, Any] = {"base_url": BASE, "limits": Limits(max_urls=3), "index": "always"}
     asgi = SitemapApp(sources=django_sitemap_sources(SITEMAPS, base_url=BASE), **options)
     wsgi = SitemapWSGIApp(sources=django_sitemap_sources(SITEMAPS, base_url=BASE), **options)
 
@@ -345,8 +354,8 @@ def test_under_asgi_every_read_runs_in_django_s_thread_for_sync_work(tables: Non
 
     fill([(f"s{i}", datetime(2024, 1, 1, tzinfo=UTC), True, False) for i in range(40)], [])
     source = DjangoSitemapSource(_Recorded, name="articles")
-    options: dict[str, Any] = {"base_url": BASE, "max_urls": 10, "batch_size": 3}
-    app = SitemapApp(sources=[source], chunk_bytes=256, **options)
+    limits = Limits(max_urls=10, batch_size=3, chunk_bytes=256)
+    app = SitemapApp(sources=[source], base_url=BASE, limits=limits)
     _Recorded.threads.clear()
 
     async def run() -> tuple[list[int], int]:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from sitemap_middleware import SitemapWSGIApp
+from sitemap_middleware import Limits, SitemapWSGIApp
 
 from ... import django_commands
 from ...support import assert_valid_index, assert_valid_urlset, free_port, served
@@ -72,7 +72,9 @@ def test_render_writes_what_the_adapters_serve(
         )
         # What another adapter serves for the same sources and settings.
         app = SitemapWSGIApp(
-            sources=django_commands.sources(), base_url="https://example.com/", max_urls=50
+            sources=django_commands.sources(),
+            base_url="https://example.com/",
+            limits=Limits(max_urls=50),
         )
         try:
             for name in names:

@@ -23,6 +23,7 @@ setup()
 from django.contrib.sitemaps import GenericSitemap  # noqa: E402
 from django.utils.http import http_date  # noqa: E402
 
+from sitemap_middleware import Limits  # noqa: E402
 from sitemap_middleware.contrib.django import DjangoSitemapSource  # noqa: E402
 
 from ...django_site.shop.models import Article  # noqa: E402
@@ -62,7 +63,9 @@ class NotADate(GenericSitemap):  # type: ignore[type-arg]
 
 
 def app_of(source: DjangoSitemapSource) -> SitemapWSGIApp:
-    return SitemapWSGIApp(base_url=BASE, sources=[source], max_urls=3, index="always")
+    return SitemapWSGIApp(
+        base_url=BASE, sources=[source], limits=Limits(max_urls=3), index="always"
+    )
 
 
 def pages_of(source: Any, schema: etree.XMLSchema) -> list[tuple[Any, ...]]:

@@ -16,7 +16,13 @@ from django.http import HttpResponse
 from django.test import override_settings
 from sqlalchemy import Engine
 
-from sitemap_middleware import ConfigurationError, IterableSource, SitemapAborted, SitemapWSGIApp
+from sitemap_middleware import (
+    ConfigurationError,
+    IterableSource,
+    Limits,
+    SitemapAborted,
+    SitemapWSGIApp,
+)
 
 from ...adapters import MIDDLEWARE, DjangoApp, call, call_wsgi
 from ...django_setup import setup
@@ -51,7 +57,7 @@ def built(kind: type, middleware: list[str], **setting: Any) -> DjangoApp:
 async def test_a_sync_middleware_under_the_asgi_handler_streams_chunk_by_chunk(
     engine: Engine, failing_engine: Callable[[int], Engine]
 ) -> None:
-    options = {"base_url": BASE, "batch_size": 100, "chunk_bytes": 4096}
+    options = {"base_url": BASE, "limits": Limits(batch_size=100, chunk_bytes=4096)}
     app = built(ASGIHandler, [MIDDLEWARE, SYNC_ONLY], sources=[article_source(engine)], **options)
     assert not app.middleware.is_async
     other = SitemapWSGIApp(sources=[article_source(engine)], **options)
@@ -105,6 +111,23 @@ def test_a_missing_or_wrong_setting_stops_the_handler() -> None:
             {"sources": ["/"], "base_url": BASE, "colour": 1},
             r"^SITEMAP_MIDDLEWARE\['colour'\]: not a",
         ),
+        # A group as plain data: its fields named under it.
+        (
+            {"sources": ["/"], "base_url": BASE, "limits": {"max_urls": 0}},
+            r"^SITEMAP_MIDDLEWARE\['limits'\]\['max_urls'\]: must be an integer from 1 ",
+        ),
+        (
+            {"sources": ["/"], "base_url": BASE, "limits": {"max_url": 10}},
+            r"^SITEMAP_MIDDLEWARE\['limits'\]\['max_url'\]: not a setting of Limits; ",
+        ),
+        (
+            {"sources": ["/"], "base_url": BASE, "indexnow": {"every": 60}},
+            r"^SITEMAP_MIDDLEWARE\['indexnow'\]\['key'\]: required",
+        ),
+        (
+            {"sources": ["/"], "base_url": BASE, "limits": 10},
+            r"^SITEMAP_MIDDLEWARE\['limits'\]: must be a Limits or a mapping of its settings",
+        ),
     ):
         overridden = override_settings(MIDDLEWARE=[MIDDLEWARE], SITEMAP_MIDDLEWARE=setting)
         with overridden, pytest.raises(ConfigurationError, match=message):
@@ -116,6 +139,16 @@ def del_setting() -> None:
 
     if hasattr(settings, "SITEMAP_MIDDLEWARE"):
         del settings.SITEMAP_MIDDLEWARE
+
+
+async def test_a_group_may_be_plain_data() -> None:
+    """``{"limits": {"max_urls": 1}}`` in the Django setting is ``Limits(max_urls=1)``."""
+    app = built(
+        WSGIHandler, [MIDDLEWARE], sources=["/a", "/b"], base_url=BASE, limits={"max_urls": 1}
+    )
+    index = await call(app.handler, wsgi=True, path="/sitemap.xml")
+    assert index.status == 200 and b"<sitemapindex" in index.body
+    assert b"sitemap-urls-2.xml" in index.body
 
 
 async def test_fallback_replaces_only_the_projects_404() -> None:

@@ -22,6 +22,7 @@ from ...support import assert_valid_index, assert_valid_urlset, locs
 
 setup()
 
+from sitemap_middleware import Limits  # noqa: E402
 from sitemap_middleware.contrib.django import AsyncDjangoSource, DjangoSource  # noqa: E402
 
 from ...django_site.shop.models import Article, Page, Product  # noqa: E402
@@ -82,7 +83,9 @@ def test_a_queryset_is_served_with_its_filters(
         images="image",
     )
     assert source.name == "article"
-    app = sitemap_app(adapter, base_url=BASE, sources=[source], max_urls=4, index="always")
+    app = sitemap_app(
+        adapter, base_url=BASE, sources=[source], limits=Limits(max_urls=4), index="always"
+    )
     expected = [
         f"{BASE}{lang}/articles/a-{i}" for i in range(1, 10) if i != 4 for lang in ("en", "de")
     ]
@@ -102,7 +105,7 @@ def test_other_keys_are_cut(alias: str, sitemap_schema: etree.XMLSchema) -> None
     pages = DjangoSource(Page.objects.using(alias), loc="/{path}")
     products = DjangoSource(Product.objects.using(alias), loc="/products/{sku}")
     assert not pages.fixed_ranges and not products.fixed_ranges
-    app = sitemap_app("wsgi", base_url=BASE, sources=[pages, products], max_urls=3)
+    app = sitemap_app("wsgi", base_url=BASE, sources=[pages, products], limits=Limits(max_urls=3))
     listed = every_loc(app, sitemap_schema)
     assert listed[:7] == [f"{BASE}p{i:02d}" for i in range(7)]
     assert sorted(listed[7:]) == sorted(f"{BASE}products/s{n}" for n in range(5))
@@ -113,7 +116,7 @@ def test_pages_are_key_ranges_without_offset(sitemap_schema: etree.XMLSchema) ->
     Article.objects.all().delete()
     fill(alias, 20)
     source = DjangoSource(Article.objects.all(), loc="/a/{slug}", lastmod="updated_at")
-    app = sitemap_app("wsgi", base_url=BASE, sources=[source], max_urls=5)
+    app = sitemap_app("wsgi", base_url=BASE, sources=[source], limits=Limits(max_urls=5))
     assert len(assert_valid_index(serve(app, "/sitemap.xml").body)) == 5  # keys 0-4, 5-9...
     seen: list[tuple[str, Any]] = []
     event.listen(source.engine, "before_cursor_execute", lambda *a: seen.append((a[2], a[3])))
@@ -160,7 +163,7 @@ def test_async_reads_give_the_same_bytes(alias: str) -> None:
     paths = ["/sitemap.xml", *(f"/sitemap-article-{n}.xml" for n in range(1, 5))]
     source = AsyncDjangoSource(queryset, **options)
     apps = [
-        sitemap_app("asgi", base_url=BASE, sources=[each], max_urls=4)
+        sitemap_app("asgi", base_url=BASE, sources=[each], limits=Limits(max_urls=4))
         for each in (DjangoSource(queryset, **options), source)
     ]
 
@@ -442,7 +445,9 @@ def test_a_client_gone_mid_body_closes_the_rows_in_django_s_thread(alias: str, k
         source = DjangoSitemapSource(Articles, name="article")
     read = source.batches
     source.batches = lambda keys, size: watched(read(keys, size))
-    app = sitemap_app("asgi", base_url=BASE, sources=[source], chunk_bytes=512, batch_size=10)
+    app = sitemap_app(
+        "asgi", base_url=BASE, sources=[source], limits=Limits(chunk_bytes=512, batch_size=10)
+    )
 
     async def run() -> tuple[Any, Any, int]:
         gone = await call(app, path="/sitemap.xml", disconnect_after=1)
@@ -480,7 +485,9 @@ def test_concurrent_bodies_take_turns_in_django_s_thread(alias: str, kind: str) 
         source = DjangoSource(Article.objects.using(alias), loc="/a/{slug}", lastmod="updated_at")
     else:
         source = DjangoSitemapSource(Articles, name="article")
-    app = sitemap_app("asgi", base_url=BASE, sources=[source], chunk_bytes=512, batch_size=10)
+    app = sitemap_app(
+        "asgi", base_url=BASE, sources=[source], limits=Limits(chunk_bytes=512, batch_size=10)
+    )
 
     async def run() -> tuple[list[Any], bool]:
         from asgiref.sync import sync_to_async

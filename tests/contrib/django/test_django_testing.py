@@ -47,6 +47,7 @@ from django.test.utils import (  # noqa: E402
     teardown_test_environment,
 )
 
+from sitemap_middleware import Freshness  # noqa: E402
 from sitemap_middleware.contrib.django import (  # noqa: E402
     AsyncDjangoSource,
     DjangoSitemapSource,
@@ -253,7 +254,10 @@ class SyncChecks(Checks):
         test's connection (a thread of its own would not see the test's rows, and would
         meet its lock on SQLite), so a later request shows a write, with the validators
         a process started then would give."""
-        setting = {**settings.SITEMAP_MIDDLEWARE, "refresh_interval": 0, "recount_interval": 0}
+        setting = {
+            **settings.SITEMAP_MIDDLEWARE,
+            "freshness": Freshness(refresh_interval=0, recount_interval=0),
+        }
         with self.settings(SITEMAP_MIDDLEWARE=setting):  # type: ignore[attr-defined]
             self.quietly(self.check_background_reads)
 
@@ -313,7 +317,10 @@ class AsyncChecks(Checks):
     async def test_background_reads_see_the_tests_rows(self) -> None:
         """As under ``Client``: a refresh or recount at every request, in Django's thread
         for sync work, which under ``AsyncClient`` is the test's."""
-        setting = {**settings.SITEMAP_MIDDLEWARE, "refresh_interval": 0, "recount_interval": 0}
+        setting = {
+            **settings.SITEMAP_MIDDLEWARE,
+            "freshness": Freshness(refresh_interval=0, recount_interval=0),
+        }
         with (
             self.settings(SITEMAP_MIDDLEWARE=setting),  # type: ignore[attr-defined]
             self.assertNoLogs("sitemap_middleware", "WARNING"),  # type: ignore[attr-defined]

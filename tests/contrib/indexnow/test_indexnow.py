@@ -24,7 +24,7 @@ from sqlalchemy import create_engine, insert, text, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from sitemap_middleware import SitemapApp
+from sitemap_middleware import IndexNowSettings, SitemapApp
 from sitemap_middleware.contrib.indexnow import IndexNow, Round, install, queue_urls
 
 from ... import indexnow_site
@@ -53,8 +53,7 @@ class Site:
         return SitemapApp(
             sources=[indexnow_site.source(engine or self.engine)],
             base_url=self.base,
-            indexnow_key=KEY,
-            indexnow_endpoint=self.endpoint.url,
+            indexnow=IndexNowSettings(key=KEY, endpoint=self.endpoint.url),
             **options,
         )
 
@@ -207,8 +206,7 @@ async def test_a_key_the_site_does_not_serve_is_a_403_that_says_so(site: Site) -
         SitemapApp(
             sources=[indexnow_site.source(site.engine)],
             base_url=site.base,
-            indexnow_key="not-the-served-key",
-            indexnow_endpoint=site.endpoint.url,
+            indexnow=IndexNowSettings(key="not-the-served-key", endpoint=site.endpoint.url),
         )
     )
     await pusher.push()
@@ -248,8 +246,7 @@ async def test_a_network_error_keeps_the_mark(site: Site) -> None:
         SitemapApp(
             sources=app.sitemap.sources,
             base_url=site.base,
-            indexnow_key=KEY,
-            indexnow_endpoint=closed,
+            indexnow=IndexNowSettings(key=KEY, endpoint=closed),
         ),
         first_delay=0.01,
         max_retries=1,
@@ -399,7 +396,7 @@ async def test_the_command_line_s_exit_statuses_and_dry_run(sqlite_site: Site) -
     assert done.returncode == 0 and "pushed 2 URLs (2 rows) in 1 post" in done.stdout
     # No IndexNow configured, or the tables missing: a usage error that says the fix.
     unset = await _cli(site, INDEXNOW_TEST_KEY="")
-    assert unset.returncode == 2 and "indexnow_key" in unset.stderr
+    assert unset.returncode == 2 and "indexnow.key" in unset.stderr
     with site.writer.begin() as conn:
         conn.execute(text("DROP TABLE sitemap_indexnow_queue"))
     missing = await _cli(site, "--once")
@@ -414,9 +411,7 @@ async def test_the_lifespan_task_pushes_while_the_site_runs(site: Site) -> None:
     app = SitemapApp(
         sources=[indexnow_site.source(site.engine)],
         base_url=site.base,
-        indexnow_key=KEY,
-        indexnow_endpoint=site.endpoint.url,
-        indexnow_every=1,
+        indexnow=IndexNowSettings(key=KEY, endpoint=site.endpoint.url, every=1),
     )
     server = uvicorn.Server(
         uvicorn.Config(app, host="127.0.0.1", port=port, lifespan="on", log_level="warning")

@@ -1,9 +1,10 @@
 """The IndexNow key file, through every adapter: served like the documents (validators,
-304, HEAD), at ``/{key}.txt`` or ``indexnow_key_location``; bad keys refused at
+304, HEAD), at ``/{key}.txt`` or ``indexnow.key_location``; bad keys refused at
 construction."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -11,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sitemap_middleware import ConfigurationError, Settings
+from sitemap_middleware import ConfigurationError, IndexNowSettings, Settings
 from sitemap_middleware.core.http import parse_http_date
 
 from ...adapters import call
@@ -26,7 +27,7 @@ async def test_the_key_file_is_served_with_validators_and_304(
     make_app: Callable[..., Any],
 ) -> None:
     key = "0123abcd-Key"
-    app = make_app(sources=SOURCES, base_url=BASE, indexnow_key=key)
+    app = make_app(sources=SOURCES, base_url=BASE, indexnow=IndexNowSettings(key=key))
     response = await call(app, path=f"/{key}.txt")
     assert response.status == 200
     assert response.body == key.encode()
@@ -60,7 +61,9 @@ async def test_a_key_location_of_the_application_s_choosing(
 ) -> None:
     key = "abcdefgh"
     app = make_app(
-        sources=SOURCES, base_url=BASE, indexnow_key=key, indexnow_key_location="/indexnow.txt"
+        sources=SOURCES,
+        base_url=BASE,
+        indexnow=IndexNowSettings(key=key, key_location="/indexnow.txt"),
     )
     response = await call(app, path="/indexnow.txt")
     assert (response.status, response.body) == (200, b"abcdefgh")
@@ -69,8 +72,7 @@ async def test_a_key_location_of_the_application_s_choosing(
     other = make_app(
         sources=SOURCES,
         base_url=BASE,
-        indexnow_key="ijklmnop",
-        indexnow_key_location="/indexnow.txt",
+        indexnow=IndexNowSettings(key="ijklmnop", key_location="/indexnow.txt"),
     )
     assert (await call(other, path="/indexnow.txt")).headers["etag"] != response.headers["etag"]
     assert (await call(app, path=f"/{key}.txt")).status == 404
@@ -78,7 +80,7 @@ async def test_a_key_location_of_the_application_s_choosing(
 
 @given(keys)
 def test_every_key_of_the_protocol_s_form_is_accepted(key: str) -> None:
-    settings = Settings(base_url=BASE, indexnow_key=key)
+    settings = Settings(base_url=BASE, indexnow=IndexNowSettings(key=key))
     assert settings.key_path == f"/{key}.txt"
 
 
@@ -92,30 +94,25 @@ def test_every_key_of_the_protocol_s_form_is_accepted(key: str) -> None:
     )
 )
 def test_a_key_outside_the_protocol_s_form_is_a_configuration_error(key: str) -> None:
-    with pytest.raises(ConfigurationError, match=r"^indexnow_key: "):
-        Settings(base_url=BASE, indexnow_key=key)
+    with pytest.raises(ConfigurationError, match=r"^indexnow\.key: "):
+        Settings(base_url=BASE, indexnow=IndexNowSettings(key=key))
 
 
 @pytest.mark.parametrize(
     ("options", "setting"),
     [
-        ({"indexnow_key_location": "/k.txt"}, "indexnow_key_location"),
-        (
-            {"indexnow_key": "abcdefgh", "indexnow_key_location": "/keys/k.txt"},
-            "indexnow_key_location",
-        ),
-        ({"indexnow_key": "abcdefgh", "indexnow_key_location": "k.txt"}, "indexnow_key_location"),
-        (
-            {"indexnow_key": "abcdefgh", "indexnow_endpoint": "api.indexnow.org"},
-            "indexnow_endpoint",
-        ),
-        ({"indexnow_every": 60}, "indexnow_every"),
-        ({"indexnow_key": "abcdefgh", "indexnow_every": 0}, "indexnow_every"),
-        ({"indexnow_key": 12345678}, "indexnow_key"),
+        # No IndexNow setting without the key: the key is what is missing.
+        ({"indexnow": {"key_location": "/k.txt"}}, "indexnow.key"),
+        ({"indexnow": {"key": "abcdefgh", "key_location": "/keys/k.txt"}}, "indexnow.key_location"),
+        ({"indexnow": {"key": "abcdefgh", "key_location": "k.txt"}}, "indexnow.key_location"),
+        ({"indexnow": {"key": "abcdefgh", "endpoint": "api.indexnow.org"}}, "indexnow.endpoint"),
+        ({"indexnow": {"every": 60}}, "indexnow.key"),
+        ({"indexnow": {"key": "abcdefgh", "every": 0}}, "indexnow.every"),
+        ({"indexnow": {"key": 12345678}}, "indexnow.key"),
     ],
 )
 def test_wrong_indexnow_settings_name_the_setting(options: dict[str, Any], setting: str) -> None:
-    with pytest.raises(ConfigurationError, match=rf"^{setting}: "):
+    with pytest.raises(ConfigurationError, match=rf"^{re.escape(setting)}: "):
         Settings(base_url=BASE, **options)
 
 
@@ -123,7 +120,6 @@ def test_a_key_file_above_the_sitemap_vouches_for_it() -> None:
     settings = Settings(
         base_url=BASE,
         path="/blog/sitemap.xml",
-        indexnow_key="abcdefgh",
-        indexnow_key_location="/indexnow.txt",
+        indexnow=IndexNowSettings(key="abcdefgh", key_location="/indexnow.txt"),
     )
     assert settings.key_path == "/indexnow.txt"

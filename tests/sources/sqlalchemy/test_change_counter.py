@@ -30,7 +30,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from sitemap_middleware import AsyncSQLAlchemySource, SitemapApp, SQLAlchemySource
+from sitemap_middleware import AsyncSQLAlchemySource, Limits, SitemapApp, SQLAlchemySource
 from sitemap_middleware.sources.base import KeyRange
 from sitemap_middleware.sources.sqlalchemy.change_counter import ChangeCounter, revisions
 
@@ -117,7 +117,9 @@ def app_for(engine: Engine, counter: ChangeCounter | None) -> SitemapApp:
         loc="/posts/{slug}",
         version=counter,
     )
-    return SitemapApp(sources=[source], base_url=BASE, max_urls=PAGE_SIZE, index="always")
+    return SitemapApp(
+        sources=[source], base_url=BASE, limits=Limits(max_urls=PAGE_SIZE), index="always"
+    )
 
 
 async def page_tags(app: SitemapApp) -> list[str]:
@@ -212,7 +214,9 @@ async def test_async_engines_install_and_read_it(tmp_path: Path) -> None:
     source = AsyncSQLAlchemySource(
         select(posts.c.id, posts.c.slug), engine, name="posts", loc="/posts/{slug}", version=counter
     )
-    app = SitemapApp(sources=[source], base_url=BASE, max_urls=PAGE_SIZE, index="always")
+    app = SitemapApp(
+        sources=[source], base_url=BASE, limits=Limits(max_urls=PAGE_SIZE), index="always"
+    )
     first = await page_tags(app)
     async with engine.begin() as conn:
         await conn.execute(update(posts).where(posts.c.id == 330).values(slug="later"))

@@ -42,6 +42,7 @@ from sitemap_middleware import (
     AsyncSQLAlchemySource,
     ConfigurationError,
     IterableSource,
+    Limits,
     News,
     SitemapApp,
     SQLAlchemySource,
@@ -281,7 +282,7 @@ async def test_keys_below_zero_and_null_keys_never_fail_a_document(
     caplog.set_level(logging.WARNING, "sitemap_middleware")
     source = db.source(key="code")
     sources: Any = [source, IterableSource(["/", "/about"], name="pages")] if several else source
-    app = make_app(sources=sources, base_url=BASE, max_urls=3)
+    app = make_app(sources=sources, base_url=BASE, limits=Limits(max_urls=3))
     valid = [BASE + f"p/{slug}" for slug, code in codes.items() if code is not None]
     seen = await pages_of(app, sitemap_schema)
     products_seen = [loc for loc in seen if "/p/" in loc]
@@ -325,7 +326,7 @@ async def test_an_unpageable_source_is_reported_once(
     make_app: Callable[..., Any], caplog: pytest.LogCaptureFixture
 ) -> None:
     sources = [Unsplittable(5), IterableSource(["/"], name="pages")]
-    app = make_app(sources=sources, base_url=BASE, max_urls=3)
+    app = make_app(sources=sources, base_url=BASE, limits=Limits(max_urls=3))
     caplog.set_level(logging.ERROR, "sitemap_middleware")
     for _ in range(3):
         head, get = await call(app, "HEAD"), await call(app)

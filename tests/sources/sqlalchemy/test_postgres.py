@@ -41,6 +41,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sitemap_middleware import (
     ALL,
     AsyncSQLAlchemySource,
+    Freshness,
+    Headers,
+    Limits,
     SitemapAborted,
     SitemapApp,
     SQLAlchemySource,
@@ -62,7 +65,7 @@ pytestmark = pytest.mark.anyio
 BASE = "https://example.com/"
 PAGE_SIZE = 500
 PAGED: dict[str, Any] = {
-    "max_urls": PAGE_SIZE
+    "limits": Limits(max_urls=PAGE_SIZE)
 }  # page n holds the keys (n - 1) * 500 .. n * 500 - 1
 
 AnyEngine = Engine | AsyncEngine
@@ -279,7 +282,7 @@ async def test_urlset_in_key_order_whatever_the_table_order(
         stored = list(conn.scalars(text(f"SELECT id FROM {db.schema}.articles")))
     assert stored != sorted(stored)
 
-    exchange = await call(db.app(batch_size=100, chunk_bytes=4096))
+    exchange = await call(db.app(limits=Limits(batch_size=100, chunk_bytes=4096)))
     assert exchange.status == 200 and exchange.complete and exchange.error is None
     assert len(exchange.bodies) > 10  # streamed in chunks
     urls = assert_valid_urlset(exchange.body, sitemap_schema)
@@ -302,7 +305,7 @@ async def test_index_and_pages_list_every_row_exactly_once(
     shuffled = keys[:]
     rng.shuffle(shuffled)
     db.seed(shuffled)
-    app = db.app(**PAGED, batch_size=64, chunk_bytes=8192)
+    app = db.app(limits=Limits(max_urls=PAGE_SIZE, batch_size=64, chunk_bytes=8192))
     seen = db.statements()
 
     children = assert_valid_index((await call(app)).body)
@@ -364,7 +367,7 @@ async def test_text_and_uuid_keys_are_cut_every_width_keys(
         loc="/t/{token}",
         lastmod="updated_at",
     )
-    app = SitemapApp(sources=[source], base_url=BASE, max_urls=500, index="always")
+    app = SitemapApp(sources=[source], base_url=BASE, limits=Limits(max_urls=500), index="always")
     seen = db.statements()
     children = assert_valid_index((await call(app)).body)
     assert len(children) == 3
@@ -384,7 +387,9 @@ async def test_text_and_uuid_keys_are_cut_every_width_keys(
 
 async def test_304_costs_one_aggregate_statement(db: Db) -> None:
     db.seed(range(0, 1400))
-    app = db.app(**PAGED, freshness="exact")  # the exact mode's statements (see test_live_pages)
+    app = db.app(
+        **PAGED, freshness=Freshness(mode="exact")
+    )  # the exact mode's statements (see test_live_pages)
     seen = db.statements()
     for path in ("/sitemap.xml", "/sitemap-articles-2.xml"):
         seen.clear()
@@ -419,7 +424,9 @@ async def test_a_page_summary_reads_only_the_rows_of_its_page(db: Db) -> None:
     db.seed(range(0, 20_000))
     with db.admin.begin() as conn:
         conn.execute(text(f"ANALYZE {db.schema}.articles"))
-    app = db.app(**PAGED, freshness="exact")  # the page summary alone, no recount beside it
+    app = db.app(
+        **PAGED, freshness=Freshness(mode="exact")
+    )  # the page summary alone, no recount beside it
     executed: list[tuple[str, Any]] = []
 
     def remember(conn: Any, cursor: Any, statement: str, parameters: Any, *args: Any) -> None:
@@ -541,7 +548,7 @@ async def test_unreachable_database_is_503_with_retry_after(driver: str) -> None
         source = AsyncSQLAlchemySource(stmt, engine, name="articles", loc="/articles/{slug}")
     else:
         source = SQLAlchemySource(stmt, engine, name="articles", loc="/articles/{slug}")
-    app = SitemapApp(sources=[source], base_url=BASE, retry_after=30, **PAGED)
+    app = SitemapApp(sources=[source], base_url=BASE, headers=Headers(retry_after=30), **PAGED)
     try:
         for method in ("GET", "HEAD"):
             for path in ("/sitemap.xml", "/sitemap-articles-1.xml"):
@@ -564,7 +571,7 @@ def dividing_stmt(db: Db, fail_at: int) -> Any:
 async def test_failure_in_the_first_batch_is_503(db: Db) -> None:
     db.seed(range(1, 1201))
     source = db.source(dividing_stmt(db, fail_at=3))
-    response = await call(db.app(source, batch_size=50, chunk_bytes=4096))
+    response = await call(db.app(source, limits=Limits(batch_size=50, chunk_bytes=4096)))
     assert response.status == 503 and "retry-after" in response.headers
     assert b"urlset" not in response.body
 
@@ -574,7 +581,7 @@ async def test_failure_mid_stream_aborts_the_transfer(db: Db) -> None:
     transfer is cut (with a buffered cursor it would fail before the first byte)."""
     db.seed(range(1, 1201))
     source = db.source(dividing_stmt(db, fail_at=900))
-    response = await call(db.app(source, batch_size=50, chunk_bytes=4096))
+    response = await call(db.app(source, limits=Limits(batch_size=50, chunk_bytes=4096)))
     assert response.status == 200 and len(response.bodies) > 3
     assert isinstance(response.error, SitemapAborted)
     assert not response.complete and b"</urlset>" not in response.body
@@ -589,7 +596,9 @@ async def test_connection_killed_mid_stream_aborts_the_transfer(db: Db) -> None:
             killed.append(db.terminate_sessions())  # the server ends the streaming session
         return f"/articles/{row.slug}"
 
-    response = await call(db.app(db.source(loc=loc), batch_size=50, chunk_bytes=4096))
+    response = await call(
+        db.app(db.source(loc=loc), limits=Limits(batch_size=50, chunk_bytes=4096))
+    )
     assert killed == [1]
     assert response.status == 200 and isinstance(response.error, SitemapAborted)
     assert not response.complete and b"</urlset>" not in response.body
@@ -604,7 +613,9 @@ async def test_client_disconnect_closes_cursor_and_transaction(db: Db) -> None:
         fetched.append(row.id)
         return f"/articles/{row.slug}"
 
-    app = db.app(db.source(loc=loc), batch_size=50, chunk_bytes=4096, max_loc_length=150)
+    app = db.app(
+        db.source(loc=loc), limits=Limits(batch_size=50, chunk_bytes=4096, max_loc_length=150)
+    )
     response = await call(app, disconnect_after=2)
     assert response.status == 200 and not response.complete and response.error is None
     assert len(fetched) < 1000  # far from the 3,000 rows
@@ -628,7 +639,7 @@ async def test_validators_follow_every_edit_and_ignore_future_lastmods(db: Db, k
     t = db.table
     db.seed(range(1, 40))
     db.write(update(t).where(t.c.id == 39).values(updated_at=datetime(9999, 12, 31)))
-    app = db.app(db.source(key=key), max_urls=10, index="always")
+    app = db.app(db.source(key=key), limits=Limits(max_urls=10), index="always")
     paths = ["/sitemap.xml", "/sitemap-articles-1.xml"]
 
     async def tags() -> list[str]:

@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
-from sitemap_middleware import SitemapWSGIApp
+from sitemap_middleware import Limits, SitemapWSGIApp
 from sitemap_middleware.settings import ConfigurationTypeError
 
 from ...adapters import call_wsgi
@@ -22,7 +22,9 @@ FILTERED = PLAIN.where(articles.c.id > 0)
 
 
 def bodies_and_etags(engine: Engine, **options: Any) -> list[tuple[bytes, str]]:
-    app = SitemapWSGIApp(base_url=BASE, sources=[article_source(engine, **options)], max_urls=1000)
+    app = SitemapWSGIApp(
+        base_url=BASE, sources=[article_source(engine, **options)], limits=Limits(max_urls=1000)
+    )
     answers = [call_wsgi(app, path=path) for path in DOCUMENTS]
     assert all(answer.status == 200 for answer in answers)
     return [(answer.body, answer.headers["etag"]) for answer in answers]

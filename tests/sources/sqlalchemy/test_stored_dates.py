@@ -38,7 +38,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from sitemap_middleware import AsyncSQLAlchemySource, SitemapApp, SQLAlchemySource
+from sitemap_middleware import AsyncSQLAlchemySource, Limits, SitemapApp, SQLAlchemySource
 from sitemap_middleware.core.dates import Unreadable
 from sitemap_middleware.core.urls import Site
 from sitemap_middleware.output.columns import PLAIN_PATH, not_plain, stored_layout
@@ -312,7 +312,7 @@ async def test_sqlite_text_gives_the_bytes_of_sqlalchemys_values(
         conn.execute(text("UPDATE posts SET slug = X'2F61' WHERE id = 3"))
         conn.execute(text("UPDATE posts SET slug = 42 WHERE id = 4"))
     async_engine = create_async_engine(f"sqlite+aiosqlite:///{path}")
-    options = {"base_url": BASE, "batch_size": 37, "chunk_bytes": 2048}
+    options = {"base_url": BASE, "limits": Limits(batch_size=37, chunk_bytes=2048)}
     try:
         columns = {"lastmod": lastmod, "priority_column": priority_column}
         fast = post_source(engine, **columns)
@@ -360,7 +360,7 @@ async def test_unreadable_stored_dates_drop_the_field_and_are_reported(
     caplog.set_level(logging.WARNING, "sitemap_middleware")
     try:
         for source in (post_source(engine), post_source(async_engine)):
-            app = SitemapApp(sources=[source], base_url=BASE, batch_size=4)
+            app = SitemapApp(sources=[source], base_url=BASE, limits=Limits(batch_size=4))
             exchange = await call(app)
             assert exchange.status == 200, exchange.error
             urls = assert_valid_urlset(exchange.body, sitemap_schema)
@@ -469,7 +469,9 @@ async def test_driver_rows_stop_and_return_the_connection_on_disconnect(tmp_path
     stmt = select(posts.c.id, posts.c.slug, posts.c.updated_at, func.step(posts.c.id).label("s"))
     source = SQLAlchemySource(stmt, engine, name="posts", loc="/posts/{slug}", lastmod="updated_at")
     assert source.read_plan.driver_rows
-    app = SitemapApp(sources=[source], base_url=BASE, batch_size=50, chunk_bytes=4096)
+    app = SitemapApp(
+        sources=[source], base_url=BASE, limits=Limits(batch_size=50, chunk_bytes=4096)
+    )
     try:
         response = await call(app, disconnect_after=2)
         assert response.error is None and not response.complete
@@ -509,7 +511,9 @@ async def test_async_driver_rows_read_every_row_and_return_the_connection(
         assert all(len(batch) == 50 for batch in batches[:-1]) and len(batches) == -(-rows // 50)
         if rows == 1200:
             stepped.clear()
-            app = SitemapApp(sources=[source], base_url=BASE, batch_size=50, chunk_bytes=4096)
+            app = SitemapApp(
+                sources=[source], base_url=BASE, limits=Limits(batch_size=50, chunk_bytes=4096)
+            )
             response = await call(app, disconnect_after=2)
             assert response.error is None and not response.complete
             assert 0 < len(stepped) < 400  # far from the 1,200 rows

@@ -21,7 +21,7 @@ from sqlalchemy import select as sql_select
 from sqlalchemy.ext.asyncio import create_async_engine
 from starlette.routing import Match, Route
 
-from sitemap_middleware import AsyncSQLAlchemySource, SitemapApp, SQLAlchemySource
+from sitemap_middleware import AsyncSQLAlchemySource, Limits, SitemapApp, SQLAlchemySource
 from sitemap_middleware.core.urls import XML_FORBIDDEN, has_dot_segment
 from sitemap_middleware.sources.sqlalchemy.locs import LocTemplate
 
@@ -142,7 +142,7 @@ def test_starlette_routes_every_listed_loc_to_its_stored_value(
         with engine.begin() as conn:
             conn.execute(delete(products))
             conn.execute(insert(products), [{"id": i, "slug": v} for i, v in enumerate(values)])
-        app = SitemapApp(base_url=BASE, sources=[source], batch_size=batch_size)
+        app = SitemapApp(base_url=BASE, sources=[source], limits=Limits(batch_size=batch_size))
         check_listed(
             anyio.run(served_locs, app, sitemap_schema, "/sitemap.xml", True), values, "/products/"
         )

@@ -134,7 +134,7 @@ class DjangoSitemapSource(InDjango, SyncSource):
     @property
     def live(self) -> bool:  # type: ignore[override]
         """A QuerySet of an integer key, without ``version=``: its pages are kept current by
-        recounts (``freshness="incremental"``), as a SQL source's without a lastmod column."""
+        recounts (``freshness.mode="incremental"``), as a SQL source's without a lastmod column."""
         return self._version is None and self._items_kind() == "integer"
 
     # -- the items, by key ------------------------------------------------------------------

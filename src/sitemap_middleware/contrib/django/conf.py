@@ -3,8 +3,10 @@
 ``{"sources": ..., "base_url": ..., **other settings}``: ``sources`` is what the other
 adapters take as ``sources=`` or the dotted path of it, or of a function with no arguments
 returning it (QuerySets cannot be built while the settings module is imported). The rest
-are the settings of :class:`~sitemap_middleware.Settings`. Errors name the setting as
-``SITEMAP_MIDDLEWARE['base_url']`` and say the fix.
+are the fields of :class:`~sitemap_middleware.Settings`, a group as a dict of its fields
+(``'limits': {'max_urls': 1000}``) or as its class. Errors name the setting as
+``SITEMAP_MIDDLEWARE['base_url']`` (``SITEMAP_MIDDLEWARE['limits']['max_urls']`` in a group)
+and say the fix.
 """
 
 from __future__ import annotations
@@ -60,7 +62,8 @@ def named(error: ConfigurationError, setting: str = SETTING) -> SettingError:
     key, colon, problem = str(error).partition(": ")
     if not colon or " " in key:
         return SettingError(f"{setting}: {error}")
-    return SettingError(f"{setting}[{key!r}]: {problem}")
+    keys = "".join(f"[{part!r}]" for part in key.split("."))  # limits.max_urls: a group's
+    return SettingError(f"{setting}{keys}: {problem}")
 
 
 def configured(setting: str = SETTING) -> Configured:

@@ -1,9 +1,9 @@
 """IndexNow: push the URLs of the rows that changed, as they change.
 
-Configure the middleware with ``indexnow_key`` (and optionally
-``indexnow_key_location``, ``indexnow_endpoint``): it serves the key file. Install the
+Configure the middleware with ``indexnow.key`` (and optionally
+``indexnow.key_location``, ``indexnow.endpoint``): it serves the key file. Install the
 watermark tables once per database (:func:`install`), then push with
-``sitemap-middleware indexnow --app MODULE:ATTR``, with ``indexnow_every`` (a task in
+``sitemap-middleware indexnow --app MODULE:ATTR``, with ``indexnow.every`` (a task in
 the ASGI lifespan), or from code with :class:`IndexNow`. Deleted rows have no lastmod
 to be found by: :func:`queue_urls` queues their URLs in the application's transaction.
 """

@@ -21,7 +21,7 @@ from ...core.http import parse_http_date
 REASONS = {
     400: "malformed request (400): the endpoint could not read the submission",
     403: "key not valid (403): the key file at keyLocation is missing or does not hold "
-    "the key; check indexnow_key and that the key file is served",
+    "the key; check indexnow.key and that the key file is served",
     422: "unprocessable (422): a URL is not on the submitted host, or the key does not "
     "match the protocol's form",
 }

@@ -1,4 +1,4 @@
-"""The IndexNow task of the ASGI lifespan (``indexnow_every``): a round every so many
+"""The IndexNow task of the ASGI lifespan (``indexnow.every``): a round every so many
 seconds, from the application's startup to its shutdown. Several replicas may each run
 it: the watermark's lock pushes each change once."""
 
@@ -40,7 +40,8 @@ class PushTask:
     def start(self) -> None:
         from .pusher import IndexNow  # httpx, only when IndexNow is used
 
-        every = self.sitemap.settings.indexnow_every
+        indexnow = self.sitemap.settings.indexnow
+        every = None if indexnow is None else indexnow.every
         assert every is not None
         pusher = IndexNow(self.sitemap)
         self.task = asyncio.get_running_loop().create_task(pusher.run_every(every))

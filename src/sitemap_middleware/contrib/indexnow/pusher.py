@@ -70,12 +70,16 @@ class IndexNow:
                 f"{type(app).__name__}"
             )
         settings = sitemap.settings
-        if settings.indexnow_key is None or settings.key_path is None:
-            raise ConfigurationError("indexnow_key: not set; IndexNow needs the site's key")
+        indexnow = settings.indexnow
+        if indexnow is None:
+            raise ConfigurationError(
+                "indexnow: not set; IndexNow needs the site's key, e.g. "
+                "indexnow=IndexNowSettings(key=...)"
+            )
         self.sitemap = sitemap
-        self.endpoint = settings.indexnow_endpoint
-        location = sitemap.site.url_for(settings.key_path)
-        self.submission = Submission(sitemap.rules, settings.indexnow_key, location, max_urls)
+        self.endpoint = indexnow.endpoint
+        location = sitemap.site.url_for(indexnow.key_path)
+        self.submission = Submission(sitemap.rules, indexnow.key, location, max_urls)
         self.timeout, self.max_retries, self.lag = timeout, max_retries, lag
         self.first_delay, self.max_delay = first_delay, max_delay
         self.clock = clock or (lambda: datetime.now(UTC))
@@ -177,7 +181,7 @@ class IndexNow:
         engine: AsyncEngine,
         client: httpx.AsyncClient,
     ) -> Report:
-        tz = self.sitemap.settings.naive_timezone
+        tz = self.sitemap.settings.lastmods.naive_timezone
         driver = AsyncDriver(engine, source, client, self.endpoint, tz)
         steps = push_queue(job) if source is None else push_source(job)
         try:
@@ -186,7 +190,7 @@ class IndexNow:
             await driver.close()
 
     def _push_sync(self, job: Job, source: SyncSource | None, engine: Engine) -> Report:
-        tz = self.sitemap.settings.naive_timezone
+        tz = self.sitemap.settings.lastmods.naive_timezone
         with httpx.Client(timeout=self.timeout, verify=self.tls) as client:
             driver = SyncDriver(engine, source, client, self.endpoint, tz)
             steps = push_queue(job) if source is None else push_source(job)

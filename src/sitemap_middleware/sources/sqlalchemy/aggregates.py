@@ -14,7 +14,7 @@
   the shown columns) from ``sitemap_row_hash`` (:mod:`.sqlite_hash`), a function
   registered on the connection.
 * The **newest lastmod served**: the newest one not later than ``listed_until``
-  (now + ``lastmod_tolerance``, a bound parameter), and the **earliest future**
+  (now + ``lastmods.tolerance``, a bound parameter), and the **earliest future**
   one, after which a remembered summary is stale. SQLite keeps dates as text,
   and texts do not sort as moments ('T' after ' ', offsets): its lastmods are
   compared as epochs of the texts that read as dates (a day that exists), in
