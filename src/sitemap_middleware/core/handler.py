@@ -99,6 +99,7 @@ def handle(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
                 recent = sitemap.remembered_summaries.get(missing, as_of.listed_until)
                 summaries = None if recent is None else _merged(sitemap, target, known, recent)
         if summaries is None:
+            before = _kept_tokens(sitemap, missing)
             try:
                 read_now = _with_listed_until(
                     (yield from summarize(missing, as_of)),
@@ -116,19 +117,16 @@ def handle(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
                 return sitemap.errors.unavailable()
             else:
                 sitemap.remembered_summaries.keep(missing, read_now)
+                _remember_wholes(sitemap, missing, read_now, before)
                 summaries = _merged(sitemap, target, known, read_now)
             read |= _names(missing)
         plan = sitemap.planner.respond(request, target, parts, summaries, now, host_site)
         if remembered and not isinstance(plan, Response) and _streams_rows(plan):
             # A urlset's 200 (or its HEAD) streams rows read now: its validators are those
-            # of the same rows, read exactly (one statement over the page's key range; the
-            # root urlset: its pages, recounted). A 304 was decided from the pages kept
-            # current, reading nothing.
-            try:
-                known = yield from _read_again(sitemap, parts, now)
-            except Exception as exc:
-                sitemap.failures.failed(failed, exc, _names(parts))
-                return sitemap.errors.unavailable()
+            # of the same rows, read exactly (one statement over the page's key range, or
+            # the root urlset's). A 304 was decided from the pages kept current, reading
+            # nothing.
+            known = [None] * len(parts)
             remembered = False
             continue
         break
@@ -259,8 +257,16 @@ def _live_summaries(
             found.append(None)  # cut, or a page before the first recount: read exactly
         elif keys == ALL:
             sitemap.remembered_pages.remember(source, known.whole, known.ordered)
-            found.append(known.whole)
-            remembered = remembered or not live.cheap
+            if sitemap.planner.is_index(target, [known.whole]) or live.cheap:
+                found.append(known.whole)
+                remembered = remembered or not live.cheap
+                continue
+            # A root urlset: its entity tag is that of its rows' summary, read exactly, as
+            # its 200 reads it; its 304s answer with the one last read while the pages kept
+            # current have not moved since (else it is read now, once).
+            as_read = live.whole_as_read(as_of.listed_until)
+            found.append(as_read)
+            remembered = remembered or as_read is not None
         elif live.cheap or live.overdue(clock):
             found.append(None)
         else:
@@ -270,23 +276,28 @@ def _live_summaries(
     return found, remembered
 
 
-def _read_again(
-    sitemap: Sitemap, parts: Sequence[Part], now: datetime
-) -> Generator[Effect, Any, list[Summary | None]]:
-    """A urlset's parts to read exactly before its ``200``: a page's by its own aggregates
-    (None: summarized, then given its kept token by :func:`_merged`); a whole live source's
-    (a root urlset) by a recount of its pages, so that its validators are those its ``304``
-    gives from the pages kept current, never another entity tag for the same rows."""
-    again: list[Summary | None] = []
+def _kept_tokens(sitemap: Sitemap, parts: Sequence[Part]) -> dict[str, str | None]:
+    """The tokens of the pages kept current of the whole sources among ``parts``, before
+    they are read exactly."""
+    tokens: dict[str, str | None] = {}
     for source, keys in parts:
         live = sitemap.current_pages.get(source.name)
-        if keys == ALL and live is not None and live.known is not None and not live.cut:
-            yield from sitemap.keep_current(live, now, inline=True, recount=True)
-            if live.known is not None and not live.cut:
-                again.append(live.known.whole)
-                continue
-        again.append(None)
-    return again
+        if keys == ALL and live is not None:
+            tokens[source.name] = live.kept_token()
+    return tokens
+
+
+def _remember_wholes(
+    sitemap: Sitemap,
+    parts: Sequence[Part],
+    read: Sequence[Summary],
+    before: dict[str, str | None],
+) -> None:
+    """Keep the summaries of whole sources just read beside their pages kept current (a
+    root urlset's ``304``s answer with them)."""
+    for (source, _), summary in zip(parts, read, strict=True):
+        if source.name in before:
+            sitemap.current_pages[source.name].read_whole(summary, before[source.name])
 
 
 def _merged(

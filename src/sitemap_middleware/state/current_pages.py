@@ -138,6 +138,10 @@ class CurrentPages:
     """Lastmods later than this are read by the next refresh."""
     recent: dict[Any, Any] = field(default_factory=dict)
     """``key -> lastmod`` of the rows the last refresh read: unchanged, they touch no page."""
+    whole_read: tuple[str, Summary] | None = None
+    """The source's summary as last read exactly (a root urlset's ``200`` reads it), with
+    the token of the pages kept current it was read beside: while they keep that token,
+    the root's ``304``s answer with it, so they carry the entity tag its ``200`` sent."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
@@ -240,6 +244,30 @@ class CurrentPages:
                 late, took = since > self.refresh_bound(), self.refresh_took
             # A job that takes far longer than the last one (a stuck connection): read anew.
             return None if late else max(1.0, 4 * took)
+
+    def kept_token(self) -> str | None:
+        """The token of the pages kept current, as they are now."""
+        known = self.known
+        return None if known is None or self.cut else known.whole.token
+
+    def read_whole(self, summary: Summary, token: str | None) -> None:
+        """Remember the source's summary just read exactly, if the pages kept current still
+        have the token they had before the read (``token``): a job that moved them meanwhile
+        may have read a change the summary missed."""
+        with self.lock:
+            if token is not None and token == self.kept_token():
+                self.whole_read = (token, summary)
+
+    def whole_as_read(self, listed_until: datetime) -> Summary | None:
+        """The summary last read exactly, if the pages kept current have not moved since
+        and no lastmod it saw in the future is due by ``listed_until``."""
+        with self.lock:
+            if self.whole_read is None or self.known is None:
+                return None
+            token, summary = self.whole_read
+            if token != self.known.whole.token or not summary.fresh(listed_until):
+                return None
+            return summary
 
     def page_summary(self, page: int, listed_until: datetime) -> Summary:
         """The summary of page ``page`` (from 1): an empty one when it has no rows."""
