@@ -96,17 +96,19 @@ class Execute:
 
 @dataclass(frozen=True, slots=True)
 class ExecuteDriverSQL:
+    """Execute SQL as the driver takes it (a dialect's ``BEGIN``)."""
+
     sql: str
 
 
 @dataclass(frozen=True, slots=True)
 class Commit:
-    pass
+    """Commit the feed's transaction."""
 
 
 @dataclass(frozen=True, slots=True)
 class Rollback:
-    pass
+    """Roll the feed's transaction back."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +133,8 @@ class HTTPPost:
 
 @dataclass(frozen=True, slots=True)
 class Sleep:
+    """Wait before the next step (the endpoint asked to)."""
+
     seconds: float
 
 
