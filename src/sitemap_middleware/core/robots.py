@@ -7,13 +7,16 @@ has none (404/410) a minimal one is served that allows everything. Any other
 answer (a redirect, a 5xx that tells crawlers to hold off, a compressed body)
 passes through untouched.
 
-Pure functions; the adapters capture the app's response and send the result.
+Pure functions, and :class:`Held`, the rule for holding the app's answer as it comes,
+without I/O: the adapters ask the app, hold its answer in their own form and send the
+result.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Generic, TypeVar
 
 from .http import evaluate_preconditions, parse_http_date
 from .validators import make_etag
@@ -26,6 +29,7 @@ _SITEMAP_LINE = re.compile(rb"^[ \t]*sitemap[ \t]*:[ \t]*(\S+)", re.IGNORECASE |
 _REPLACED = frozenset({"content-length", "etag", "transfer-encoding", "content-type"})
 
 Headers = list[tuple[str, str]]
+T = TypeVar("T")
 
 
 def lists(body: bytes, url: str) -> bool:
@@ -105,3 +109,59 @@ NOT_FORWARDED = frozenset(
 )
 """Request fields kept from the app: the file sent is not the app's, so neither are its
 validators, ranges or codings."""
+
+
+def forwarded(name: str) -> bool:
+    """Whether a request field goes to the app (any case)."""
+    return name.lower() not in NOT_FORWARDED
+
+
+def forwarded_environ(key: str) -> bool:
+    """:func:`forwarded` for a WSGI environ key (``HTTP_IF_NONE_MATCH``; other keys go)."""
+    return not key.startswith("HTTP_") or forwarded(key[5:].replace("_", "-"))
+
+
+class Held(Generic[T]):
+    """The app's answer to the robots.txt GET as it comes, in the adapter's own form ``T``
+    (ASGI messages, body chunks): held until it is complete, then rewritten or passed on
+    as it is; once its body grows past :data:`MAX_BYTES`, passed on as it is (what is held,
+    then the rest as it comes). A HEAD's answer passes on without its body (the app was
+    asked a GET)."""
+
+    __slots__ = ("_body", "_items", "head", "passing", "size")
+
+    def __init__(self, method: str) -> None:
+        self.head = method == "HEAD"
+        self._items: list[T] = []
+        self._body: list[bytes] = []
+        self.size = 0
+        self.passing = False
+        """Past the bound: everything passes on as it is."""
+
+    def hold(self, item: T, body: bytes = b"") -> bool:
+        """Hold what came (``body``: its body bytes); True when it makes the answer too
+        large to rewrite: the adapter then passes on :meth:`release` and what follows."""
+        self._items.append(item)
+        if body:
+            self._body.append(body)
+            self.size += len(body)
+        self.passing = self.size > MAX_BYTES
+        return self.passing
+
+    def release(self) -> list[T]:
+        """What is held, in order, to pass on (held no more)."""
+        items, self._items = self._items, []
+        return items
+
+    @property
+    def items(self) -> list[T]:
+        return self._items
+
+    @property
+    def body(self) -> bytes:
+        """The body held."""
+        return b"".join(self._body)
+
+    def passed(self, body: bytes) -> bytes:
+        """Body bytes as they pass on: none for a HEAD."""
+        return b"" if self.head else body

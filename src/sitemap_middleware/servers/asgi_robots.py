@@ -36,68 +36,61 @@ async def robots_txt(
         "headers": [
             (name, value)
             for name, value in scope.get("headers", ())
-            if name.decode("latin-1").lower() not in robots.NOT_FORWARDED
+            if robots.forwarded(name.decode("latin-1"))
         ],
         "extensions": extensions,
     }
-    capture = _Capture(send, head=request.method == "HEAD")
+    capture = _Capture(send, robots.Held(request.method))
     await app(inner, receive, capture)
-    if capture.passing:
+    held = capture.held
+    if held.passing:
         return
     outcome = None
     if capture.complete:
-        outcome = sitemap.robots(request, capture.status, capture.headers, capture.body)
+        outcome = sitemap.robots(request, capture.status, capture.headers, held.body)
     if outcome is None:
         return await capture.replay()
     await respond(outcome)
 
 
 class _Capture:
-    """Holds the app's robots.txt answer; past ``robots.MAX_BYTES`` it passes it on as is."""
+    """The ``send`` the app answers through: its messages held by the rule of
+    :class:`.robots.Held`."""
 
-    def __init__(self, send: Send, head: bool) -> None:
-        self.send, self.head = send, head
-        self.messages: list[Message] = []
-        self.size = 0
-        self.passing = False
+    def __init__(self, send: Send, held: robots.Held[Message]) -> None:
+        self.send, self.held = send, held
         self.complete = False
 
     async def __call__(self, message: Message) -> None:
-        if self.passing:
+        if self.held.passing:
             return await self._forward(message)
-        self.messages.append(message)
+        body = b""
         if message["type"] == "http.response.body":
-            self.size += len(message.get("body", b""))
+            body = message.get("body", b"")
             self.complete = not message.get("more_body", False)
-        if self.size > robots.MAX_BYTES:
-            self.passing = True
+        if self.held.hold(message, body):
             await self.replay()
 
     async def replay(self) -> None:
-        messages, self.messages = self.messages, []
-        for message in messages:
+        for message in self.held.release():
             await self._forward(message)
 
     async def _forward(self, message: Message) -> None:
-        if self.head and message["type"] == "http.response.body":
+        if self.held.head and message["type"] == "http.response.body":
             message = {**message, "body": b""}  # the app was asked for GET
         await self.send(message)
 
     @property
     def status(self) -> int:
-        return int(self.messages[0]["status"]) if self.messages else 500
+        messages = self.held.items
+        return int(messages[0]["status"]) if messages else 500
 
     @property
     def headers(self) -> list[tuple[str, str]]:
-        if not self.messages:
+        messages = self.held.items
+        if not messages:
             return []
         return [
             (name.decode("latin-1"), value.decode("latin-1"))
-            for name, value in self.messages[0].get("headers", ())
+            for name, value in messages[0].get("headers", ())
         ]
-
-    @property
-    def body(self) -> bytes:
-        return b"".join(
-            m.get("body", b"") for m in self.messages if m["type"] == "http.response.body"
-        )

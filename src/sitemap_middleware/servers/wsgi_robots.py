@@ -12,7 +12,6 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from ..core import robots
-from ..core.robots import NOT_FORWARDED
 from ..core.sitemap import Request, Response, Sitemap
 from .types import Environ, ExcInfo, StartResponse, WSGIApp, close_iterable
 
@@ -27,14 +26,10 @@ def robots_txt(
     """The app's robots.txt with the sitemap line (or a minimal one when it has none); the
     sitemap's own answers come from ``respond``."""
     environ, start_response = call
-    inner = {
-        key: value
-        for key, value in environ.items()
-        if not (key.startswith("HTTP_") and key[5:].replace("_", "-").lower() in NOT_FORWARDED)
-    }
+    inner = {key: value for key, value in environ.items() if robots.forwarded_environ(key)}
     inner["REQUEST_METHOD"] = "GET"
     captured: list[Any] = []
-    written: list[bytes] = []
+    written: list[bytes] = []  # through write(): before the chunks, and not bounded
 
     def capture(
         status: str, headers: list[tuple[str, str]], exc_info: ExcInfo | None = None
@@ -43,26 +38,23 @@ def robots_txt(
         return written.append
 
     result = app(inner, capture)
-    chunks: list[bytes] = []
-    size = 0
+    held: robots.Held[bytes] = robots.Held(request.method)
     iterator = iter(result)
     try:
         for chunk in iterator:
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > robots.MAX_BYTES:  # too large to rewrite: passed on as it is
+            if held.hold(chunk, chunk):  # too large to rewrite: passed on as it is
                 start_response(*captured)
-                return _Passed(written + chunks, iterator, result, request.method == "HEAD")
+                return _Passed(written + held.release(), iterator, result, held)
     except BaseException:
         close_iterable(result)
         raise
     close_iterable(result)
     status = int(str(captured[0]).split()[0]) if captured else 500
-    body = b"".join(written + chunks)
+    body = b"".join(written) + held.body
     outcome = sitemap.robots(request, status, list(captured[1]), body)
     if outcome is None:
         start_response(*captured)
-        return [] if request.method == "HEAD" else [body]
+        return [] if held.head else [body]
     return respond(outcome)
 
 
@@ -70,15 +62,15 @@ class _Passed:
     """An app's answer passed on after its first chunks were read (``close()`` forwarded)."""
 
     def __init__(
-        self, first: list[bytes], rest: Iterator[bytes], result: object, head: bool
+        self, first: list[bytes], rest: Iterator[bytes], result: object, held: robots.Held[bytes]
     ) -> None:
-        self._first, self._rest, self._result, self._head = first, rest, result, head
+        self._first, self._rest, self._result, self._held = first, rest, result, held
 
     def __iter__(self) -> Iterator[bytes]:
         for chunk in self._first:
-            yield b"" if self._head else chunk
+            yield self._held.passed(chunk)
         for chunk in self._rest:
-            yield b"" if self._head else chunk
+            yield self._held.passed(chunk)
 
     def close(self) -> None:
         close_iterable(self._result)

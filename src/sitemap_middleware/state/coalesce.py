@@ -7,14 +7,15 @@ once the running one has finished, so it always starts after every request
 that joined it arrived. No request is ever answered from data older than
 itself, and a burst of N requests costs about two queries instead of N.
 
-Two flavours with the same rule: :class:`AsyncCoalescer` (tasks on one event
+The rule is written once, without waiting (:meth:`Rounds.take_part`); two
+flavours wait as their servers do: :class:`AsyncCoalescer` (tasks on one event
 loop, ASGI) and :class:`ThreadCoalescer` (threads, WSGI).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Awaitable, Callable, Hashable
+from collections.abc import Awaitable, Callable, Generator, Hashable
 from typing import Any
 
 import anyio
@@ -32,34 +33,71 @@ class _Round:
         return self.result
 
 
-class AsyncCoalescer:
-    """Rounds of one event loop's tasks."""
+class _Query:
+    """Run the round's query now; send back ``(result, error)``."""
+
+
+QUERY = _Query()
+Part = Generator[Any, Any, _Round]
+"""A request's part in the rounds: yields an event to wait for (its ``wait()``, then
+``send(None)``) or :data:`QUERY`; returns the round whose outcome answers it."""
+
+
+class Rounds:
+    """The rounds of every key: at most one running and one waiting."""
 
     def __init__(self) -> None:
         self._waiting: dict[Hashable, _Round] = {}
         self._running: dict[Hashable, _Round] = {}
 
-    async def run(self, key: Hashable, query: Callable[[], Awaitable[Any]]) -> Any:
+    def take_part(self, key: Hashable, new_done: Callable[[], Any]) -> Part:
+        """Join the waiting round of ``key``, or open it (``new_done()``: its event) and run
+        its query once the running one has finished. The steps between two yields are
+        atomic for the driver (a lock held by threads)."""
         joined = self._waiting.get(key)
         if joined is not None:
-            await joined.done.wait()
-            return joined.outcome()
-        own = self._waiting[key] = _Round(anyio.Event())
+            yield joined.done
+            return joined
+        own = self._waiting[key] = _Round(new_done())
         running = self._running.get(key)
         if running is not None:
-            await running.done.wait()  # ours starts after it: after every joiner arrived
+            yield running.done  # ours starts after it: after every joiner arrived
         del self._waiting[key]
         self._running[key] = own
         try:
-            # Shielded: the others wait for this query even if its own request goes away.
-            with anyio.CancelScope(shield=True):
-                own.result = await query()
-        except Exception as exc:
-            own.error = exc
-        finally:
+            own.result, own.error = yield QUERY
+        finally:  # a query that ended the request (not an Exception) ends the round too
             del self._running[key]
             own.done.set()
-        return own.outcome()
+        return own
+
+
+class AsyncCoalescer:
+    """Rounds of one event loop's tasks."""
+
+    def __init__(self) -> None:
+        self._rounds = Rounds()
+
+    async def run(self, key: Hashable, query: Callable[[], Awaitable[Any]]) -> Any:
+        part = self._rounds.take_part(key, anyio.Event)
+        try:
+            step = next(part)
+            while True:
+                if step is QUERY:
+                    try:
+                        # Shielded: the others wait for it even if its own request goes away.
+                        with anyio.CancelScope(shield=True):
+                            reply: Any = (await query(), None)
+                    except Exception as exc:
+                        reply = (None, exc)
+                else:
+                    await step.wait()
+                    reply = None
+                step = part.send(reply)
+        except StopIteration as stop:
+            return stop.value.outcome()
+        finally:
+            part.close()
 
 
 class ThreadCoalescer:
@@ -67,30 +105,27 @@ class ThreadCoalescer:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._waiting: dict[Hashable, _Round] = {}
-        self._running: dict[Hashable, _Round] = {}
+        self._rounds = Rounds()
 
     def run(self, key: Hashable, query: Callable[[], Any]) -> Any:
-        running: _Round | None = None
-        with self._lock:
-            joined = self._waiting.get(key)
-            if joined is None:
-                own = self._waiting[key] = _Round(threading.Event())
-                running = self._running.get(key)
-        if joined is not None:
-            joined.done.wait()
-            return joined.outcome()
-        if running is not None:
-            running.done.wait()
-        with self._lock:
-            del self._waiting[key]
-            self._running[key] = own
+        part = self._rounds.take_part(key, threading.Event)
         try:
-            own.result = query()
-        except Exception as exc:
-            own.error = exc
-        finally:
             with self._lock:
-                del self._running[key]
-            own.done.set()
-        return own.outcome()
+                step = next(part)
+            while True:
+                if step is QUERY:
+                    try:
+                        reply: Any = (query(), None)
+                    except Exception as exc:
+                        reply = (None, exc)
+                else:
+                    step.wait()
+                    reply = None
+                with self._lock:
+                    step = part.send(reply)
+        except StopIteration as stop:
+            return stop.value.outcome()
+        except BaseException:
+            with self._lock:
+                part.close()
+            raise

@@ -8,7 +8,7 @@ adapters ask their application; the core decides the answer. An answer larger th
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from itertools import chain
 
 from django.http import HttpRequest, HttpResponseBase, StreamingHttpResponse
@@ -18,23 +18,20 @@ from ...core.exchange import Request
 from ...core.sitemap import Sitemap
 from .responses import complete, request_from
 
-Captured = tuple[list[bytes], Iterator[bytes] | None]
-"""The chunks read, and the rest when the answer was too large to rewrite."""
-
 
 def as_plain_get(request: HttpRequest) -> None:
     """The request as the project is asked it: GET, without the fields the rewrite undoes."""
     request.method = "GET"
     request.META["REQUEST_METHOD"] = "GET"
     for key in list(request.META):
-        if key.startswith("HTTP_") and key[5:].replace("_", "-").lower() in robots.NOT_FORWARDED:
+        if not robots.forwarded_environ(key):
             del request.META[key]
     scope = getattr(request, "scope", None)
     if isinstance(scope, dict):
         headers = [
             (name, value)
             for name, value in scope.get("headers", ())
-            if name.decode("latin-1").lower() not in robots.NOT_FORWARDED
+            if robots.forwarded(name.decode("latin-1"))
         ]
         request.scope = {**scope, "method": "GET", "headers": headers}
     request.__dict__.pop("headers", None)  # Django's cached view of META
@@ -47,14 +44,13 @@ def serve(
     as_plain_get(request)
     response = get_response(request)
     if not response.streaming:
-        return _answer(sitemap, core, response, [response.content], None)
-    chunks: list[bytes] = []
+        return _answer(sitemap, core, response, [response.content])
+    held: robots.Held[bytes] = robots.Held(core.method)
     rest = iter(response)
     for chunk in rest:
-        chunks.append(chunk)
-        if sum(map(len, chunks)) > robots.MAX_BYTES:
-            return _answer(sitemap, core, response, chunks, rest)
-    return _answer(sitemap, core, response, chunks, None)
+        if held.hold(chunk, chunk):
+            return _passed(response, core, chain(held.release(), rest))
+    return _answer(sitemap, core, response, held.items)
 
 
 async def aserve(
@@ -66,25 +62,19 @@ async def aserve(
     as_plain_get(request)
     response = await get_response(request)
     if not response.streaming:
-        return _answer(sitemap, core, response, [response.content], None)
-    chunks: list[bytes] = []
+        return _answer(sitemap, core, response, [response.content])
+    held: robots.Held[bytes] = robots.Held(core.method)
     rest = aiter(response)
     async for chunk in rest:
-        chunks.append(chunk)
-        if sum(map(len, chunks)) > robots.MAX_BYTES:
-            return _passed(response, core, _achain(chunks, rest))
-    return _answer(sitemap, core, response, chunks, None)
+        if held.hold(chunk, chunk):
+            return _passed(response, core, _achain(held.release(), rest))
+    return _answer(sitemap, core, response, held.items)
 
 
 def _answer(
-    sitemap: Sitemap,
-    core: Request,
-    response: HttpResponseBase,
-    chunks: list[bytes],
-    rest: Iterator[bytes] | None,
+    sitemap: Sitemap, core: Request, response: HttpResponseBase, chunks: list[bytes]
 ) -> HttpResponseBase:
-    if rest is not None:
-        return _passed(response, core, chain(chunks, rest))
+    """The project's whole answer, rewritten, or passed on as it is."""
     headers = [(name, value) for name, value in response.items()]
     outcome = sitemap.robots(core, response.status_code, headers, b"".join(chunks))
     if outcome is None and not response.streaming:

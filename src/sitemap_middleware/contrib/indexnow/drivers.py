@@ -1,12 +1,18 @@
 """Performing the steps of :mod:`.steps`: a sync driver (a sync source on an ``Engine``,
 ``httpx.Client``) and an async one (an async source on an ``AsyncEngine``,
 ``httpx.AsyncClient``). They hold the feed's connection between :class:`~.steps.Claim`
-and the commit or rollback, and decide nothing."""
+and the commit or rollback, and decide nothing.
+
+What a step does is written once, without I/O (:func:`actions`): a generator of the
+:data:`Action` s it needs (open the feed's connection, execute, commit, post, ...). Each
+driver performs those with its own engine and client.
+"""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Generator
+from dataclasses import dataclass
 from datetime import tzinfo
 from typing import Any, TypeVar, cast
 
@@ -17,7 +23,7 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from ...core.dates import AsOf
-from ...sources.base import AsyncSource, Mark, SyncSource
+from ...sources.base import AsyncSource, SyncSource
 from . import store
 from .steps import (
     BUSY,
@@ -74,6 +80,135 @@ async def arun_steps(
         result = await perform(step)
 
 
+@dataclass(frozen=True, slots=True)
+class Connect:
+    """Open the feed's connection, held until :class:`Close`."""
+
+
+@dataclass(frozen=True, slots=True)
+class Execute:
+    """Execute on the feed's connection: the rows (``rows=True``) or its first row."""
+
+    stmt: Any
+    rows: bool = False
+    first: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ExecuteDriverSQL:
+    """Execute SQL as the driver takes it (a dialect's ``BEGIN``)."""
+
+    sql: str
+
+
+@dataclass(frozen=True, slots=True)
+class Commit:
+    """Commit the feed's transaction."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rollback:
+    """Roll the feed's transaction back."""
+
+
+@dataclass(frozen=True, slots=True)
+class Close:
+    """Roll back and close the feed's connection, if one is open."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReadSource:
+    """Call the source's ``push_start`` or ``changes`` with these arguments."""
+
+    method: str
+    args: tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class HTTPPost:
+    """POST to the endpoint: the ``httpx.Response``."""
+
+    body: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Sleep:
+    """Wait before the next step (the endpoint asked to)."""
+
+    seconds: float
+
+
+Action = (
+    Connect | Execute | ExecuteDriverSQL | Commit | Rollback | Close | ReadSource | HTTPPost | Sleep
+)
+Actions = Generator[Action, Any, Any]
+
+
+def actions(step: PushStep, dialect: str, naive_timezone: tzinfo) -> Actions:
+    """What performing ``step`` takes; its result is the step's."""
+    if isinstance(step, Claim):
+        return (yield from _claim(step.feed, dialect))
+    if isinstance(step, StartMark):
+        return (yield ReadSource("push_start", (AsOf(naive_timezone, step.listed_until),)))
+    if isinstance(step, ReadChanges):
+        as_of = AsOf(naive_timezone, step.listed_until)
+        return (yield ReadSource("changes", (step.after, as_of, step.limit)))
+    if isinstance(step, Post):
+        try:
+            response = yield HTTPPost(step.body)
+        except httpx.HTTPError as exc:
+            return _failure(exc)
+        return _answer(response)
+    if isinstance(step, Wait):
+        yield Sleep(step.seconds)
+        return None
+    if isinstance(step, ReadQueue):
+        rows = yield Execute(store.queued_statement(step.limit), rows=True)
+        return [tuple(row) for row in rows]
+    if isinstance(step, Begin):
+        yield Execute(store.start_statement(dialect, step.feed, step.mark))
+        yield Commit()
+    elif isinstance(step, Advance):
+        yield Execute(_advance(step))
+        yield Commit()
+    else:
+        assert isinstance(step, Release)
+        yield Rollback()
+    yield Close()
+    return None
+
+
+def _claim(feed: str, dialect: str) -> Actions:
+    yield Connect()
+    begin = store.BEGIN.get(dialect)
+    try:
+        if begin is not None:
+            yield ExecuteDriverSQL(begin)
+        row = yield Execute(store.lock_statement(dialect, feed), first=True)
+    except OperationalError as exc:
+        yield Close()
+        if _locked(exc):
+            return BUSY
+        raise
+    return MISSING if row is None else store.mark_of(row)
+
+
+def _advance(step: Advance) -> Any:
+    if step.dequeue is not None:
+        return store.dequeue_statement(step.dequeue)
+    assert step.mark is not None
+    return store.advance_statement(step.feed, step.mark)
+
+
+def _next(acts: Actions, reply: Any, error: Exception | None) -> tuple[Action | None, Any]:
+    """Send a reply (or throw an error) into the actions: the next action, or None and the
+    step's result."""
+    try:
+        return (acts.throw(error) if error is not None else acts.send(reply)), None
+    except StopIteration as stop:
+        return None, stop.value
+
+
 class SyncDriver:
     def __init__(
         self,
@@ -89,52 +224,39 @@ class SyncDriver:
         self.conn: Connection | None = None
 
     def perform(self, step: PushStep) -> Any:
-        if isinstance(step, Claim):
-            return self._claim(step.feed)
-        if isinstance(step, StartMark | ReadChanges):
-            assert self.source is not None
-            if isinstance(step, StartMark):
-                return self.source.push_start(AsOf(self.naive_timezone, step.listed_until))
-            return self.source.changes(
-                step.after, AsOf(self.naive_timezone, step.listed_until), step.limit
-            )
-        if isinstance(step, Post):
+        acts = actions(step, self.dialect, self.naive_timezone)
+        action, result = _next(acts, None, None)
+        while action is not None:
             try:
-                response = self.client.post(self.endpoint, content=step.body, headers=HEADERS)
-            except httpx.HTTPError as exc:
-                return _failure(exc)
-            return _answer(response)
-        if isinstance(step, Wait):
-            time.sleep(step.seconds)
-            return None
-        assert self.conn is not None
-        if isinstance(step, ReadQueue):
-            return [tuple(row) for row in self.conn.execute(store.queued_statement(step.limit))]
-        if isinstance(step, Begin):
-            self.conn.execute(store.start_statement(self.dialect, step.feed, step.mark))
-            self.conn.commit()
-        elif isinstance(step, Advance):
-            self.conn.execute(_advance(step))
-            self.conn.commit()
-        else:
-            assert isinstance(step, Release)
-            self.conn.rollback()
-        self.close()
-        return None
+                reply, error = self._do(action), None
+            except Exception as exc:
+                reply, error = None, exc
+            action, result = _next(acts, reply, error)
+        return result
 
-    def _claim(self, feed: str) -> Mark | object:
-        self.conn = conn = self.engine.connect()
-        begin = store.BEGIN.get(self.dialect)
-        try:
-            if begin is not None:
-                conn.exec_driver_sql(begin)
-            row = conn.execute(store.lock_statement(self.dialect, feed)).first()
-        except OperationalError as exc:
-            self.close()
-            if _locked(exc):
-                return BUSY
-            raise
-        return MISSING if row is None else store.mark_of(row)
+    def _do(self, action: Action) -> Any:
+        if isinstance(action, Connect):
+            self.conn = self.engine.connect()
+            return None
+        if isinstance(action, Close):
+            return self.close()
+        if isinstance(action, ReadSource):
+            assert self.source is not None
+            return getattr(self.source, action.method)(*action.args)
+        if isinstance(action, HTTPPost):
+            return self.client.post(self.endpoint, content=action.body, headers=HEADERS)
+        if isinstance(action, Sleep):
+            return time.sleep(action.seconds)
+        assert self.conn is not None
+        if isinstance(action, Execute):
+            result = self.conn.execute(action.stmt)
+            return result.all() if action.rows else result.first() if action.first else None
+        if isinstance(action, ExecuteDriverSQL):
+            return self.conn.exec_driver_sql(action.sql)
+        if isinstance(action, Commit):
+            return self.conn.commit()
+        assert isinstance(action, Rollback)
+        return self.conn.rollback()
 
     def close(self) -> None:
         if self.conn is not None:
@@ -143,13 +265,6 @@ class SyncDriver:
                 conn.rollback()
             finally:
                 conn.close()
-
-
-def _advance(step: Advance) -> Any:
-    if step.dequeue is not None:
-        return store.dequeue_statement(step.dequeue)
-    assert step.mark is not None
-    return store.advance_statement(step.feed, step.mark)
 
 
 class AsyncDriver:
@@ -167,53 +282,39 @@ class AsyncDriver:
         self.conn: AsyncConnection | None = None
 
     async def perform(self, step: PushStep) -> Any:
-        if isinstance(step, Claim):
-            return await self._claim(step.feed)
-        if isinstance(step, StartMark | ReadChanges):
-            assert self.source is not None
-            if isinstance(step, StartMark):
-                return await self.source.push_start(AsOf(self.naive_timezone, step.listed_until))
-            return await self.source.changes(
-                step.after, AsOf(self.naive_timezone, step.listed_until), step.limit
-            )
-        if isinstance(step, Post):
+        acts = actions(step, self.dialect, self.naive_timezone)
+        action, result = _next(acts, None, None)
+        while action is not None:
             try:
-                response = await self.client.post(self.endpoint, content=step.body, headers=HEADERS)
-            except httpx.HTTPError as exc:
-                return _failure(exc)
-            return _answer(response)
-        if isinstance(step, Wait):
-            await anyio.sleep(step.seconds)
-            return None
-        assert self.conn is not None
-        if isinstance(step, ReadQueue):
-            result = await self.conn.execute(store.queued_statement(step.limit))
-            return [tuple(row) for row in result]
-        if isinstance(step, Begin):
-            await self.conn.execute(store.start_statement(self.dialect, step.feed, step.mark))
-            await self.conn.commit()
-        elif isinstance(step, Advance):
-            await self.conn.execute(_advance(step))
-            await self.conn.commit()
-        else:
-            assert isinstance(step, Release)
-            await self.conn.rollback()
-        await self.close()
-        return None
+                reply, error = await self._do(action), None
+            except Exception as exc:
+                reply, error = None, exc
+            action, result = _next(acts, reply, error)
+        return result
 
-    async def _claim(self, feed: str) -> Mark | object:
-        self.conn = conn = await self.engine.connect()
-        begin = store.BEGIN.get(self.dialect)
-        try:
-            if begin is not None:
-                await conn.exec_driver_sql(begin)
-            row = (await conn.execute(store.lock_statement(self.dialect, feed))).first()
-        except OperationalError as exc:
-            await self.close()
-            if _locked(exc):
-                return BUSY
-            raise
-        return MISSING if row is None else store.mark_of(row)
+    async def _do(self, action: Action) -> Any:
+        if isinstance(action, Connect):
+            self.conn = await self.engine.connect()
+            return None
+        if isinstance(action, Close):
+            return await self.close()
+        if isinstance(action, ReadSource):
+            assert self.source is not None
+            return await getattr(self.source, action.method)(*action.args)
+        if isinstance(action, HTTPPost):
+            return await self.client.post(self.endpoint, content=action.body, headers=HEADERS)
+        if isinstance(action, Sleep):
+            return await anyio.sleep(action.seconds)
+        assert self.conn is not None
+        if isinstance(action, Execute):
+            result = await self.conn.execute(action.stmt)
+            return result.all() if action.rows else result.first() if action.first else None
+        if isinstance(action, ExecuteDriverSQL):
+            return await self.conn.exec_driver_sql(action.sql)
+        if isinstance(action, Commit):
+            return await self.conn.commit()
+        assert isinstance(action, Rollback)
+        return await self.conn.rollback()
 
     async def close(self) -> None:
         if self.conn is not None:

@@ -30,7 +30,7 @@ from ...errors import MissingExtra
 
 try:
     from sqlalchemy import Select
-    from sqlalchemy.engine import Connection, Engine
+    from sqlalchemy.engine import Engine
 except ModuleNotFoundError as exc:
     raise MissingExtra.of(exc, "SQLAlchemySource", "sqlalchemy") from exc
 
@@ -50,12 +50,12 @@ from ..base import (
     check_given,
 )
 from ..extras import ExtensionOptions, ExtrasSpec, extras_spec
-from . import sqlite_hash
 from .aggregates import Aggregates
 from .locs import LocTemplate
 from .options import LocSpec, SQLOptions, sql_options
 from .pages import SQLPages
 from .push import PushStatements
+from .queries import ROW_HASH, CallVersion, Execute, Read, run
 from .reads import ReadPlan
 from .rows import RowMapping
 from .statements import SQLStatements
@@ -162,6 +162,94 @@ class SQLSourceBase:
         batch = self.rows.map_rows(rows)
         return self.extras.apply(batch, rows) if self.extras.active else batch
 
+    # The reads, run by both sources (queries.run, queries.arun): what each one executes,
+    # in which order, and what it makes of the rows.
+
+    def _version(self, keys: KeyRange) -> Read[tuple[Any, Any]]:
+        """The version of the rows in ``keys`` and, for a fixed range, the lowest key."""
+        stmt = self.statements.version_stmt(keys)
+        if stmt is not None:
+            row = yield Execute(
+                self.statements.with_lowest(stmt, keys), self.statements.version_bounds(keys), "one"
+            )
+            values = tuple(row)
+            return self.summaries.version_of(values[0]), values[-1]
+        assert callable(self.options.version)
+        version = yield CallVersion(self.options.version)
+        lowest = self.summaries.lowest_for(version) if self.statements.checks_lowest(keys) else None
+        if lowest is UNKNOWN:
+            lowest = yield Execute(self.statements.lowest_stmt(), None, "scalar")
+            self.summaries.remember_lowest(version, lowest)
+        return version, lowest
+
+    def summary_read(self, keys: KeyRange, as_of: AsOf) -> Read[Summary]:
+        """``summarize``: by the version when there is one, else one aggregate statement."""
+        version = None
+        if self.options.version is not None:
+            version, lowest = yield from self._version(keys)
+            if self.statements.checks_lowest(keys) and self.summaries.must_cut(lowest):
+                raise CutPages(self.name)
+            known = self.summaries.cached(version, keys, as_of)
+            if known is not None:
+                return known
+        bounds = {
+            **self.statements.bounds(keys),
+            **self.statements.listed_until_bounds(as_of),
+        }
+        if self.statements.aggregates.row_hash:
+            yield ROW_HASH
+        row = yield Execute(self.statements.summary_stmt(keys), bounds, "first")
+        if (
+            self.statements.checks_lowest(keys)
+            and row is not None
+            and self.summaries.must_cut(row[-1])
+        ):
+            raise CutPages(self.name)
+        return self.summaries.summary(row, version, keys, as_of)
+
+    def pages_read(self, page_size: int, as_of: AsOf) -> Read[list[Page]]:
+        """``pages``: one row per page (or per cut, for keys that are not fixed ranges)."""
+        bounds = self.statements.listed_until_bounds(as_of)
+        nulls = self.statements.nulls_stmt()
+        if nulls is not None:
+            self.paging.report_nulls((yield Execute(nulls, None, "scalar")))
+        if self.statements.aggregates.row_hash:
+            yield ROW_HASH
+        rows = yield Execute(self.paging.pages_stmt(page_size), bounds, "all")  # one per page
+        found = self.paging.pages(rows, as_of)
+        if found is None:  # a key below 0: cut like any other key
+            rows = yield Execute(self.paging.cuts_stmt(page_size), bounds, "all")
+            found = self.paging.cuts(rows, as_of)
+        return found
+
+    def changed_read(self, since: datetime, as_of: AsOf, limit: int) -> Read[list[tuple[Any, Any]]]:
+        """``changed``: the keys and lastmods of the rows changed since ``since``."""
+        bounds = self.statements.changes_bounds(since, as_of, limit)
+        rows = yield Execute(self.statements.changes_stmt(), bounds, "all")
+        return [tuple(row) for row in rows]
+
+    def changes_read(self, after: Mark | None, as_of: AsOf, limit: int) -> Read[Changes]:
+        """``changes``: the marks after ``after``, then those rows, mapped."""
+        push = self.push
+        stmt = push.marks_from_start if after is None else push.marks_after
+        found = yield Execute(stmt, push.marks_bounds(after, as_of, limit), "all")
+        marks = [(key, Mark(lastmod, text)) for key, lastmod, text in found]
+        if not marks:
+            return Changes([], Batch.of([]))
+        keys = push.rows_bounds([key for key, _ in marks])
+        rows = yield Execute(push.rows, keys, "all")
+        return Changes(marks, self.mapped(rows))
+
+    def push_start_read(self, as_of: AsOf) -> Read[Mark]:
+        """``push_start``: the newest listed row's mark, or now when there is none."""
+        push = self.push
+        row = yield Execute(push.newest, push.newest_bounds(as_of), "first")
+        return push.start(as_of) if row is None else Mark(*row)
+
+    def rows_read(self, keys: KeyRange) -> tuple[Any, dict[str, Any]]:
+        """The statement that streams the rows of ``keys`` (to :meth:`mapped`), its bounds."""
+        return self.statements.rows_stmt(keys), self.statements.bounds(keys)
+
 
 def _aggregates(options: SQLOptions, extras: ExtrasSpec) -> Aggregates:
     """The aggregate terms of the summary and pages, by the key and shown columns' types."""
@@ -210,98 +298,32 @@ class SQLAlchemySource(SQLSourceBase, SyncSource):
     )
     engine: Engine
 
-    def _version(self, conn: Connection, keys: KeyRange) -> tuple[Any, Any]:
-        """The version of the rows in ``keys`` and, for a fixed range, the lowest key."""
-        stmt = self.statements.version_stmt(keys)
-        if stmt is not None:
-            row = conn.execute(
-                self.statements.with_lowest(stmt, keys), self.statements.version_bounds(keys)
-            )
-            values = tuple(row.one())
-            return self.summaries.version_of(values[0]), values[-1]
-        assert callable(self.options.version)
-        version = self.options.version()
-        lowest = self.summaries.lowest_for(version) if self.statements.checks_lowest(keys) else None
-        if lowest is UNKNOWN:
-            lowest = conn.scalar(self.statements.lowest_stmt())
-            self.summaries.remember_lowest(version, lowest)
-        return version, lowest
-
     def summarize(self, keys: KeyRange, as_of: AsOf) -> Summary:
-        with self.engine.connect() as conn:
-            version = None
-            if self.options.version is not None:
-                version, lowest = self._version(conn, keys)
-                if self.statements.checks_lowest(keys) and self.summaries.must_cut(lowest):
-                    raise CutPages(self.name)
-                known = self.summaries.cached(version, keys, as_of)
-                if known is not None:
-                    return known
-            bounds = {
-                **self.statements.bounds(keys),
-                **self.statements.listed_until_bounds(as_of),
-            }
-            if self.statements.aggregates.row_hash:
-                sqlite_hash.ensure(conn)
-            row = conn.execute(self.statements.summary_stmt(keys), bounds).first()
-        if (
-            self.statements.checks_lowest(keys)
-            and row is not None
-            and self.summaries.must_cut(row[-1])
-        ):
-            raise CutPages(self.name)
-        return self.summaries.summary(row, version, keys, as_of)
+        return run(self.engine, self.summary_read(keys, as_of))
 
     def pages(self, page_size: int, as_of: AsOf) -> list[Page]:
-        bounds = self.statements.listed_until_bounds(as_of)
-        with self.engine.connect() as conn:
-            nulls = self.statements.nulls_stmt()
-            if nulls is not None:
-                self.paging.report_nulls(conn.scalar(nulls))
-            if self.statements.aggregates.row_hash:
-                sqlite_hash.ensure(conn)
-            stmt = self.paging.pages_stmt(page_size)
-            found = self.paging.pages(conn.execute(stmt, bounds).all(), as_of)
-            if found is None:  # a key below 0: cut like any other key
-                rows = conn.execute(self.paging.cuts_stmt(page_size), bounds).all()
-                found = self.paging.cuts(rows, as_of)
-        return found
+        return run(self.engine, self.pages_read(page_size, as_of))
 
     def changed(self, since: datetime, as_of: AsOf, limit: int) -> list[tuple[Any, Any]]:
-        bounds = self.statements.changes_bounds(since, as_of, limit)
-        with self.engine.connect() as conn:
-            return [tuple(row) for row in conn.execute(self.statements.changes_stmt(), bounds)]
+        return run(self.engine, self.changed_read(since, as_of, limit))
 
     def changes(self, after: Mark | None, as_of: AsOf, limit: int) -> Changes:
-        push = self.push
-        stmt = push.marks_from_start if after is None else push.marks_after
-        with self.engine.connect() as conn:
-            found = conn.execute(stmt, push.marks_bounds(after, as_of, limit))
-            marks = [(key, Mark(lastmod, text)) for key, lastmod, text in found]
-            if not marks:
-                return Changes([], Batch.of([]))
-            keys = push.rows_bounds([key for key, _ in marks])
-            rows = conn.execute(push.rows, keys).all()
-        return Changes(marks, self.mapped(rows))
+        return run(self.engine, self.changes_read(after, as_of, limit))
 
     def push_start(self, as_of: AsOf) -> Mark:
-        push = self.push
-        with self.engine.connect() as conn:
-            row = conn.execute(push.newest, push.newest_bounds(as_of)).first()
-        return push.start(as_of) if row is None else Mark(*row)
+        return run(self.engine, self.push_start_read(as_of))
 
     def batches(self, keys: KeyRange = ALL, size: int = 500) -> Iterator[Batch]:
-        extras = self.extras
-        stmt, bounds = self.statements.rows_stmt(keys), self.statements.bounds(keys)
+        stmt, bounds = self.rows_read(keys)
+        mapped = self.mapped
         with self.engine.connect() as conn:
             if self.read_plan.driver_rows:
                 # Executed as usual (events, caching, binds); rows read from the cursor.
                 with conn.execute(stmt, bounds) as result:
                     fetch = result.cursor.fetchmany
                     while rows := fetch(size):
-                        yield self.rows.map_rows(rows)
+                        yield mapped(rows)
                 return
             with conn.execution_options(yield_per=size).execute(stmt, bounds) as result:
                 for partition in result.partitions(size):
-                    batch = self.rows.map_rows(partition)
-                    yield extras.apply(batch, partition) if extras.active else batch
+                    yield mapped(partition)
