@@ -85,6 +85,77 @@ async def test_an_error_reaches_every_request_of_its_round_and_the_next_round_re
     assert await coalescer.run("k", works) == 7  # nothing left behind
 
 
+async def test_a_request_that_leaves_before_its_round_starts_strands_no_one() -> None:
+    """The request that opened the waiting round goes away (a disconnect) while the running
+    query still runs: those that joined its round run one of their own, and later requests
+    for the key are answered (none waits for a round nobody will run)."""
+    coalescer = AsyncCoalescer()
+    release = anyio.Event()
+    started: list[int] = []
+
+    async def query() -> int:
+        started.append(len(started))
+        if len(started) == 1:
+            await release.wait()
+        return len(started)
+
+    results: dict[str, int] = {}
+
+    async def ask(name: str) -> None:
+        results[name] = await coalescer.run("k", query)
+
+    leaving = anyio.CancelScope()
+
+    async def opener() -> None:
+        with leaving:
+            await coalescer.run("k", query)
+
+    with anyio.fail_after(10):  # a stranded request would wait for ever
+        async with anyio.create_task_group() as group:
+            group.start_soon(ask, "running")
+            await anyio.wait_all_tasks_blocked()
+            group.start_soon(opener)  # opens the waiting round
+            await anyio.wait_all_tasks_blocked()
+            group.start_soon(ask, "joined")
+            await anyio.wait_all_tasks_blocked()
+            leaving.cancel()  # the opener of the waiting round goes away
+            await anyio.wait_all_tasks_blocked()
+            release.set()
+    assert results == {"running": 1, "joined": 2}
+    with anyio.fail_after(5):
+        assert await coalescer.run("k", query) == 3  # the key answers again
+
+
+def test_a_thread_that_leaves_before_its_round_starts_strands_no_one() -> None:
+    """As above, for threads: the opener of the waiting round fails while it waits."""
+    coalescer = ThreadCoalescer()
+    release = threading.Event()
+    running = threading.Event()
+
+    def query() -> str:
+        running.set()
+        assert release.wait(10)
+        return "read"
+
+    first = threading.Thread(target=coalescer.run, args=("k", query))
+    first.start()
+    assert running.wait(10)
+    rounds = coalescer._rounds  # the waiting round's opener leaves: as a KeyboardInterrupt
+    part = rounds.take_part("k", threading.Event)
+    with coalescer._lock:
+        waited = next(part)
+    assert waited is rounds._running["k"].done
+    with coalescer._lock:
+        part.close()
+    release.set()
+    first.join(10)
+    got: list[str] = []
+    asker = threading.Thread(target=lambda: got.append(coalescer.run("k", lambda: "again")))
+    asker.start()
+    asker.join(5)
+    assert got == ["again"]
+
+
 def test_threads_share_rounds_the_same_way() -> None:
     coalescer = ThreadCoalescer()
     calls: list[float] = []

@@ -26,6 +26,8 @@ class _Round:
         self.done = done
         self.result: Any = None
         self.error: BaseException | None = None
+        self.abandoned = False
+        """Its opener went away before its query started: nobody runs it."""
 
     def outcome(self) -> Any:
         if self.error is not None:
@@ -54,14 +56,21 @@ class Rounds:
         """Join the waiting round of ``key``, or open it (``new_done()``: its event) and run
         its query once the running one has finished. The steps between two yields are
         atomic for the driver (a lock held by threads)."""
-        joined = self._waiting.get(key)
-        if joined is not None:
+        while (joined := self._waiting.get(key)) is not None:
             yield joined.done
-            return joined
+            if not joined.abandoned:
+                return joined
+            # Its opener went away before the query: join the next round, or open it.
         own = self._waiting[key] = _Round(new_done())
         running = self._running.get(key)
         if running is not None:
-            yield running.done  # ours starts after it: after every joiner arrived
+            try:
+                yield running.done  # ours starts after it: after every joiner arrived
+            except BaseException:  # the request went away (closed, cancelled) meanwhile
+                del self._waiting[key]
+                own.abandoned = True
+                own.done.set()  # its joiners take part again
+                raise
         del self._waiting[key]
         self._running[key] = own
         try:
