@@ -8,9 +8,10 @@ from __future__ import annotations
 import functools
 import gzip
 import os
+import random
 import socket
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -204,11 +205,35 @@ def now_naive() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None, microsecond=0)
 
 
+# Ports below the kernel's ephemeral range (32768-60999 on Linux), so that no outgoing
+# connection (to PostgreSQL, to a server under test) can take one between the moment a test
+# picks it and the moment its server binds it; each xdist worker draws from its own block.
+_PORT_BLOCK = 1500
+_PORTS_FROM = 20000
+
+
+def _worker_ports() -> Iterator[int]:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    first = _PORTS_FROM + (int(worker) if worker.isdigit() else 0) % 8 * _PORT_BLOCK
+    start = random.Random(os.getpid()).randrange(_PORT_BLOCK)
+    while True:
+        for offset in range(_PORT_BLOCK):
+            yield first + (start + offset) % _PORT_BLOCK
+
+
+_next_ports = _worker_ports()
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on (for a server a test starts)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    for port in _next_ports:
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise AssertionError("unreachable")
 
 
 def served(app: Any, path: str, headers: Mapping[str, str] | None = None) -> bytes:
