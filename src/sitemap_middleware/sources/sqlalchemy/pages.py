@@ -39,9 +39,12 @@ class SQLPages:
     def pages_stmt(self, page_size: int) -> AnySelect:
         """One aggregate over the whole select: per page (fixed integer ranges) its number,
         count, lowest key, checksum, newest served and earliest future lastmod; or the cuts
-        of a source with another key."""
+        of a source with another key. Built once per page size."""
         if not self.fixed_ranges:
             return self.cuts_stmt(page_size)
+        return self.statements.built(("pages", page_size), lambda: self._pages_stmt(page_size))
+
+    def _pages_stmt(self, page_size: int) -> AnySelect:
         rows = self.statements.keyed(self.stmt).order_by(None).subquery("sitemap_rows")
         key = rows.c[self.key_names[0]]
         page = (key // page_size).label("page")
@@ -63,7 +66,11 @@ class SQLPages:
 
         One statement (one snapshot, one pass in key order): rows are numbered,
         grouped ``page_size`` at a time, and only each group's last row is returned.
+        Built once per page size.
         """
+        return self.statements.built(("cuts", page_size), lambda: self._cuts_stmt(page_size))
+
+    def _cuts_stmt(self, page_size: int) -> AnySelect:
         rows = self.statements.keyed(self.stmt).order_by(None).subquery("sitemap_rows")
         keys = [rows.c[name] for name in self.key_names]
         lastmod = self.lastmod_name

@@ -59,6 +59,9 @@ class SQLStatements:
     def lowest_stmt(self) -> AnySelect:
         """The lowest key of a fixed-range source: below 0, it is cut instead (one index
         lookup)."""
+        return self.built(("lowest", None), self._build_lowest_stmt)
+
+    def _build_lowest_stmt(self) -> AnySelect:
         rows = self.stmt.order_by(None).subquery("sitemap_rows")
         return select(func.min(rows.c[self.key_names[0]]))
 
@@ -78,6 +81,9 @@ class SQLStatements:
         nullable = [c for c in self.key_columns if getattr(c, "nullable", True)]
         if not nullable:
             return None
+        return self.built(("nulls", None), self._build_nulls_stmt)
+
+    def _build_nulls_stmt(self) -> AnySelect:
         rows = self.stmt.order_by(None).subquery("sitemap_rows")
         keys = [rows.c[name] for name in self.key_names]
         return select(func.count()).select_from(rows).where(or_(*(k.is_(None) for k in keys)))
@@ -130,12 +136,17 @@ class SQLStatements:
         return self._cached("summary", keys, lambda: self._build_summary_stmt(keys))
 
     def _cached(self, kind: str, keys: KeyRange, build: Callable[[], AnySelect]) -> AnySelect:
-        shape = (kind, self._shape(keys))
-        stmt = self._statements.get(shape)
+        return self.built((kind, self._shape(keys)), build)
+
+    def built(self, what: tuple[str, object], build: Callable[[], AnySelect]) -> AnySelect:
+        """The statement ``build`` makes, made once per ``what``: building one costs about as
+        much as running it on a small table, and SQLAlchemy's compiled cache wants the same
+        statement back."""
+        stmt = self._statements.get(what)
         if stmt is None:
             if len(self._statements) >= 1024:  # row-value keys: one per range
                 self._statements.clear()
-            stmt = self._statements[shape] = build()
+            stmt = self._statements[what] = build()
         return stmt
 
     def _build_summary_stmt(self, keys: KeyRange) -> AnySelect:
@@ -218,6 +229,9 @@ class SQLStatements:
         """The key and lastmod (as text: only compared) of every row whose lastmod is later
         than ``sitemap_since`` and served by ``listed_until``, at most ``sitemap_limit`` of them:
         a range read on the lastmod column's index, however large the table."""
+        return self.built(("changes", None), self._build_changes_stmt)
+
+    def _build_changes_stmt(self) -> AnySelect:
         assert self.lastmod_name is not None
         rows = self.keyed(self.stmt).order_by(None).subquery("sitemap_rows")
         lastmod = rows.c[self.lastmod_name]
