@@ -550,6 +550,23 @@ async def test_indexnow_reads_through_the_asgi_adapter_s_effect_runner(site: Sit
     assert isinstance(IndexNow(app.sitemap).runner, AsyncEffectRunner)
 
 
+@pytest.mark.anyio
+async def test_a_push_cancelled_while_it_holds_its_feed_gives_the_connection_back(
+    site: Site,
+) -> None:
+    pusher = site.pusher()
+    await pusher.push()
+    site.touch([6])
+    site.endpoint.delay = 0.5
+    with anyio.move_on_after(0.2):  # the post is out: the feed is claimed, locked
+        await pusher.push()
+    site.endpoint.delay = 0.0
+    pool = (getattr(site.engine, "sync_engine", None) or site.engine).pool
+    assert pool.checkedout() == 0  # rolled back and closed, none left to the collector
+    report = only(await site.pusher().push())  # the lock is gone: the mark did not move
+    assert (report.busy, report.urls) == (False, 1)
+
+
 OPERATIONS = st.lists(
     st.one_of(
         st.tuples(st.just("touch"), st.lists(st.integers(1, 30), min_size=1, max_size=8)),

@@ -242,7 +242,8 @@ class _Feed:
         self.engine = engine
         self._sync: Connection | None = None  # a sync Engine's: touched only in the thread
         self._async: AsyncConnection | None = None
-        self._thread = None if isinstance(engine, AsyncEngine) else ThreadPoolExecutor(1)
+        sync = not isinstance(engine, AsyncEngine)
+        self._thread = ThreadPoolExecutor(1, "indexnow-feed") if sync else None
 
     async def _in_thread(self, call: Callable[[], T]) -> T:
         assert self._thread is not None
@@ -272,12 +273,16 @@ class _Feed:
     async def close(self) -> None:
         """Roll back and close the connection, if one is open. Shielded: a cancelled push
         still gives its connection back (in the thread: after the call under way there)."""
+        closing: asyncio.Future[None]
+        if self._thread is not None:
+            closing = asyncio.get_running_loop().run_in_executor(self._thread, self._close)
+        elif self._async is not None:
+            conn, self._async = self._async, None
+            closing = asyncio.ensure_future(conn.run_sync(_release))
+        else:
+            return
         with anyio.CancelScope(shield=True):
-            if self._thread is not None:
-                await self._in_thread(self._close)
-            elif self._async is not None:
-                conn, self._async = self._async, None
-                await conn.run_sync(_release)
+            await asyncio.shield(closing)  # a task's cancel() does not stop it either
 
     def _close(self) -> None:
         if self._sync is not None:
