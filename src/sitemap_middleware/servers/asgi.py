@@ -71,7 +71,8 @@ class SitemapMiddleware:
         """``settings`` are the fields of :class:`~sitemap_middleware.Settings`."""
         self.app = app
         self.sitemap = Sitemap(sources, make_settings(settings))
-        self._reads = AsyncEffectRunner()
+        self.reads = AsyncEffectRunner()
+        """Performs the handler's reads; IndexNow given this middleware reads through it."""
 
     @property
     def stats(self) -> dict[str, BadRowStats]:
@@ -84,14 +85,14 @@ class SitemapMiddleware:
         for live in self.sitemap.current_pages.values():
             while not live.claim_recount():  # noqa: ASYNC110 (a refresh may run in a thread)
                 await asyncio.sleep(0.01)
-            await arun_effects(self.sitemap.keep_current(live), self._reads.perform)
+            await arun_effects(self.sitemap.keep_current(live), self.reads.perform)
 
     async def aclose(self, grace: float = 10.0) -> None:
         """Let the jobs of pages kept current that run in the background end (for at most
         ``grace`` seconds), so that their connections go back to the pool. The lifespan's
         shutdown does it before the application's own shutdown (which may dispose of the
         engine); an app served without a lifespan calls it."""
-        await self._reads.aclose(grace)
+        await self.reads.aclose(grace)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -126,7 +127,7 @@ class SitemapMiddleware:
         if indexnow is not None and indexnow.every is not None:
             from ..contrib.indexnow.background import with_indexnow
 
-            return await with_indexnow(self.sitemap, self.app, scope, receive_then_close, send)
+            return await with_indexnow(self, self.app, scope, receive_then_close, send)
         return await self.app(scope, receive_then_close, send)
 
     async def _fallback(self, target: Target, scope: Scope, receive: Receive, send: Send) -> None:
@@ -148,7 +149,7 @@ class SitemapMiddleware:
         """Answer a request for one of the sitemap's documents."""
         request = request_from(scope)
         handling = handle(self.sitemap, request, target, datetime.now(UTC))
-        outcome = await arun_effects(handling, self._reads.perform)
+        outcome = await arun_effects(handling, self.reads.perform)
         if isinstance(outcome, Response):
             return await _send(send, outcome, request.method)
         try:

@@ -71,6 +71,11 @@ class AsyncEffectRunner:
             partial(pages, effect.source, effect.page_size, effect.as_of),
         )
 
+    async def call(self, source: AnySource, method: str, *args: Any) -> Any:
+        """One read of a source by its method's name, where the source's reads belong
+        (see :func:`read`): IndexNow's ``push_start`` and ``changes``."""
+        return await read(source, method, *args)
+
     async def aclose(self, grace: float = 10.0) -> None:
         """Let the jobs of pages kept current that run in the background end, for at most
         ``grace`` seconds: their connections go back to the pool before the application
@@ -297,21 +302,27 @@ class _Handoff:
         self._room.release()
 
 
-async def summarize(source: AnySource, keys: KeyRange, as_of: AsOf) -> Summary:
+async def read(source: AnySource, method: str, *args: Any) -> Any:
+    """Call a source's read: a sync source's in :meth:`~SyncSource.in_thread` (a worker
+    thread, or the thread its reads belong to, Django's), an async source's awaited."""
+    call = getattr(source, method)
     if isinstance(source, AsyncSource):
-        return await source.summarize(keys, as_of)
-    return await source.in_thread(partial(source.summarize, keys, as_of))
+        return await call(*args)
+    return await source.in_thread(partial(call, *args))
+
+
+async def summarize(source: AnySource, keys: KeyRange, as_of: AsOf) -> Summary:
+    summary: Summary = await read(source, "summarize", keys, as_of)
+    return summary
 
 
 async def pages(source: AnySource, page_size: int, as_of: AsOf) -> list[Page]:
-    if isinstance(source, AsyncSource):
-        return await source.pages(page_size, as_of)
-    return await source.in_thread(partial(source.pages, page_size, as_of))
+    found: list[Page] = await read(source, "pages", page_size, as_of)
+    return found
 
 
 async def changed(effect: ReadChanged) -> list[tuple[Any, Any]]:
-    source = effect.source
-    arguments = (effect.since, effect.as_of, effect.limit)
-    if isinstance(source, AsyncSource):
-        return await source.changed(*arguments)
-    return await source.in_thread(partial(source.changed, *arguments))
+    rows: list[tuple[Any, Any]] = await read(
+        effect.source, "changed", effect.since, effect.as_of, effect.limit
+    )
+    return rows

@@ -4,12 +4,15 @@ which checks every submission's key by fetching the key file from the site under
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -20,12 +23,16 @@ import anyio
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import create_engine, insert, text, update
+from sqlalchemy import create_engine, event, insert, select, text, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy.pool import SingletonThreadPool
 
-from sitemap_middleware import IndexNowSettings, SitemapApp
+from sitemap_middleware import IndexNowSettings, SitemapApp, SQLAlchemySource
 from sitemap_middleware.contrib.indexnow import IndexNow, Round, install, queue_urls
+from sitemap_middleware.core.dates import AsOf
+from sitemap_middleware.servers.async_effects import AsyncEffectRunner
+from sitemap_middleware.sources.base import Changes, Mark
 
 from ... import indexnow_site
 from ...indexnow_endpoint import Endpoint, running, serve_site
@@ -425,6 +432,139 @@ async def test_the_lifespan_task_pushes_while_the_site_runs(site: Site) -> None:
                 await anyio.sleep(0.1)
         server.should_exit = True
     assert site.endpoint.accepted_urls == [site.url_of(21), site.url_of(22)]
+
+
+class OwnThreadSource(SQLAlchemySource):
+    """A sync source whose reads belong to one thread of its own, as a Django source's do:
+    reading it anywhere else is an error."""
+
+    thread_bound = True
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.thread = ThreadPoolExecutor(1)
+        self.read_in = self.thread.submit(threading.current_thread).result()
+
+    async def in_thread(self, call: Callable[[], Any]) -> Any:
+        return await asyncio.wrap_future(self.thread.submit(call))
+
+    def changes(self, after: Mark | None, as_of: AsOf, limit: int) -> Changes:
+        assert threading.current_thread() is self.read_in
+        return super().changes(after, as_of, limit)
+
+    def push_start(self, as_of: AsOf) -> Mark:
+        assert threading.current_thread() is self.read_in
+        return super().push_start(as_of)
+
+
+@pytest.mark.anyio
+async def test_a_sync_engine_s_feed_connection_stays_in_one_thread_per_push(
+    sqlite_site: Site,
+) -> None:
+    """One connection per thread (``SingletonThreadPool``): a feed action run in another
+    thread than its claim's would find another connection, outside the claim's
+    transaction. Each push holds one thread of its own for its feed, and reads its
+    source where the source's reads belong."""
+    site = sqlite_site
+    engine = create_engine(site.url, poolclass=SingletonThreadPool)
+    source = OwnThreadSource(
+        select(indexnow_site.pages),
+        engine,
+        name="pages",
+        loc="/pages/{slug}",
+        lastmod="updated_at",
+    )
+    events: list[tuple[int, str, threading.Thread, str]] = []  # connection, what, where
+    held: list[Any] = []  # each connection kept, so that no two share an id
+
+    def record(what: str) -> Callable[..., None]:
+        def listener(conn: Any, *args: Any) -> None:
+            held.append(conn)
+            found = " ".join(map(str, args[:3])) if what == "execute" else ""
+            events.append((id(conn), what, threading.current_thread(), found))
+
+        return listener
+
+    for name, what in [
+        ("engine_connect", "connect"),
+        ("before_cursor_execute", "execute"),
+        ("commit", "commit"),
+        ("rollback", "rollback"),
+    ]:
+        event.listen(engine, name, record(what))
+    app = SitemapApp(
+        sources=[source],
+        base_url=site.base,
+        indexnow=IndexNowSettings(key=KEY, endpoint=site.endpoint.url),
+    )
+    pusher = IndexNow(app, max_urls=2)
+    try:
+        assert only(await pusher.push()).started
+        site.touch([4, 5, 6, 7, 8])
+        events.clear()
+        report = only(await pusher.push())
+        assert (report.posts, report.urls, report.busy) == (3, 5, False)
+        assert site.endpoint.accepted_urls == [site.url_of(i) for i in range(4, 9)]
+    finally:
+        source.thread.shutdown()
+        engine.dispose()
+    feeds = {c for c, _, _, found in events if "sitemap_indexnow" in found}
+    jobs: dict[str, set[threading.Thread]] = {"pages": set(), "queue": set()}
+    connections: dict[int, set[threading.Thread]] = {}
+    for conn, _, thread, _ in events:
+        if conn in feeds:
+            connections.setdefault(conn, set()).add(thread)
+    for conn, threads in connections.items():
+        assert len(threads) == 1  # connect, statements, commit or rollback: one thread
+        queue = any(c == conn and "~queue" in found for c, _, _, found in events)
+        jobs["queue" if queue else "pages"] |= threads
+    assert len(connections) >= 4  # pages: the claims of three posts and the last
+    assert len(jobs["pages"]) == len(jobs["queue"]) == 1
+    assert jobs["pages"].isdisjoint(jobs["queue"])  # a thread of its own per push
+    loop_thread = threading.current_thread()
+    assert not jobs["pages"] & {loop_thread, source.read_in}
+    reads = {thread for c, _, thread, _ in events if c not in feeds}
+    assert reads == {source.read_in}  # the source's reads: in its thread only
+
+
+@pytest.mark.anyio
+async def test_indexnow_reads_through_the_asgi_adapter_s_effect_runner(site: Site) -> None:
+    app = site.app()
+    pusher = site.pusher()
+    assert pusher.runner is not app.reads  # another middleware: its own
+    pusher = IndexNow(app, first_delay=0.01, max_delay=0.05)
+    assert pusher.runner is app.reads
+    calls: list[str] = []
+    call = app.reads.call
+
+    async def recorded(source: Any, method: str, *args: Any) -> Any:
+        calls.append(method)
+        return await call(source, method, *args)
+
+    app.reads.call = recorded  # type: ignore[method-assign]
+    assert only(await pusher.push()).started
+    site.touch([2])
+    assert only(await pusher.push()).urls == 1
+    assert calls == ["push_start", "changes", "changes"]
+    # A bare Sitemap (or a WSGI middleware): a runner of its own.
+    assert isinstance(IndexNow(app.sitemap).runner, AsyncEffectRunner)
+
+
+@pytest.mark.anyio
+async def test_a_push_cancelled_while_it_holds_its_feed_gives_the_connection_back(
+    site: Site,
+) -> None:
+    pusher = site.pusher()
+    await pusher.push()
+    site.touch([6])
+    site.endpoint.delay = 0.5
+    with anyio.move_on_after(0.2):  # the post is out: the feed is claimed, locked
+        await pusher.push()
+    site.endpoint.delay = 0.0
+    pool = (getattr(site.engine, "sync_engine", None) or site.engine).pool
+    assert pool.checkedout() == 0  # rolled back and closed, none left to the collector
+    report = only(await site.pusher().push())  # the lock is gone: the mark did not move
+    assert (report.busy, report.urls) == (False, 1)
 
 
 OPERATIONS = st.lists(

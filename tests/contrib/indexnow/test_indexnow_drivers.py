@@ -1,4 +1,4 @@
-"""What performing a push step takes (:func:`drivers.actions`), the same for both drivers:
+"""What performing a push step takes (:func:`drivers.actions`), the same for every engine:
 checked without a database or an endpoint."""
 
 from __future__ import annotations

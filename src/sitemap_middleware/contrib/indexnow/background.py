@@ -7,16 +7,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from ...core.sitemap import Sitemap
 from ...servers.types import ASGIApp, Message, Receive, Scope, Send
 
 
 async def with_indexnow(
-    sitemap: Sitemap, app: ASGIApp, scope: Scope, receive: Receive, send: Send
+    middleware: object, app: ASGIApp, scope: Scope, receive: Receive, send: Send
 ) -> None:
-    """The application's lifespan, with the IndexNow task running from its startup to its
-    shutdown."""
-    task = PushTask(sitemap)
+    """The application's lifespan, with the IndexNow task of ``middleware`` (the ASGI
+    adapter, whose sitemap and reads it uses) running from its startup to its shutdown."""
+    task = PushTask(middleware)
 
     async def receive_and_watch() -> Message:
         message = await receive()
@@ -33,17 +32,17 @@ async def with_indexnow(
 
 
 class PushTask:
-    def __init__(self, sitemap: Sitemap) -> None:
-        self.sitemap = sitemap
+    def __init__(self, middleware: object) -> None:
+        self.middleware = middleware
         self.task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
         from .pusher import IndexNow  # httpx, only when IndexNow is used
 
-        indexnow = self.sitemap.settings.indexnow
+        pusher = IndexNow(self.middleware)
+        indexnow = pusher.sitemap.settings.indexnow
         every = None if indexnow is None else indexnow.every
         assert every is not None
-        pusher = IndexNow(self.sitemap)
         self.task = asyncio.get_running_loop().create_task(pusher.run_every(every))
 
     async def stop(self) -> None:

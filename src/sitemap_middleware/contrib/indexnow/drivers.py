@@ -1,19 +1,24 @@
-"""Performing the steps of :mod:`.steps`: a sync driver (a sync source on an ``Engine``,
-``httpx.Client``) and an async one (an async source on an ``AsyncEngine``,
-``httpx.AsyncClient``). They hold the feed's connection between :class:`~.steps.Claim`
-and the commit or rollback, and decide nothing.
+"""Performing the steps of :mod:`.steps`: one async driver for every engine and source. It
+holds the feed's connection between :class:`~.steps.Claim` and the commit or rollback,
+and decides nothing.
 
 What a step does is written once, without I/O (:func:`actions`): a generator of the
-:data:`Action` s it needs (open the feed's connection, execute, commit, post, ...). Each
-driver performs those with its own engine and client.
+:data:`Action` s it needs (open the feed's connection, execute, commit, post, ...). What
+each action does on the feed's connection is written once too, as sync code on a sync
+``Connection`` (:func:`_on_connection`); :class:`_Feed` says how to reach that connection:
+an ``AsyncEngine``'s through ``run_sync``, a sync ``Engine``'s in one thread held for the
+whole push (pysqlite's ``:memory:`` pool and Django's connections belong to a thread).
+Sources are read as the ASGI adapter reads them (:meth:`.AsyncEffectRunner.call`).
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Awaitable, Callable, Generator
+import asyncio
+from collections.abc import Callable, Generator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import tzinfo
+from functools import partial
 from typing import Any, TypeVar, cast
 
 import anyio
@@ -23,7 +28,8 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from ...core.dates import AsOf
-from ...sources.base import AsyncSource, SyncSource
+from ...servers.async_effects import AsyncEffectRunner
+from ...sources.base import AnySource
 from . import store
 from .steps import (
     BUSY,
@@ -57,27 +63,19 @@ def _locked(exc: OperationalError) -> bool:
     return "locked" in str(exc.orig).lower() or "busy" in str(exc.orig).lower()
 
 
-def run_steps(steps: Generator[PushStep, Any, T], perform: Callable[[PushStep], Any]) -> T:
-    """Run the steps to their end, each step performed in this thread."""
+async def run_steps(steps: Generator[PushStep, Any, T], driver: Driver) -> T:
+    """Run the steps to their end, each performed by the driver; its feed connection is
+    closed however they end."""
     result: Any = None
-    while True:
-        try:
-            step = steps.send(result)
-        except StopIteration as stop:
-            return cast(T, stop.value)
-        result = perform(step)
-
-
-async def arun_steps(
-    steps: Generator[PushStep, Any, T], perform: Callable[[PushStep], Awaitable[Any]]
-) -> T:
-    result: Any = None
-    while True:
-        try:
-            step = steps.send(result)
-        except StopIteration as stop:
-            return cast(T, stop.value)
-        result = await perform(step)
+    try:
+        while True:
+            try:
+                step = steps.send(result)
+            except StopIteration as stop:
+                return cast(T, stop.value)
+            result = await driver.perform(step)
+    finally:
+        await driver.aclose()
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,77 +207,114 @@ def _next(acts: Actions, reply: Any, error: Exception | None) -> tuple[Action | 
         return None, stop.value
 
 
-class SyncDriver:
+FeedAction = Execute | ExecuteDriverSQL | Commit | Rollback
+
+
+def _on_connection(conn: Connection, action: FeedAction) -> Any:
+    """What an action does on the feed's connection, whichever engine it comes from."""
+    if isinstance(action, Execute):
+        result = conn.execute(action.stmt)
+        return result.all() if action.rows else result.first() if action.first else None
+    if isinstance(action, ExecuteDriverSQL):
+        conn.exec_driver_sql(action.sql)
+    elif isinstance(action, Commit):
+        conn.commit()
+    else:
+        conn.rollback()
+    return None
+
+
+def _release(conn: Connection) -> None:
+    """Roll back and close, the close even when the rollback fails."""
+    try:
+        conn.rollback()
+    finally:
+        conn.close()
+
+
+class _Feed:
+    """The feed's connection of one push, reached where it lives: a sync ``Engine``'s in
+    one thread of its own from the connect to the close (a ``:memory:`` SQLite pool and a
+    Django connection belong to the thread that opened them); an ``AsyncEngine``'s through
+    ``run_sync``, SQLAlchemy's crossing from async code to sync code on its connection."""
+
+    def __init__(self, engine: Engine | AsyncEngine) -> None:
+        self.engine = engine
+        self._sync: Connection | None = None  # a sync Engine's: touched only in the thread
+        self._async: AsyncConnection | None = None
+        sync = not isinstance(engine, AsyncEngine)
+        self._thread = ThreadPoolExecutor(1, "indexnow-feed") if sync else None
+
+    async def _in_thread(self, call: Callable[[], T]) -> T:
+        assert self._thread is not None
+        return await asyncio.get_running_loop().run_in_executor(self._thread, call)
+
+    async def connect(self) -> None:
+        if isinstance(self.engine, AsyncEngine):
+            with anyio.CancelScope(shield=True):  # an opened connection is always kept
+                self._async = await self.engine.connect()
+        else:
+            await self._in_thread(self._connect)
+
+    def _connect(self) -> None:
+        assert isinstance(self.engine, Engine)
+        self._sync = self.engine.connect()
+
+    async def run(self, action: FeedAction) -> Any:
+        if self._thread is None:
+            assert self._async is not None
+            return await self._async.run_sync(_on_connection, action)
+        return await self._in_thread(partial(self._run, action))
+
+    def _run(self, action: FeedAction) -> Any:
+        assert self._sync is not None
+        return _on_connection(self._sync, action)
+
+    async def close(self) -> None:
+        """Roll back and close the connection, if one is open. Shielded: a cancelled push
+        still gives its connection back (in the thread: after the call under way there)."""
+        closing: asyncio.Future[None]
+        if self._thread is not None:
+            closing = asyncio.get_running_loop().run_in_executor(self._thread, self._close)
+        elif self._async is not None:
+            conn, self._async = self._async, None
+            closing = asyncio.ensure_future(conn.run_sync(_release))
+        else:
+            return
+        with anyio.CancelScope(shield=True):
+            await asyncio.shield(closing)  # a task's cancel() does not stop it either
+
+    def _close(self) -> None:
+        if self._sync is not None:
+            conn, self._sync = self._sync, None
+            _release(conn)
+
+    async def aclose(self) -> None:
+        """:meth:`close`, then end the thread."""
+        try:
+            await self.close()
+        finally:
+            if self._thread is not None:
+                self._thread.shutdown(wait=False)  # idle: every call into it was awaited
+
+
+class Driver:
+    """Performs the steps of one push: the feed's connection through :class:`_Feed`, the
+    source's reads through the effect runner, posts with the round's ``httpx.AsyncClient``."""
+
     def __init__(
         self,
-        engine: Engine,
-        source: SyncSource | None,
-        client: httpx.Client,
-        endpoint: str,
-        naive_timezone: tzinfo,
-    ) -> None:
-        self.engine, self.source, self.client = engine, source, client
-        self.endpoint, self.naive_timezone = endpoint, naive_timezone
-        self.dialect = engine.dialect.name
-        self.conn: Connection | None = None
-
-    def perform(self, step: PushStep) -> Any:
-        acts = actions(step, self.dialect, self.naive_timezone)
-        action, result = _next(acts, None, None)
-        while action is not None:
-            try:
-                reply, error = self._do(action), None
-            except Exception as exc:
-                reply, error = None, exc
-            action, result = _next(acts, reply, error)
-        return result
-
-    def _do(self, action: Action) -> Any:
-        if isinstance(action, Connect):
-            self.conn = self.engine.connect()
-            return None
-        if isinstance(action, Close):
-            return self.close()
-        if isinstance(action, ReadSource):
-            assert self.source is not None
-            return getattr(self.source, action.method)(*action.args)
-        if isinstance(action, HTTPPost):
-            return self.client.post(self.endpoint, content=action.body, headers=HEADERS)
-        if isinstance(action, Sleep):
-            return time.sleep(action.seconds)
-        assert self.conn is not None
-        if isinstance(action, Execute):
-            result = self.conn.execute(action.stmt)
-            return result.all() if action.rows else result.first() if action.first else None
-        if isinstance(action, ExecuteDriverSQL):
-            return self.conn.exec_driver_sql(action.sql)
-        if isinstance(action, Commit):
-            return self.conn.commit()
-        assert isinstance(action, Rollback)
-        return self.conn.rollback()
-
-    def close(self) -> None:
-        if self.conn is not None:
-            conn, self.conn = self.conn, None
-            try:
-                conn.rollback()
-            finally:
-                conn.close()
-
-
-class AsyncDriver:
-    def __init__(
-        self,
-        engine: AsyncEngine,
-        source: AsyncSource | None,
+        engine: Engine | AsyncEngine,
+        source: AnySource | None,
         client: httpx.AsyncClient,
         endpoint: str,
         naive_timezone: tzinfo,
+        runner: AsyncEffectRunner,
     ) -> None:
-        self.engine, self.source, self.client = engine, source, client
+        self.source, self.client, self.runner = source, client, runner
         self.endpoint, self.naive_timezone = endpoint, naive_timezone
         self.dialect = engine.dialect.name
-        self.conn: AsyncConnection | None = None
+        self.feed = _Feed(engine)
 
     async def perform(self, step: PushStep) -> Any:
         acts = actions(step, self.dialect, self.naive_timezone)
@@ -294,32 +329,18 @@ class AsyncDriver:
 
     async def _do(self, action: Action) -> Any:
         if isinstance(action, Connect):
-            self.conn = await self.engine.connect()
-            return None
+            return await self.feed.connect()
         if isinstance(action, Close):
-            return await self.close()
+            return await self.feed.close()
         if isinstance(action, ReadSource):
             assert self.source is not None
-            return await getattr(self.source, action.method)(*action.args)
+            return await self.runner.call(self.source, action.method, *action.args)
         if isinstance(action, HTTPPost):
             return await self.client.post(self.endpoint, content=action.body, headers=HEADERS)
         if isinstance(action, Sleep):
             return await anyio.sleep(action.seconds)
-        assert self.conn is not None
-        if isinstance(action, Execute):
-            result = await self.conn.execute(action.stmt)
-            return result.all() if action.rows else result.first() if action.first else None
-        if isinstance(action, ExecuteDriverSQL):
-            return await self.conn.exec_driver_sql(action.sql)
-        if isinstance(action, Commit):
-            return await self.conn.commit()
-        assert isinstance(action, Rollback)
-        return await self.conn.rollback()
+        return await self.feed.run(action)
 
-    async def close(self) -> None:
-        if self.conn is not None:
-            conn, self.conn = self.conn, None
-            try:
-                await conn.rollback()
-            finally:
-                await conn.close()
+    async def aclose(self) -> None:
+        """Close the feed's connection if a step left it open, and end its thread."""
+        await self.feed.aclose()

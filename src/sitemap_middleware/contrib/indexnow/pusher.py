@@ -2,8 +2,10 @@
 
 :class:`IndexNow` takes a configured middleware (ASGI or WSGI) or its ``Sitemap``; its
 ``indexnow_*`` settings say the key and the endpoint. :meth:`IndexNow.push` runs one
-round (sync sources in a worker thread, async ones awaited); :meth:`IndexNow.run_every`
-runs rounds forever (the ASGI lifespan task and ``sitemap-middleware indexnow --every``).
+round, each feed through one :class:`~.drivers.Driver` (sources read as the ASGI adapter
+reads them; a sync engine's feed connection in one thread of its own);
+:meth:`IndexNow.run_every` runs rounds forever (the ASGI lifespan task and
+``sitemap-middleware indexnow --every``).
 """
 
 from __future__ import annotations
@@ -24,11 +26,12 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from ...core.sitemap import Sitemap
 from ...core.spec import INDEXNOW_MAX_URLS
+from ...servers.async_effects import AsyncEffectRunner
 from ...settings import ConfigurationError
-from ...sources.base import AnySource, AsyncSource, SyncSource
+from ...sources.base import AnySource
 from . import store
 from .answers import Backoff
-from .drivers import AsyncDriver, SyncDriver, arun_steps, run_steps
+from .drivers import Driver, run_steps
 from .steps import Job, Report, push_queue, push_source
 from .submission import Submission
 
@@ -77,6 +80,9 @@ class IndexNow:
                 "indexnow=IndexNowSettings(key=...)"
             )
         self.sitemap = sitemap
+        runner = getattr(app, "reads", None)  # an ASGI adapter's: its sources' reads
+        self.runner = runner if isinstance(runner, AsyncEffectRunner) else AsyncEffectRunner()
+        """Reads the sources as the ASGI adapter does (a sync one in its worker thread)."""
         self.endpoint = indexnow.endpoint
         location = sitemap.site.url_for(indexnow.key_path)
         self.submission = Submission(sitemap.rules, indexnow.key, location, max_urls)
@@ -164,40 +170,14 @@ class IndexNow:
         dry_run: bool,
     ) -> Report:
         job = self._queue_job(dry_run) if source is None else self._source_job(source, dry_run)
+        tz = self.sitemap.settings.lastmods.naive_timezone
+        steps = push_queue(job) if source is None else push_source(job)
         try:
-            if isinstance(engine, AsyncEngine):
-                assert source is None or isinstance(source, AsyncSource)
-                return await self._push_async(job, source, engine, client)
-            assert source is None or isinstance(source, SyncSource)
-            return await anyio.to_thread.run_sync(self._push_sync, job, source, engine)
+            driver = Driver(engine, source, client, self.endpoint, tz, self.runner)
+            return await run_steps(steps, driver)
         except Exception as exc:
             logger.exception("IndexNow %s: the push failed", job.name)
             return Report(job.name, error=f"{job.name}: {type(exc).__name__}: {exc}")
-
-    async def _push_async(
-        self,
-        job: Job,
-        source: AsyncSource | None,
-        engine: AsyncEngine,
-        client: httpx.AsyncClient,
-    ) -> Report:
-        tz = self.sitemap.settings.lastmods.naive_timezone
-        driver = AsyncDriver(engine, source, client, self.endpoint, tz)
-        steps = push_queue(job) if source is None else push_source(job)
-        try:
-            return await arun_steps(steps, driver.perform)
-        finally:
-            await driver.close()
-
-    def _push_sync(self, job: Job, source: SyncSource | None, engine: Engine) -> Report:
-        tz = self.sitemap.settings.lastmods.naive_timezone
-        with httpx.Client(timeout=self.timeout, verify=self.tls) as client:
-            driver = SyncDriver(engine, source, client, self.endpoint, tz)
-            steps = push_queue(job) if source is None else push_source(job)
-            try:
-                return run_steps(steps, driver.perform)
-            finally:
-                driver.close()
 
     async def missing_tables(self) -> list[str]:
         """The databases (by URL, password hidden) the tables were not installed in."""

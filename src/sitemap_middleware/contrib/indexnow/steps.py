@@ -1,8 +1,8 @@
 """The steps of pushing one source (or the queue), written once for sync and async sources.
 
 Like :mod:`..core.handler`, a push is a generator: it yields each step (a :class:`PushStep`)
-and gets the result sent back; :mod:`.drivers` perform the steps with a sync or an async
-engine and HTTP client. So the order of the steps, the watermark rule and every answer's
+and gets the result sent back; :class:`.drivers.Driver` performs the steps, for a sync or
+an async engine alike. So the order of the steps, the watermark rule and every answer's
 handling live here and nowhere else.
 
 One round of a source: claim the feed (lock and read its mark); none yet: write the
