@@ -20,11 +20,13 @@ from .settings import (
     Limits,
     Load,
     Settings,
+    cdn_cache_control,
 )
 from .sources.base import ALL, AsyncSource, KeyRange, SyncSource
 from .sources.extras import ExtensionOptions
 from .sources.iterable import AsyncIterableSource, IterableSource
 from .state.bad_rows import BadRow, BadRowStats, bad_row_stats
+from .state.purges import Purger
 
 if TYPE_CHECKING:  # SQLAlchemy is an optional extra, imported on first use below
     from .sources.sqlalchemy.async_source import AsyncSQLAlchemySource
@@ -56,6 +58,7 @@ __all__ = [
     "Load",
     "MissingExtra",
     "News",
+    "Purger",
     "SQLAlchemySource",
     "Settings",
     "SitemapAborted",
@@ -67,6 +70,7 @@ __all__ = [
     "SyncSource",
     "Video",
     "bad_row_stats",
+    "cdn_cache_control",
 ]
 
 
