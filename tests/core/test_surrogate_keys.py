@@ -18,8 +18,8 @@ from sitemap_middleware.core.sitemap import Request, Response, Sitemap
 from sitemap_middleware.core.surrogate_keys import key_field
 from sitemap_middleware.servers.sync_effects import SyncEffectRunner
 from sitemap_middleware.settings import Settings, make_settings
-from sitemap_middleware.state.current_pages import CountedPages, moved_pages
 from sitemap_middleware.sources.base import Page
+from sitemap_middleware.state.current_pages import CountedPages, moved_pages
 
 BASE = "https://example.com/"
 CDN = "public, max-age=0, s-maxage=300, stale-while-revalidate=60, stale-if-error=86400"
@@ -52,7 +52,7 @@ def test_the_presets() -> None:
     for bad in ({"s_maxage": 0}, {"stale_while_revalidate": -1}, {"stale_if_error": 1.5}):
         (name,) = bad
         with pytest.raises(ConfigurationError, match=rf"^headers\.cdn\({name}\): "):
-            Headers.cdn(**bad)  # type: ignore[arg-type]
+            Headers.cdn(**bad)
     with pytest.raises(ConfigurationError, match=r"^headers\.surrogate_keys: "):
         Headers.cdn(surrogate_keys="surrogate-key")  # a string, not a list of fields
 

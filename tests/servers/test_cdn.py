@@ -128,7 +128,7 @@ def varnish() -> Iterator[Varnish]:
     state.hold.set()
 
     class Handler(BaseHTTPRequestHandler):
-        def do_PURGE(self) -> None:  # noqa: N802 (the method's name)
+        def do_PURGE(self) -> None:
             if not state.hold.wait(30):
                 return
             status = state.statuses.pop(0) if state.statuses else 200

@@ -37,7 +37,7 @@ from ..sources.arguments import build_sources
 from ..sources.base import ALL, MAX_KEY, AnySource, KeyRange, page_keys
 from ..state.bad_rows import register, tally_of
 from ..state.current_pages import CurrentPages, keep_current
-from ..state.purges import Purger, PurgeQueue
+from ..state.purges import PurgeQueue, Purger
 from ..state.remembered_pages import RememberedPages, RememberedSummaries
 from . import robots
 from .dates import AsOf

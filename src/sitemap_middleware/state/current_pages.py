@@ -348,7 +348,7 @@ class CurrentPages:
             after = self.known
         self._tell(before, after)
 
-    def _tell(self, before: CountedPages | None | object, after: CountedPages | None) -> None:
+    def _tell(self, before: CountedPages | object | None, after: CountedPages | None) -> None:
         """Tell :attr:`moved` which pages the job moved (outside the lock: it may queue)."""
         if self.moved is None or before is _UNCOUNTED:
             return  # nothing was counted before in this process: nothing to compare
