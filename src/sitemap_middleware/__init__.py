@@ -4,6 +4,7 @@ from typing import TYPE_CHECKING
 
 from .core.dates import AsOf
 from .core.handler import SitemapAborted
+from .core.surrogate_keys import purge_keys
 from .core.validators import Summary
 from .errors import MissingExtra
 from .output.entry import BadRowError, Entry
@@ -71,6 +72,7 @@ __all__ = [
     "Video",
     "bad_row_stats",
     "cdn_cache_control",
+    "purge_keys",
 ]
 
 

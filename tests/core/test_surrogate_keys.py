@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sitemap_middleware import ConfigurationError, Headers, Load, cdn_cache_control
+from sitemap_middleware import ConfigurationError, Headers, Load, cdn_cache_control, purge_keys
 from sitemap_middleware.core.handler import handle, run_effects
 from sitemap_middleware.core.routing import PageTarget, RootTarget
 from sitemap_middleware.core.sitemap import Request, Response, Sitemap
@@ -82,6 +82,9 @@ def test_the_keys_scope_one_document_one_source_one_site() -> None:
     assert keys.of_source(None) == [site] and keys.of_source("tags") == [tags]
     with pytest.raises(ValueError, match="'nope'"):
         keys.of_source("nope")
+    # The same keys for a process that serves no sitemap.
+    assert purge_keys("https://EXAMPLE.com:443/") == [site]
+    assert purge_keys(BASE, "tags") == [tags]
     fields = dict(keys.headers(PageTarget("tags", 1)))
     assert fields == {
         "surrogate-key": f"{site} {tags} sm-doc_example.com_sitemap-tags-1.xml",

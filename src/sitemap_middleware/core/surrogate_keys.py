@@ -48,6 +48,14 @@ def key_field(text: str) -> str:
     )
 
 
+def purge_keys(base_url: str, source: str | None = None) -> list[str]:
+    """The key that purges every document of the sitemap at ``base_url``, or, given a
+    source's name, every document listing it (the root included): for a process that
+    writes but serves no sitemap (a worker, a cron job) and calls its purger itself."""
+    host = key_field(urlsplit(Site.build(base_url, "/sitemap.xml").origin).netloc)
+    return [f"sm-site_{host}" if source is None else f"sm-src_{host}_{key_field(source)}"]
+
+
 class SurrogateKeys:
     """The keys of one sitemap's documents, and the header fields that carry them."""
 
