@@ -132,8 +132,10 @@ def test_a_purger_needs_keys_to_purge() -> None:
         def purge(self, keys: object) -> None:
             pass
 
-    with pytest.raises(ConfigurationError, match=r"^purger: "):
+    with pytest.raises(ConfigurationError, match=r"^purger: the documents carry no "):
         Sitemap({"posts": []}, Settings(base_url=BASE), Nothing())
+    with pytest.raises(TypeError, match=r"^purger: must have a purge\(keys\) method"):
+        Sitemap({"posts": []}, Settings(base_url=BASE, headers=Headers.cdn()), object())  # type: ignore[arg-type]
     with pytest.raises(ConfigurationError, match=r"^purger: none is configured"):
         keyed().purge()
 

@@ -32,7 +32,7 @@ from ..output import html
 from ..output.body import Body, Document, Urlset
 from ..output.entry import EntryRules
 from ..output.sitemapindex import IndexDocument
-from ..settings import ConfigurationError, Settings
+from ..settings import ConfigurationError, ConfigurationTypeError, Settings
 from ..sources.arguments import build_sources
 from ..sources.base import ALL, MAX_KEY, AnySource, KeyRange, page_keys
 from ..state.bad_rows import register, tally_of
@@ -106,6 +106,10 @@ class Sitemap:
         )
         self.purges: PurgeQueue | None = None
         if purger is not None:
+            if not isinstance(purger, Purger):
+                raise ConfigurationTypeError(
+                    f"purger: must have a purge(keys) method (a Purger), got {purger!r}"
+                )
             if not settings.headers.surrogate_keys:
                 raise ConfigurationError(
                     "purger: the documents carry no surrogate keys to purge; set "

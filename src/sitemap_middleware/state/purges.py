@@ -39,8 +39,6 @@ class PurgeQueue:
     first keys)."""
 
     def __init__(self, purger: Purger, retry_delays: Sequence[float] = RETRY_DELAYS) -> None:
-        if not isinstance(purger, Purger):
-            raise TypeError(f"purger: must have a purge(keys) method, got {purger!r}")
         self.purger = purger
         self.retry_delays = tuple(retry_delays)
         self._pending: dict[str, None] = {}  # an ordered set
