@@ -36,35 +36,6 @@ FRESHNESS = ("incremental", "exact")
 _HEADER_VALUE = re.compile(r"[\x20-\x7e\t]*")
 _PATH = re.compile(r"/[A-Za-z0-9\-._~!$&'()*+,;=:@/%]*")
 
-NO_CACHE = "no-cache"
-"""``Cache-Control`` by default: every cache may store a document but revalidates it each
-time (a ``304`` makes that cheap)."""
-SURROGATE_KEY_FIELDS = ("surrogate-key", "cache-tag")
-"""The fields that may carry a document's surrogate keys (``headers.surrogate_keys``):
-``Surrogate-Key`` (Fastly, Varnish xkey; space-separated) and ``Cache-Tag`` (Cloudflare;
-comma-separated)."""
-_YEAR = 31_536_000
-
-
-def cdn_cache_control(
-    s_maxage: int = 300, stale_while_revalidate: int = 60, stale_if_error: int = 86_400
-) -> str:
-    """A ``Cache-Control`` for a sitemap behind a CDN: browsers revalidate every time
-    (``max-age=0``), shared caches keep a document ``s_maxage`` seconds (1 to a year), may
-    serve it ``stale_while_revalidate`` seconds longer while they fetch it again, and
-    ``stale_if_error`` seconds longer while the origin fails (0 to a year each; 0 leaves
-    the directive out). The default: ``public, max-age=0, s-maxage=300,
-    stale-while-revalidate=60, stale-if-error=86400``."""
-    _int("headers.cdn(s_maxage)", s_maxage, 1, _YEAR)
-    _int("headers.cdn(stale_while_revalidate)", stale_while_revalidate, 0, _YEAR)
-    _int("headers.cdn(stale_if_error)", stale_if_error, 0, _YEAR)
-    directives = ["public", "max-age=0", f"s-maxage={s_maxage}"]
-    if stale_while_revalidate:
-        directives.append(f"stale-while-revalidate={stale_while_revalidate}")
-    if stale_if_error:
-        directives.append(f"stale-if-error={stale_if_error}")
-    return ", ".join(directives)
-
 
 class ConfigurationError(ValueError):
     """A setting is wrong; raised when the middleware or a source is built, never per
@@ -104,6 +75,36 @@ def _header(name: str, value: object, *, optional: bool = True) -> None:
         return
     if not isinstance(value, str) or not value.strip() or not _HEADER_VALUE.fullmatch(value):
         raise _fail(name, f"must be a non-empty printable ASCII header value, got {value!r}")
+
+
+NO_CACHE = "no-cache"
+"""``Cache-Control`` by default: every cache may store a document but revalidates it each
+time (a ``304`` makes that cheap)."""
+SURROGATE_KEY_FIELDS = ("surrogate-key", "cache-tag")
+"""The fields that may carry a document's surrogate keys (``headers.surrogate_keys``):
+``Surrogate-Key`` (Fastly, Varnish xkey; space-separated) and ``Cache-Tag`` (Cloudflare;
+comma-separated)."""
+_YEAR = 31_536_000
+
+
+def cdn_cache_control(
+    s_maxage: int = 300, stale_while_revalidate: int = 60, stale_if_error: int = 86_400
+) -> str:
+    """A ``Cache-Control`` for a sitemap behind a CDN: browsers revalidate every time
+    (``max-age=0``), shared caches keep a document ``s_maxage`` seconds (1 to a year), may
+    serve it ``stale_while_revalidate`` seconds longer while they fetch it again, and
+    ``stale_if_error`` seconds longer while the origin fails (0 to a year each; 0 leaves
+    the directive out). The default: ``public, max-age=0, s-maxage=300,
+    stale-while-revalidate=60, stale-if-error=86400``."""
+    _int("headers.cdn(s_maxage)", s_maxage, 1, _YEAR)
+    _int("headers.cdn(stale_while_revalidate)", stale_while_revalidate, 0, _YEAR)
+    _int("headers.cdn(stale_if_error)", stale_if_error, 0, _YEAR)
+    directives = ["public", "max-age=0", f"s-maxage={s_maxage}"]
+    if stale_while_revalidate:
+        directives.append(f"stale-while-revalidate={stale_while_revalidate}")
+    if stale_if_error:
+        directives.append(f"stale-if-error={stale_if_error}")
+    return ", ".join(directives)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -100,7 +100,8 @@ class SitemapMiddleware:
     def purge(self, source: str | None = None) -> list[str]:
         """Purge the documents of one source (the root included), or every document, from
         the CDN, through the ``purger``: after a bulk write, say. Returns the surrogate keys
-        queued at once; the purge runs in the background, retried when it fails."""
+        queued at once (a ``ValueError`` for a source it does not serve); the purge runs in
+        the background, retried when it fails."""
         return self.sitemap.purge(source)
 
     async def aclose(self, grace: float = 10.0) -> None:
