@@ -273,7 +273,7 @@ def _current_pages(
             settings.freshness.refresh_interval,
             settings.freshness.recount_interval,
             settings.freshness.exact_rows,
-            moved=moved,
+            pages_moved=moved,
         )
         for source in sources
         if source.live

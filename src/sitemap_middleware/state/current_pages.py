@@ -143,7 +143,7 @@ class CurrentPages:
     the token of the pages kept current it was read beside: while they keep that token,
     the root's ``304``s answer with it, so they carry the entity tag its ``200`` sent."""
     lock: threading.Lock = field(default_factory=threading.Lock)
-    moved: Callable[[str, list[int] | None], None] | None = None
+    pages_moved: Callable[[str, list[int] | None], None] | None = None
     """Told, once a refresh or recount moved the validators of pages it had counted before,
     the source's name and those pages (numbered from 1), or None when the pages themselves
     changed (one more, one less, cut): the purges of their documents."""
@@ -349,13 +349,13 @@ class CurrentPages:
         self._tell(before, after)
 
     def _tell(self, before: CountedPages | object | None, after: CountedPages | None) -> None:
-        """Tell :attr:`moved` which pages the job moved (outside the lock: it may queue)."""
-        if self.moved is None or before is _UNCOUNTED:
+        """Tell :attr:`pages_moved` which pages the job moved (outside the lock: it may queue)."""
+        if self.pages_moved is None or before is _UNCOUNTED:
             return  # nothing was counted before in this process: nothing to compare
         assert before is None or isinstance(before, CountedPages)
         pages = moved_pages(before, after)
         if pages is None or pages:
-            self.moved(self.source.name, pages)
+            self.pages_moved(self.source.name, pages)
 
 
 _UNCOUNTED = object()
