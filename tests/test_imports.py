@@ -294,6 +294,7 @@ PROMISES = {
     f"{NAME}.cli.app_transport": CLI,
     f"{NAME}.sources.sqlalchemy.source": SQLALCHEMY,
     f"{NAME}.sources.sqlalchemy.async_source": SQLALCHEMY,
+    f"{NAME}.contrib.varnish": set(),  # the standard library's http.client only
     f"{NAME}.contrib.indexnow": INDEXNOW,
     f"{NAME}.contrib.indexnow.background": INDEXNOW,
     f"{NAME}.cli.indexnow": INDEXNOW,

@@ -104,6 +104,10 @@ CHECKS: dict[str, tuple[list[Any], list[Any]]] = {
     "headers.cache_control": (["", "a\nb", 0], [None, "max-age=60"]),
     "headers.x_robots_tag": (["", "\x00"], [None, "noindex, nofollow"]),
     "headers.retry_after": ([-1, 86_401], [0, 86_400]),
+    "headers.surrogate_keys": (
+        ["surrogate-key", ["x-key"], [1], None],
+        [(), ("surrogate-key",), ("cache-tag",), ("surrogate-key", "cache-tag")],
+    ),
     "limits.max_urls": ([0, 50_001], [1, 50_000]),
     "limits.max_bytes": ([65_535, 52_428_801], [65_536, 52_428_800]),
     "limits.max_loc_length": ([5000, 0], [2047]),

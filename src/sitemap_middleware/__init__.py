@@ -4,6 +4,7 @@ from typing import TYPE_CHECKING
 
 from .core.dates import AsOf
 from .core.handler import SitemapAborted
+from .core.surrogate_keys import purge_keys
 from .core.validators import Summary
 from .errors import MissingExtra
 from .output.entry import BadRowError, Entry
@@ -20,11 +21,13 @@ from .settings import (
     Limits,
     Load,
     Settings,
+    cdn_cache_control,
 )
 from .sources.base import ALL, AsyncSource, KeyRange, SyncSource
 from .sources.extras import ExtensionOptions
 from .sources.iterable import AsyncIterableSource, IterableSource
 from .state.bad_rows import BadRow, BadRowStats, bad_row_stats
+from .state.purges import Purger
 
 if TYPE_CHECKING:  # SQLAlchemy is an optional extra, imported on first use below
     from .sources.sqlalchemy.async_source import AsyncSQLAlchemySource
@@ -56,6 +59,7 @@ __all__ = [
     "Load",
     "MissingExtra",
     "News",
+    "Purger",
     "SQLAlchemySource",
     "Settings",
     "SitemapAborted",
@@ -67,6 +71,8 @@ __all__ = [
     "SyncSource",
     "Video",
     "bad_row_stats",
+    "cdn_cache_control",
+    "purge_keys",
 ]
 
 

@@ -77,6 +77,36 @@ def _header(name: str, value: object, *, optional: bool = True) -> None:
         raise _fail(name, f"must be a non-empty printable ASCII header value, got {value!r}")
 
 
+NO_CACHE = "no-cache"
+"""``Cache-Control`` by default: every cache may store a document but revalidates it each
+time (a ``304`` makes that cheap)."""
+SURROGATE_KEY_FIELDS = ("surrogate-key", "cache-tag")
+"""The fields that may carry a document's surrogate keys (``headers.surrogate_keys``):
+``Surrogate-Key`` (Fastly, Varnish xkey; space-separated) and ``Cache-Tag`` (Cloudflare;
+comma-separated)."""
+_YEAR = 31_536_000
+
+
+def cdn_cache_control(
+    s_maxage: int = 300, stale_while_revalidate: int = 60, stale_if_error: int = 86_400
+) -> str:
+    """A ``Cache-Control`` for a sitemap behind a CDN: browsers revalidate every time
+    (``max-age=0``), shared caches keep a document ``s_maxage`` seconds (1 to a year), may
+    serve it ``stale_while_revalidate`` seconds longer while they fetch it again, and
+    ``stale_if_error`` seconds longer while the origin fails (0 to a year each; 0 leaves
+    the directive out). The default: ``public, max-age=0, s-maxage=300,
+    stale-while-revalidate=60, stale-if-error=86400``."""
+    _int("headers.cdn(s_maxage)", s_maxage, 1, _YEAR)
+    _int("headers.cdn(stale_while_revalidate)", stale_while_revalidate, 0, _YEAR)
+    _int("headers.cdn(stale_if_error)", stale_if_error, 0, _YEAR)
+    directives = ["public", "max-age=0", f"s-maxage={s_maxage}"]
+    if stale_while_revalidate:
+        directives.append(f"stale-while-revalidate={stale_while_revalidate}")
+    if stale_if_error:
+        directives.append(f"stale-if-error={stale_if_error}")
+    return ", ".join(directives)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Headers:
     """The headers of the answers: ``Settings(headers=Headers(cache_control=None))``."""
@@ -86,21 +116,59 @@ class Headers:
     content_type: str = "text/xml; charset=utf-8"
     """``Content-Type`` of the sitemap (``application/xml; charset=utf-8`` is the other
     common choice)."""
-    cache_control: str | None = "no-cache"
+    cache_control: str | None = NO_CACHE
     """``Cache-Control`` on 200 and 304 (``None`` to omit). ``no-cache`` lets caches store
-    the sitemap but revalidate every time, which a 304 makes cheap."""
+    the sitemap but revalidate every time, which a 304 makes cheap; behind a CDN,
+    :meth:`Headers.cdn` (or :func:`cdn_cache_control`) lets shared caches keep it. Never on
+    a 4xx or 5xx: those are ``no-store``."""
     x_robots_tag: str | None = "noindex"
     """``X-Robots-Tag`` (``None`` to omit): keeps the XML file itself out of search
     results."""
     retry_after: int = 120
     """Seconds (0 to 86,400) in the ``Retry-After`` of a 503 for a failure (a database that
     does not answer, say)."""
+    surrogate_keys: tuple[str, ...] = ()
+    """The fields that carry each document's surrogate keys, on its 200 and 304 (never on a
+    4xx or 5xx): ``"surrogate-key"`` (Fastly, Varnish xkey) and/or ``"cache-tag"``
+    (Cloudflare). Empty (the default): none. The keys name the site, the source and the
+    document, so that a purge drops exactly what changed (see the deployment guide, "Behind
+    a CDN")."""
 
     def __post_init__(self) -> None:
         _header("headers.content_type", self.content_type, optional=False)
         _header("headers.cache_control", self.cache_control)
         _header("headers.x_robots_tag", self.x_robots_tag)
         _int("headers.retry_after", self.retry_after, 0, 86_400)
+        keys = self.surrogate_keys
+        if (
+            not isinstance(keys, list | tuple)
+            or not all(isinstance(name, str) for name in keys)
+            or not {name.lower() for name in keys} <= set(SURROGATE_KEY_FIELDS)
+        ):
+            raise _fail(
+                "headers.surrogate_keys",
+                f"must be a list of {' and/or '.join(map(repr, SURROGATE_KEY_FIELDS))}, "
+                f"got {keys!r}",
+            )
+        # Lowercase, once each, in the order given.
+        object.__setattr__(self, "surrogate_keys", tuple(dict.fromkeys(n.lower() for n in keys)))
+
+    @classmethod
+    def cdn(
+        cls,
+        s_maxage: int = 300,
+        stale_while_revalidate: int = 60,
+        stale_if_error: int = 86_400,
+        *,
+        surrogate_keys: Sequence[str] = ("surrogate-key",),
+        **others: Any,
+    ) -> Headers:
+        """The headers for a CDN in front: :func:`cdn_cache_control` of the three numbers
+        (checked as it checks them) and surrogate keys (``Surrogate-Key`` by default; add
+        ``"cache-tag"`` for Cloudflare). ``others``: the other fields, as for
+        :class:`Headers`."""
+        cache_control = cdn_cache_control(s_maxage, stale_while_revalidate, stale_if_error)
+        return cls(cache_control=cache_control, surrogate_keys=tuple(surrogate_keys), **others)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

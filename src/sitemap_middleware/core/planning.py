@@ -32,6 +32,7 @@ from .http import accepts_gzip, evaluate_preconditions, format_http_date
 from .responses import not_found
 from .routing import DocumentTarget, PageTarget
 from .spec import NEWS_WINDOW
+from .surrogate_keys import SurrogateKeys
 from .validators import DATE_LAG, Summary, last_modified, make_etag
 
 _GZ, _GZIP, _IDENTITY = "gz", "gzip", "identity"
@@ -42,11 +43,16 @@ class Planner:
     """Plans the answers of one sitemap's documents."""
 
     def __init__(
-        self, settings: Settings, sources: Sequence[AnySource], page_sizes: Mapping[str, int]
+        self,
+        settings: Settings,
+        sources: Sequence[AnySource],
+        page_sizes: Mapping[str, int],
+        keys: SurrogateKeys | None = None,
     ) -> None:
         self._settings = settings
         self._sources = sources
         self._page_sizes = page_sizes
+        self._keys = keys
         # Tags already made, by what they are made of: a revalidation of an unchanged
         # document (the common request) then hashes nothing.
         self._tags: dict[tuple[Any, ...], str] = {}
@@ -82,7 +88,7 @@ class Planner:
         # The server writes the Date (see validators.DATE_LAG): the clock caps Last-Modified
         # below any Date it can write for this request (RFC 9110 §8.8.2.1).
         modified = last_modified(newest if tick is None else [*newest, tick], now)
-        headers = self._headers(etag, modified, coding)
+        headers = self._headers(etag, modified, coding, target)
         status = evaluate_preconditions(request.method, dict(request.headers), etag, modified)
         if status in (304, 412):
             return Response(status, headers)
@@ -151,9 +157,11 @@ class Planner:
             self._tags[key] = tag
         return tag
 
-    def _headers(self, etag: str, modified: datetime | None, coding: str) -> list[tuple[str, str]]:
-        """The headers of a 200 and of a 304 alike: validators and caching (no ``Date``: the
-        server's, see :data:`.validators.DATE_LAG`)."""
+    def _headers(
+        self, etag: str, modified: datetime | None, coding: str, target: DocumentTarget
+    ) -> list[tuple[str, str]]:
+        """The headers of a 200 and of a 304 alike: validators, caching and surrogate keys
+        (no ``Date``: the server's, see :data:`.validators.DATE_LAG`)."""
         settings = self._settings
         headers = [("etag", etag)]
         if modified is not None:
@@ -164,6 +172,8 @@ class Planner:
             headers.append(("vary", "Accept-Encoding"))
         if settings.headers.x_robots_tag is not None:
             headers.append(("x-robots-tag", settings.headers.x_robots_tag))
+        if self._keys is not None:
+            headers += self._keys.headers(target)
         return headers
 
     def _with_content_headers(

@@ -16,25 +16,28 @@ themselves:
 * ``index_document`` (:mod:`..output.sitemapindex`): the ``sitemapindex``, its HTML
   sibling, and page navigation;
 * ``slots`` (:mod:`.slots`): how many documents are generated at once;
-* ``failures`` (:mod:`.failures`): failures logged without floods.
+* ``failures`` (:mod:`.failures`): failures logged without floods;
+* ``keys`` (:mod:`.surrogate_keys`): the surrogate keys of each document, and those a
+  change purges; ``purges`` (:mod:`..state.purges`): the purges on their way, with a purger.
 
 No I/O here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 
 from ..output import html
 from ..output.body import Body, Document, Urlset
 from ..output.entry import EntryRules
 from ..output.sitemapindex import IndexDocument
-from ..settings import Settings
+from ..settings import ConfigurationError, ConfigurationTypeError, Settings
 from ..sources.arguments import build_sources
 from ..sources.base import ALL, MAX_KEY, AnySource, KeyRange, page_keys
 from ..state.bad_rows import register, tally_of
 from ..state.current_pages import CurrentPages, keep_current
+from ..state.purges import PurgeQueue, Purger
 from ..state.remembered_pages import RememberedPages, RememberedSummaries
 from . import robots
 from .dates import AsOf
@@ -46,6 +49,7 @@ from .planning import Planner
 from .responses import ALLOWED_METHODS, ServerErrors
 from .routing import KeyFileTarget, NotFoundTarget, PageTarget, RootTarget, Routes, Target
 from .slots import Slot, Slots
+from .surrogate_keys import SurrogateKeys
 
 __all__ = [
     "ALLOWED_METHODS",
@@ -69,7 +73,9 @@ class Sitemap:
     """A configured sitemap: its sources, its settings, its routes, and the pieces that
     decide about it (see the module's docstring)."""
 
-    def __init__(self, sources: object, settings: Settings) -> None:
+    def __init__(self, sources: object, settings: Settings, purger: Purger | None = None) -> None:
+        """``purger``: told the surrogate keys of the documents a change moved (see
+        :meth:`purge`); it needs ``headers.surrogate_keys``."""
         self.settings = settings
         self.site = settings.site
         self.sources = build_sources(sources)
@@ -92,11 +98,34 @@ class Sitemap:
         self.slots = Slots(settings.load.max_generations)
         self.failures = FailureLog()
         self.errors = ServerErrors(settings)
+        self.keys = SurrogateKeys(
+            self.site,
+            self.routes,
+            [source.name for source in self.sources],
+            settings.headers.surrogate_keys,
+        )
+        self.purges: PurgeQueue | None = None
+        if purger is not None:
+            if not isinstance(purger, Purger):
+                raise ConfigurationTypeError(
+                    f"purger: must have a purge(keys) method (a Purger), got {purger!r}"
+                )
+            if not settings.headers.surrogate_keys:
+                raise ConfigurationError(
+                    "purger: the documents carry no surrogate keys to purge; set "
+                    "headers.surrogate_keys, e.g. Headers.cdn()"
+                )
+            self.purges = PurgeQueue(purger)
         # Pages kept current between recounts, by source name, for the sources that can be.
-        self.current_pages = _current_pages(self.sources, self.page_sizes, settings)
+        self.current_pages = _current_pages(
+            self.sources,
+            self.page_sizes,
+            settings,
+            None if self.purges is None else self._pages_moved,
+        )
         self.remembered_pages = RememberedPages(self.page_sizes)
         self.remembered_summaries = RememberedSummaries(settings.freshness.summary_ttl)
-        self.planner = Planner(settings, self.sources, self.page_sizes)
+        self.planner = Planner(settings, self.sources, self.page_sizes, self.keys)
         self.index_document = IndexDocument(
             settings, self.routes, self.by_name, self.remembered_pages
         )
@@ -120,6 +149,21 @@ class Sitemap:
             inline=inline,
             recount=recount,
         )
+
+    def purge(self, source: str | None = None) -> list[str]:
+        """Queue the purge of one source's documents (the root included), or, with None,
+        of every document; returns the keys queued. Never waits: the purger runs in the
+        background."""
+        if self.purges is None:
+            raise ConfigurationError("purger: none is configured; pass purger=... to purge")
+        keys = self.keys.of_source(source)
+        self.purges.submit(keys)
+        return keys
+
+    def _pages_moved(self, source: str, pages: list[int] | None) -> None:
+        """A refresh or recount moved these pages' validators: purge their documents."""
+        if self.purges is not None:
+            self.purges.submit(self.keys.of_pages(source, pages))
 
     def as_of(self, now: datetime) -> AsOf:
         """How a request at ``now`` reads lastmods (the settings' zone and tolerance)."""
@@ -214,7 +258,10 @@ class Sitemap:
 
 
 def _current_pages(
-    sources: list[AnySource], page_sizes: Mapping[str, int], settings: Settings
+    sources: list[AnySource],
+    page_sizes: Mapping[str, int],
+    settings: Settings,
+    moved: Callable[[str, list[int] | None], None] | None,
 ) -> dict[str, CurrentPages]:
     """Pages kept current between recounts (``freshness.mode="incremental"``), by source name."""
     if settings.freshness.mode != "incremental":
@@ -226,6 +273,7 @@ def _current_pages(
             settings.freshness.refresh_interval,
             settings.freshness.recount_interval,
             settings.freshness.exact_rows,
+            pages_moved=moved,
         )
         for source in sources
         if source.live

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from typing import Unpack
 
 import anyio
+import anyio.to_thread
 
 from ..core.handler import SitemapAborted, Transfer, arun_effects, handle
 from ..core.routing import Target
@@ -23,6 +24,7 @@ from ..core.sending import Chunk, End, Event, Start, adrive, response_events, tr
 from ..core.sitemap import Request, Response, Sitemap
 from ..settings import Options, make_settings
 from ..state.bad_rows import BadRowStats
+from ..state.purges import Purger
 from .asgi_robots import robots_txt
 from .async_effects import AsyncEffectRunner, AsyncTransferChunks
 from .types import ASGIApp, Message, Receive, Scope, Send
@@ -67,10 +69,19 @@ class SitemapMiddleware:
     sitemap (its 404 body is dropped unread), so a real ``sitemap.xml`` wins.
     """
 
-    def __init__(self, app: ASGIApp, /, *, sources: object, **settings: Unpack[Options]) -> None:
-        """``settings`` are the fields of :class:`~sitemap_middleware.Settings`."""
+    def __init__(
+        self,
+        app: ASGIApp,
+        /,
+        *,
+        sources: object,
+        purger: Purger | None = None,
+        **settings: Unpack[Options],
+    ) -> None:
+        """``settings`` are the fields of :class:`~sitemap_middleware.Settings`; ``purger``
+        is told the surrogate keys of the documents that changed (see :meth:`purge`)."""
         self.app = app
-        self.sitemap = Sitemap(sources, make_settings(settings))
+        self.sitemap = Sitemap(sources, make_settings(settings), purger)
         self.reads = AsyncEffectRunner()
         """Performs the handler's reads; IndexNow given this middleware reads through it."""
 
@@ -87,12 +98,22 @@ class SitemapMiddleware:
                 await asyncio.sleep(0.01)
             await arun_effects(self.sitemap.keep_current(live), self.reads.perform)
 
+    def purge(self, source: str | None = None) -> list[str]:
+        """Purge the documents of one source (the root included), or every document, from
+        the CDN, through the ``purger``: after a bulk write, say. Returns the surrogate keys
+        queued at once (a ``ValueError`` for a source it does not serve); the purge runs in
+        the background, retried when it fails."""
+        return self.sitemap.purge(source)
+
     async def aclose(self, grace: float = 10.0) -> None:
         """Let the jobs of pages kept current that run in the background end (for at most
-        ``grace`` seconds), so that their connections go back to the pool. The lifespan's
-        shutdown does it before the application's own shutdown (which may dispose of the
-        engine); an app served without a lifespan calls it."""
+        ``grace`` seconds), so that their connections go back to the pool, and the purges
+        queued go out. The lifespan's shutdown does it before the application's own
+        shutdown (which may dispose of the engine); an app served without a lifespan calls
+        it."""
         await self.reads.aclose(grace)
+        if self.sitemap.purges is not None:
+            await anyio.to_thread.run_sync(self.sitemap.purges.close, grace)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -223,5 +244,7 @@ async def _send(send: Send, response: Response, method: str) -> None:
 class SitemapApp(SitemapMiddleware):
     """The sitemap as a standalone ASGI app (404 for every other path), for ``Mount``."""
 
-    def __init__(self, *, sources: object, **settings: Unpack[Options]) -> None:
-        super().__init__(_not_found_app, sources=sources, **settings)
+    def __init__(
+        self, *, sources: object, purger: Purger | None = None, **settings: Unpack[Options]
+    ) -> None:
+        super().__init__(_not_found_app, sources=sources, purger=purger, **settings)

@@ -25,6 +25,7 @@ from ..core.sending import Chunk, End, Event, Start, drive, response_events, tra
 from ..core.sitemap import Request, Response, Sitemap
 from ..settings import Options, make_settings
 from ..state.bad_rows import BadRowStats
+from ..state.purges import Purger
 from .sync_effects import SyncEffectRunner, SyncTransferChunks
 from .types import Environ, ExcInfo, StartResponse, WSGIApp, close_iterable
 from .wsgi_robots import robots_txt
@@ -70,10 +71,16 @@ class SitemapWSGIMiddleware:
     """
 
     def __init__(
-        self, app: WSGIApp | None, /, *, sources: object, **settings: Unpack[Options]
+        self,
+        app: WSGIApp | None,
+        /,
+        *,
+        sources: object,
+        purger: Purger | None = None,
+        **settings: Unpack[Options],
     ) -> None:
         self.app: WSGIApp = app if app is not None else _not_found_app
-        self.sitemap = Sitemap(sources, make_settings(settings))
+        self.sitemap = Sitemap(sources, make_settings(settings), purger)
         self.reads = SyncEffectRunner()
         """Performs the reads (async sources: on its own event loop, ``reads.loop``)."""
 
@@ -90,12 +97,21 @@ class SitemapWSGIMiddleware:
                 time.sleep(0.01)  # a refresh is running: it ends soon
             run_effects(self.sitemap.keep_current(live), self.reads.perform)
 
+    def purge(self, source: str | None = None) -> list[str]:
+        """Purge the documents of one source (the root included), or every document, from
+        the CDN, through the ``purger``: after a bulk write, say. Returns the surrogate keys
+        queued at once (a ``ValueError`` for a source it does not serve); the purge runs in
+        the background, retried when it fails."""
+        return self.sitemap.purge(source)
+
     def close(self, grace: float = 10.0) -> None:
         """Let a job of pages kept current that runs in the background end (for at most
-        ``grace`` seconds: its connection goes back to the pool), then stop the background
-        event loop of async sources, if one was started."""
+        ``grace`` seconds: its connection goes back to the pool), and the purges queued go
+        out, then stop the background event loop of async sources, if one was started."""
         for live in self.sitemap.current_pages.values():
             live.idle.wait(grace)
+        if self.sitemap.purges is not None:
+            self.sitemap.purges.close(grace)
         self.reads.close()
 
     def __call__(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
@@ -257,5 +273,7 @@ class _Fallback:
 class SitemapWSGIApp(SitemapWSGIMiddleware):
     """The sitemap as a standalone WSGI app (404 for every other path)."""
 
-    def __init__(self, *, sources: object, **settings: Unpack[Options]) -> None:
-        super().__init__(None, sources=sources, **settings)
+    def __init__(
+        self, *, sources: object, purger: Purger | None = None, **settings: Unpack[Options]
+    ) -> None:
+        super().__init__(None, sources=sources, purger=purger, **settings)

@@ -143,6 +143,10 @@ class CurrentPages:
     the token of the pages kept current it was read beside: while they keep that token,
     the root's ``304``s answer with it, so they carry the entity tag its ``200`` sent."""
     lock: threading.Lock = field(default_factory=threading.Lock)
+    pages_moved: Callable[[str, list[int] | None], None] | None = None
+    """Told, once a refresh or recount moved the validators of pages it had counted before,
+    the source's name and those pages (numbered from 1), or None when the pages themselves
+    changed (one more, one less, cut): the purges of their documents."""
 
     def __post_init__(self) -> None:
         self.idle.set()
@@ -297,18 +301,21 @@ class CurrentPages:
         with self.lock:
             if started < self.refreshed_at:
                 return
+            before = self.known if self.recounts else _UNCOUNTED
             self.recount_cost = max(0.0, self.clock() - started)
             self.recounted_at = self.refreshed_at = started
             self.recounts += 1
             self.cut = any(page.last is not None for page in pages)
             if self.cut:  # keys below 0: pages are cut, their validators read exactly
                 self.known = None
-                return
-            self.known = CountedPages.of({page.index: page for page in pages}, listed_until)
-            # Rows that move while the table is read are found by the next refresh.
-            self.since = now - COMMIT_MARGIN
-            small = moved is not None and len(moved) <= MAX_CHANGES
-            self.recent = _recent(moved) if moved is not None and small else {}
+            else:
+                self.known = CountedPages.of({page.index: page for page in pages}, listed_until)
+                # Rows that move while the table is read are found by the next refresh.
+                self.since = now - COMMIT_MARGIN
+                small = moved is not None and len(moved) <= MAX_CHANGES
+                self.recent = _recent(moved) if moved is not None and small else {}
+            after = self.known
+        self._tell(before, after)
 
     def refreshed(
         self,
@@ -325,6 +332,7 @@ class CurrentPages:
         with self.lock:
             if started < self.refreshed_at or self.known is None:
                 return
+            before = self.known
             kept = dict(self.known.pages)
             for page, summary in summaries.items():
                 if not summary.count:
@@ -337,6 +345,31 @@ class CurrentPages:
             self.since = now - COMMIT_MARGIN
             self.refreshed_at = started
             self.refreshes += 1
+            after = self.known
+        self._tell(before, after)
+
+    def _tell(self, before: CountedPages | object | None, after: CountedPages | None) -> None:
+        """Tell :attr:`pages_moved` which pages the job moved (outside the lock: it may queue)."""
+        if self.pages_moved is None or before is _UNCOUNTED:
+            return  # nothing was counted before in this process: nothing to compare
+        assert before is None or isinstance(before, CountedPages)
+        pages = moved_pages(before, after)
+        if pages is None or pages:
+            self.pages_moved(self.source.name, pages)
+
+
+_UNCOUNTED = object()
+"""Before a source's first recount: no validators were given yet."""
+
+
+def moved_pages(before: CountedPages | None, after: CountedPages | None) -> list[int] | None:
+    """The pages (numbered from 1) whose token moved between two counts; None when the pages
+    themselves changed (one more, one less, or the source cut or no longer cut)."""
+    if before is None or after is None:
+        return None if before is not after else []
+    if before.tokens.keys() != after.tokens.keys():
+        return None
+    return [index + 1 for index, token in after.tokens.items() if before.tokens[index] != token]
 
 
 def keep_current(

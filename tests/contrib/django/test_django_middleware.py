@@ -23,6 +23,7 @@ from sitemap_middleware import (
     SitemapAborted,
     SitemapWSGIApp,
 )
+from sitemap_middleware.contrib.varnish import XkeyPurger
 
 from ...adapters import MIDDLEWARE, DjangoApp, call, call_wsgi
 from ...django_setup import setup
@@ -128,10 +129,34 @@ def test_a_missing_or_wrong_setting_stops_the_handler() -> None:
             {"sources": ["/"], "base_url": BASE, "limits": 10},
             r"^SITEMAP_MIDDLEWARE\['limits'\]: must be a Limits or a mapping of its settings",
         ),
+        (
+            {"sources": ["/"], "base_url": BASE, "purger": 5},
+            r"^SITEMAP_MIDDLEWARE\['purger'\]: must have a purge\(keys\) method",
+        ),
+        (
+            {"sources": ["/"], "base_url": BASE, "purger": "tests.no_such_module.PURGER"},
+            r"^SITEMAP_MIDDLEWARE\['purger'\]: cannot import ",
+        ),
+        (
+            {"sources": ["/"], "base_url": BASE, "purger": PURGER_PATH},
+            r"^SITEMAP_MIDDLEWARE\['purger'\]: the documents carry no surrogate keys",
+        ),
     ):
         overridden = override_settings(MIDDLEWARE=[MIDDLEWARE], SITEMAP_MIDDLEWARE=setting)
         with overridden, pytest.raises(ConfigurationError, match=message):
             WSGIHandler()
+
+
+PURGER = XkeyPurger("http://127.0.0.1:9/")
+PURGER_PATH = f"{__name__}.PURGER"
+
+
+def test_the_setting_names_a_purger_or_a_function_returning_one() -> None:
+    keyed = {"base_url": BASE, "headers": {"surrogate_keys": ["surrogate-key"]}}
+    for purger in (PURGER_PATH, PURGER, lambda: PURGER):
+        app = built(WSGIHandler, [MIDDLEWARE], sources=["/a"], purger=purger, **keyed)
+        assert app.middleware.sitemap.purges.purger is PURGER
+        app.close()
 
 
 def del_setting() -> None:

@@ -2,7 +2,9 @@
 
 ``{"sources": ..., "base_url": ..., **other settings}``: ``sources`` is what the other
 adapters take as ``sources=`` or the dotted path of it, or of a function with no arguments
-returning it (QuerySets cannot be built while the settings module is imported). The rest
+returning it (QuerySets cannot be built while the settings module is imported); the
+optional ``purger`` likewise (a :class:`~sitemap_middleware.Purger`, or the dotted path of
+one or of a function returning one). The rest
 are the fields of :class:`~sitemap_middleware.Settings`, a group as a dict of its fields
 (``'limits': {'max_urls': 1000}``) or as its class. Errors name the setting as
 ``SITEMAP_MIDDLEWARE['base_url']`` (``SITEMAP_MIDDLEWARE['limits']['max_urls']`` in a group)
@@ -23,6 +25,7 @@ from django.utils.module_loading import import_string
 from ...core.sitemap import Sitemap
 from ...settings import ConfigurationError, Settings, make_settings
 from ...sources.base import Source
+from ...state.purges import Purger
 
 SETTING = "SITEMAP_MIDDLEWARE"
 EXAMPLE = (
@@ -39,6 +42,8 @@ class Configured:
     settings: Settings
     setting: str = SETTING
     """The name of the Django setting it was read from."""
+    purger: Purger | None = None
+    """Told the surrogate keys of the documents that changed."""
 
     @property
     def options(self) -> dict[str, Any]:
@@ -47,8 +52,10 @@ class Configured:
 
     def sitemap(self) -> Sitemap:
         try:
-            return Sitemap(self.sources, self.settings)
+            return Sitemap(self.sources, self.settings, self.purger)
         except ConfigurationError as exc:  # the settings are valid: the sources are not
+            if str(exc).startswith(("purger:", "headers.")):
+                raise named(exc, self.setting) from exc
             raise SettingError(f"{self.setting}['sources']: {exc}") from exc
 
 
@@ -85,8 +92,9 @@ def _configured(options: object, setting: str) -> Configured:
             "returning them, e.g. 'mysite.sitemaps.sources'"
         )
     sources = resolve_sources(rest.pop("sources"), setting)
+    purger = _resolve_purger(rest.pop("purger", None), setting)
     try:
-        return Configured(sources, make_settings(rest), setting)
+        return Configured(sources, make_settings(rest), setting, purger)
     except ConfigurationError as exc:
         raise named(exc, setting) from exc
 
@@ -107,6 +115,23 @@ def resolve_sources(value: object, setting: str = SETTING) -> object:
             return value()
         except ConfigurationError as exc:
             raise SettingError(f"{setting}['sources']: {exc}") from exc
+    return value
+
+
+def _resolve_purger(value: object, setting: str) -> Purger | None:
+    """``purger`` imported when a dotted path, and called when a function returning one."""
+    if isinstance(value, str):
+        try:
+            value = import_string(value)
+        except ImportError as exc:
+            raise SettingError(f"{setting}['purger']: cannot import {value!r} ({exc})") from exc
+    if value is not None and not isinstance(value, Purger) and callable(value):
+        value = value()
+    if value is not None and not isinstance(value, Purger):
+        raise SettingError(
+            f"{setting}['purger']: must have a purge(keys) method (a Purger), or be the "
+            f"dotted path of one or of a function returning one, got {value!r}"
+        )
     return value
 
 

@@ -86,14 +86,23 @@ class SitemapMiddleware:
                 await asyncio.sleep(0.01)
             await arun_effects(self.sitemap.keep_current(live), self._async.perform)
 
+    def purge(self, source: str | None = None) -> list[str]:
+        """Purge the documents of one source (the root included), or every document, from
+        the CDN, through ``SITEMAP_MIDDLEWARE['purger']``: after a bulk write, say. Returns
+        the surrogate keys queued at once; the purge runs in the background, retried when it
+        fails."""
+        return self.sitemap.purge(source)
+
     def close(self, grace: float = 10.0) -> None:
         """Let a job of pages kept current that runs in a thread of its own end (for at most
-        ``grace`` seconds: its connection goes back to the pool), then stop the background
-        event loop of async sources read under WSGI, if one runs. Under ASGI, :meth:`aclose`
-        waits for the jobs on the event loop."""
+        ``grace`` seconds: its connection goes back to the pool) and the purges queued go
+        out, then stop the background event loop of async sources read under WSGI, if one
+        runs. Under ASGI, :meth:`aclose` waits for the jobs on the event loop."""
         if not self.is_async:
             for live in self.sitemap.current_pages.values():
                 live.idle.wait(grace)
+        if self.sitemap.purges is not None:
+            self.sitemap.purges.close(grace)
         self._sync.close()
 
     async def aclose(self, grace: float = 10.0) -> None:
