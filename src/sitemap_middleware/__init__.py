@@ -20,6 +20,8 @@ from .settings import (
     Limits,
     Load,
     Settings,
+    SiteConfig,
+    Tenants,
 )
 from .sources.base import ALL, AsyncSource, KeyRange, SyncSource
 from .sources.extras import ExtensionOptions
@@ -58,6 +60,7 @@ __all__ = [
     "News",
     "SQLAlchemySource",
     "Settings",
+    "SiteConfig",
     "SitemapAborted",
     "SitemapApp",
     "SitemapMiddleware",
@@ -65,6 +68,7 @@ __all__ = [
     "SitemapWSGIMiddleware",
     "Summary",
     "SyncSource",
+    "Tenants",
     "Video",
     "bad_row_stats",
 ]
