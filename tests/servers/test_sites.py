@@ -22,8 +22,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from lxml import etree
-from sqlalchemy import Column, DateTime, Engine, Integer, MetaData, String, Table, create_engine
-from sqlalchemy import insert, select
+from sqlalchemy import (
+    Column,
+    DateTime,
+    Engine,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    create_engine,
+    insert,
+    select,
+)
 
 from sitemap_middleware import (
     ConfigurationError,
@@ -95,7 +105,7 @@ def database(path: Path, rows: list[tuple[int, int]]) -> Engine:
 
 def locs_of(body: bytes) -> set[str]:
     root = etree.fromstring(body)
-    return {loc.text or "" for loc in root.iter(f"{{{NS}}}loc")}
+    return {loc.text or "" for loc in root.iter(f"{NS}loc")}
 
 
 def get(host: str, path: bytes = b"/sitemap.xml", **extra: str) -> tuple[str, bytes, RawHeaders]:
@@ -201,7 +211,8 @@ def test_each_host_gets_its_own_sitemap_or_fails_closed(
         for t in tenants
         if behaviour[host_of(t.number)] == "site"
     }
-    app = sitemap_app(adapter, sites=sites, tenants=Tenants(ttl=60))
+    # No bound on generations: a busy 503 is not what this property is about.
+    app = sitemap_app(adapter, sites=sites, tenants=Tenants(ttl=60), load={"max_generations": None})
     interface = ADAPTERS[adapter].interface
     hosts = [host_of(t.number) for t in tenants] + ["nobody.example"]
     try:
@@ -279,3 +290,291 @@ def keys_of(tenants: list[Tenant], tenant: Tenant) -> list[int]:
             if t is tenant:
                 keys.append(key)
     return keys
+
+
+# --- examples ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Iterator[Engine]:
+    engine = database(tmp_path / "tenants.sqlite3", [(1, 1), (1, 2), (2, 3), (3, 4)])
+    yield engine
+    dispose(engine)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def sites_of(app: Any) -> Sites:
+    sites = app.sites
+    assert isinstance(sites, Sites)
+    return sites
+
+
+def test_sites_are_kept_least_recently_requested_first_and_rebuilt_after_eviction(
+    engine: Engine,
+) -> None:
+    configs = {host_of(n): config_of(engine, n) for n in (1, 2, 3)}
+    app = SitemapWSGIApp(sites=configs, tenants={"max_sites": 2})
+    try:
+        first = wsgi_reply(app, *get(host_of(1)))
+        assert first.status == 200
+        wsgi_reply(app, *get(host_of(2)))
+        kept = sites_of(app).sitemaps[host_of(1)]
+        wsgi_reply(app, *get(host_of(1)))  # now the most recent
+        wsgi_reply(app, *get(host_of(3)))  # host 2 goes
+        assert list(sites_of(app).sitemaps) == [host_of(1), host_of(3)]
+        assert sites_of(app).sitemaps[host_of(1)] is kept
+        wsgi_reply(app, *get(host_of(2)))  # rebuilt; host 1 goes
+        assert list(sites_of(app).sitemaps) == [host_of(3), host_of(2)]
+        again = wsgi_reply(app, *get(host_of(1)))
+        assert sites_of(app).sitemaps[host_of(1)] is not kept
+        assert (again.status, again.body, again.header("etag")) == (
+            first.status,
+            first.body,
+            first.header("etag"),
+        )
+    finally:
+        app.close()
+
+
+def test_a_site_nobody_requests_runs_no_statement(tmp_path: Path) -> None:
+    asked = database(tmp_path / "asked.sqlite3", [(1, 1)])
+    idle = database(tmp_path / "idle.sqlite3", [(2, 1)])
+    sent = statements(idle)
+    configs = {host_of(1): config_of(asked, 1), host_of(2): config_of(idle, 2)}
+    for make in (SitemapApp, SitemapWSGIApp):
+        app = make(sites=configs)
+        replies = concurrently(
+            "asgi" if make is SitemapApp else "wsgi",
+            app,
+            [get(host_of(1)), get(host_of(1), b"/robots.txt"), get("nobody.example")],
+        )
+        assert [reply.status for reply in replies] == [200, 200, 404]
+        assert list(sites_of(app).sitemaps) == [host_of(1)]
+        close(app)
+    assert sent == []
+    dispose(asked)
+    dispose(idle)
+
+
+def test_a_resolvers_answer_holds_for_its_ttl_and_the_sitemap_while_it_is_equal(
+    engine: Engine,
+) -> None:
+    asked: list[str] = []
+    configs = {host_of(n): config_of(engine, n) for n in (1, 2)}
+
+    def resolver(host: str) -> SiteConfig | None:
+        asked.append(host)
+        return configs.get(host)
+
+    app = SitemapWSGIApp(sites=resolver, tenants=Tenants(ttl=30))
+    clock = sites_of(app).clock = Clock()
+    try:
+        for _ in range(3):
+            assert wsgi_reply(app, *get(host_of(1))).status == 200
+            assert wsgi_reply(app, *get("nobody.example")).status == 404
+        assert asked == [host_of(1), "nobody.example"]  # the None is kept too
+        kept = sites_of(app).sitemaps[host_of(1)]
+        clock.now += 31
+        assert wsgi_reply(app, *get(host_of(1))).status == 200
+        assert asked[-1] == host_of(1) and len(asked) == 3
+        assert sites_of(app).sitemaps[host_of(1)] is kept  # an equal config: the same sitemap
+        configs[host_of(1)] = config_of(engine, 1)  # another source object: another config
+        clock.now += 31
+        assert wsgi_reply(app, *get(host_of(1))).status == 200
+        assert sites_of(app).sitemaps[host_of(1)] is not kept
+        # Paths that are not the sitemap's never ask the resolver.
+        before = len(asked)
+        assert wsgi_reply(app, *get("other.example", b"/about")).status == 404
+        assert len(asked) == before
+    finally:
+        app.close()
+
+
+def test_each_host_announces_its_own_sitemap_in_robots_txt(engine: Engine) -> None:
+    configs = {host_of(n): config_of(engine, n) for n in (1, 2)}
+
+    def robots(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
+        start_response("200 OK", [("content-type", "text/plain")])
+        return [b"User-agent: *\nDisallow: /admin\n"]
+
+    app = SitemapWSGIMiddleware(robots, sites=configs)
+    try:
+        for n in (1, 2):
+            reply = wsgi_reply(app, *get(host_of(n), b"/robots.txt"))
+            assert reply.status == 200
+            assert reply.body.endswith(f"Sitemap: https://{host_of(n)}/sitemap.xml\n".encode())
+            assert reply.body.count(b"Sitemap:") == 1
+        unknown = wsgi_reply(app, *get("nobody.example", b"/robots.txt"))
+        assert unknown.body == b"User-agent: *\nDisallow: /admin\n"  # the app's, untouched
+    finally:
+        app.close()
+
+
+@pytest.mark.anyio
+async def test_robots_txt_per_host_under_asgi(engine: Engine) -> None:
+    configs = {host_of(n): config_of(engine, n) for n in (1, 2)}
+    app = SitemapApp(sites=configs)
+    for n in (1, 2):
+        exchange = await call(app, path="/robots.txt", headers={"host": host_of(n)})
+        assert exchange.status == 200
+        assert f"Sitemap: https://{host_of(n)}/sitemap.xml" in exchange.body.decode()
+    assert (await call(app, path="/robots.txt", headers={"host": "x.example"})).status == 404
+
+
+def test_a_resolver_that_is_too_slow_or_answers_for_another_host_is_a_503(
+    engine: Engine, caplog: pytest.LogCaptureFixture
+) -> None:
+    slow = threading.Event()
+
+    async def aresolver(host: str) -> SiteConfig | None:
+        if host == host_of(1):
+            await asyncio.sleep(5)
+        return config_of(engine, 1)  # the site of host 1, whatever the host
+
+    def resolver(host: str) -> SiteConfig | None:
+        if host == host_of(1):
+            slow.wait(0.3)
+        return config_of(engine, 1)
+
+    for sites in (aresolver, resolver):
+        for make in (SitemapApp, SitemapWSGIApp):
+            app = make(sites=sites, tenants=Tenants(timeout=0.1, retry_after=7))
+            interface = "asgi" if make is SitemapApp else "wsgi"
+            with caplog.at_level(logging.ERROR, "sitemap_middleware"):
+                late, wrong = concurrently(interface, app, [get(host_of(1)), get(host_of(2))])
+            for reply in (late, wrong):
+                assert reply.status == 503
+                assert reply.header("retry-after") == "7"
+                assert reply.header("cache-control") == "no-store"
+                assert b"t1.example" not in reply.body
+            assert sites_of(app).sitemaps == {}
+            close(app)
+    assert "ResolverTimeout" in caplog.text
+    assert "a site answers the host of its base_url only" in caplog.text
+
+
+def test_fallback_mode_asks_the_host_only_after_the_apps_404(engine: Engine) -> None:
+    asked: list[str] = []
+
+    def resolver(host: str) -> SiteConfig | None:
+        asked.append(host)
+        return config_of(engine, 2) if host == host_of(2) else None
+
+    def inner(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
+        if environ["HTTP_HOST"] == host_of(1):
+            start_response("200 OK", [("content-type", "text/xml")])
+            return [b"<static/>"]
+        start_response("404 Not Found", [("content-type", "text/plain")])
+        return [b"nothing"]
+
+    app = SitemapWSGIMiddleware(inner, sites=resolver, mode="fallback")
+    try:
+        assert wsgi_reply(app, *get(host_of(1))).body == b"<static/>"
+        assert asked == []
+        served = wsgi_reply(app, *get(host_of(2)))
+        assert served.status == 200 and locs_of(served.body) == {"https://t2.example/p/2-3"}
+        assert wsgi_reply(app, *get("nobody.example")).status == 404
+    finally:
+        app.close()
+
+
+def test_a_missing_or_invalid_host_is_a_400_and_other_methods_a_405(engine: Engine) -> None:
+    app = SitemapWSGIApp(sites={host_of(1): config_of(engine, 1)})
+    try:
+        assert wsgi_reply(app, "GET", b"/sitemap.xml", []).status == 400
+        assert wsgi_reply(app, *get("bad host!")).status == 400
+        assert wsgi_reply(app, "POST", b"/sitemap.xml", [(b"host", b"t1.example")]).status == 405
+        assert wsgi_reply(app, *get("T1.Example:443")).status == 200
+    finally:
+        app.close()
+
+
+def test_a_site_overrides_the_shared_settings(engine: Engine) -> None:
+    configs = {
+        host_of(1): SiteConfig(
+            base_url="https://t1.example/",
+            sources=[tenant_source(engine, 1)],
+            headers={"cache_control": "max-age=60"},
+        ),
+        host_of(2): config_of(engine, 2),
+    }
+    app = SitemapWSGIApp(sites=configs, headers={"cache_control": "no-cache, private"})
+    try:
+        assert wsgi_reply(app, *get(host_of(1))).header("cache-control") == "max-age=60"
+        assert wsgi_reply(app, *get(host_of(2))).header("cache-control") == "no-cache, private"
+    finally:
+        app.close()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"sources": ["/a"], "sites": {}}, "sites: give sources= or sites=, not both"),
+        ({}, "sources: required"),
+        (
+            {"sites": {"a.example": SiteConfig(base_url="https://b.example/", sources=["/a"])}},
+            "sites['a.example']: the key must be the host of the site's base_url ('b.example')",
+        ),
+        (
+            {
+                "sites": {"a.example": SiteConfig(base_url="https://a.example/", sources=["/a"])},
+                "base_url": "https://a.example/",
+            },
+            "base_url: not a setting beside sites=",
+        ),
+        (
+            {
+                "sites": {"a.example": SiteConfig(base_url="https://a.example/", sources=["/a"])},
+                "allowed_hosts": ["a.example"],
+            },
+            "allowed_hosts: not a setting beside sites=",
+        ),
+        (
+            {"sites": {"a.example": SiteConfig(base_url="https://a.example/", sources=42)}},
+            "sites['a.example'].items: source 'urls': expected a list",
+        ),
+        (
+            {"sites": {"a.example": "https://a.example/"}},
+            "sites['a.example']: must be a SiteConfig",
+        ),
+        ({"sites": {}}, "sites: give at least one site"),
+        ({"sites": 42}, "sites: must be a mapping of host -> SiteConfig or a function"),
+        ({"sites": lambda host: None, "tenants": {"max_sites": 0}}, "tenants.max_sites: must be"),
+        ({"sites": lambda host: None, "tenants": {"ttl": -1}}, "tenants.ttl: must be"),
+    ],
+)
+@pytest.mark.parametrize("make", [SitemapApp, SitemapWSGIApp])
+def test_a_wrong_sites_configuration_fails_at_start_naming_the_setting(
+    make: Callable[..., Any], arguments: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ConfigurationError) as raised:
+        make(**arguments)
+    assert str(raised.value).startswith(message), str(raised.value)
+
+
+def test_a_site_config_checks_its_own_fields() -> None:
+    with pytest.raises(ConfigurationError, match=r"^base_url: "):
+        SiteConfig(base_url="/relative", sources=["/a"])
+    with pytest.raises(ConfigurationError, match=r"^limits\.max_urls: "):
+        SiteConfig(base_url="https://a.example/", sources=["/a"], limits={"max_urls": 0})
+    with pytest.raises(ConfigurationError, match=r"^index: "):
+        SiteConfig(base_url="https://a.example/", sources=["/a"], index="never")  # type: ignore[arg-type]
+
+
+def test_the_middleware_serves_sites_around_an_asgi_app(engine: Engine) -> None:
+    async def inner(scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"app"})
+
+    app = SitemapMiddleware(inner, sites={host_of(3): config_of(engine, 3)})
+    replies = concurrently("asgi", app, [get(host_of(3)), get(host_of(3), b"/"), get(host_of(1))])
+    assert [reply.status for reply in replies] == [200, 200, 404]
+    assert locs_of(replies[0].body) == {"https://t3.example/p/3-4"}
+    assert replies[1].body == b"app"
