@@ -578,3 +578,36 @@ def test_the_middleware_serves_sites_around_an_asgi_app(engine: Engine) -> None:
     assert [reply.status for reply in replies] == [200, 200, 404]
     assert locs_of(replies[0].body) == {"https://t3.example/p/3-4"}
     assert replies[1].body == b"app"
+
+
+def test_an_adapter_with_sites_has_no_single_sitemap_and_counts_bad_rows_per_host(
+    engine: Engine,
+) -> None:
+    from sitemap_middleware.cli.loader import find_sitemaps
+
+    configs = {
+        host_of(1): SiteConfig(
+            base_url="https://t1.example/", sources=["/a", "https://x.example/b"]
+        ),
+        host_of(2): config_of(engine, 2),
+    }
+    app = SitemapWSGIApp(sites=configs)
+    try:
+        assert getattr(app, "sitemap", None) is None
+        assert find_sitemaps(app) == []
+        with pytest.raises(
+            ConfigurationError, match=r"^sites: this middleware has a sitemap per host"
+        ):
+            _ = app.sitemap
+        logging.disable(logging.WARNING)
+        try:
+            assert wsgi_reply(app, *get(host_of(1))).status == 200
+        finally:
+            logging.disable(logging.NOTSET)
+        wsgi_reply(app, *get(host_of(2)))
+        stats = app.stats
+        assert sorted(stats) == ["t1.example/urls", "t2.example/pages"]
+        assert stats["t1.example/urls"].rows_skipped == 1
+        assert stats["t2.example/pages"].rows_skipped == 0
+    finally:
+        app.close()

@@ -50,6 +50,11 @@ Resolver = Callable[[str], "SiteConfig | Awaitable[SiteConfig | None] | None"]
 form (lowercase, IDNA, no ``:443``)."""
 
 
+class NoSingleSitemap(ConfigurationError, AttributeError):
+    """An adapter given ``sites=`` was asked for its one ``sitemap``: it has one per host
+    (an ``AttributeError`` too, so that ``getattr(adapter, "sitemap", None)`` is None)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Resolve:
     """The adapter must ask the resolver about ``host``, then call :meth:`Sites.resolved`."""

@@ -22,8 +22,8 @@ from ..core.handler import SitemapAborted, Transfer, arun_effects, handle
 from ..core.routing import Target
 from ..core.sending import Chunk, End, Event, Start, adrive, response_events, transfer_events
 from ..core.sitemap import Request, Response, Sitemap
-from ..core.sites import Sites, configure, sitemaps_of
-from ..settings import ConfigurationError, Options, Settings
+from ..core.sites import NoSingleSitemap, Sites, configure, sitemaps_of
+from ..settings import Options, Settings
 from ..state.bad_rows import BadRowStats
 from .asgi_robots import robots_txt
 from .async_effects import AsyncEffectRunner, AsyncTransferChunks
@@ -97,7 +97,7 @@ class SitemapMiddleware:
     def sitemap(self) -> Sitemap:
         """The sitemap of ``sources=`` (with ``sites=``: ``sites.sitemaps``, by host)."""
         if isinstance(self.served, Sites):
-            raise ConfigurationError("sites: this middleware has a sitemap per host (.sites)")
+            raise NoSingleSitemap("sites: this middleware has a sitemap per host (.sites)")
         return self.served
 
     @property

@@ -28,7 +28,7 @@ from ...core.handler import Transfer, arun_effects, handle, run_effects
 from ...core.routing import Target
 from ...core.sending import Chunk, End, Event, Start, adrive, drive, transfer_events
 from ...core.sitemap import Response, Sitemap
-from ...core.sites import Sites, sitemaps_of
+from ...core.sites import NoSingleSitemap, Sites, sitemaps_of
 from ...servers.async_effects import AsyncEffectRunner, AsyncTransferChunks
 from ...servers.resolving import afind, find
 from ...servers.sync_effects import SyncEffectRunner, SyncTransferChunks, start_thread
@@ -77,7 +77,9 @@ class SitemapMiddleware:
     @property
     def sitemap(self) -> Sitemap:
         """The sitemap of ``'sources'`` (with ``'sites'``: ``sites.sitemaps``, by host)."""
-        return self.configured.sitemap() if isinstance(self.served, Sites) else self.served
+        if isinstance(self.served, Sites):
+            raise NoSingleSitemap("sites: this middleware has a sitemap per host (.sites)")
+        return self.served
 
     @property
     def stats(self) -> dict[str, BadRowStats]:
