@@ -644,6 +644,35 @@ class Options(TypedDict, total=False):
     tenants: Tenants
 
 
+class SharedOptions(TypedDict, total=False):
+    """The keyword settings beside ``sites=``: those of :class:`Options` but the ones each
+    site has its own (``base_url``, ``allowed_hosts``) and IndexNow."""
+
+    path: str
+    mode: Literal["intercept", "fallback"]
+    index: Literal["auto", "always"]
+    html: bool
+    robots_txt: bool
+    strict: bool
+    headers: Headers
+    limits: Limits
+    lastmods: Lastmods
+    freshness: Freshness
+    load: Load
+    gzip: Gzip | Literal[False]
+    tenants: Tenants
+
+
+class AdapterOptions(SharedOptions, total=False):
+    """The keyword settings of the adapters: :class:`Options`, for one sitemap
+    (``sources=``, ``base_url`` required when it is built) or beside ``sites=`` (without
+    ``base_url``, ``allowed_hosts`` and ``indexnow``: :class:`SharedOptions`)."""
+
+    base_url: str
+    allowed_hosts: Sequence[str] | None
+    indexnow: IndexNowSettings | None
+
+
 def make_settings(options: Mapping[str, Any]) -> Settings:
     """Settings from keyword options or plain data; an unknown option is named in the
     error."""

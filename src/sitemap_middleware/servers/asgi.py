@@ -23,7 +23,7 @@ from ..core.routing import Target
 from ..core.sending import Chunk, End, Event, Start, adrive, response_events, transfer_events
 from ..core.sitemap import Request, Response, Sitemap
 from ..core.sites import NoSingleSitemap, Sites, configure, sitemaps_of
-from ..settings import Options, Settings
+from ..settings import AdapterOptions, Settings
 from ..state.bad_rows import BadRowStats
 from .asgi_robots import robots_txt
 from .async_effects import AsyncEffectRunner, AsyncTransferChunks
@@ -80,12 +80,15 @@ class SitemapMiddleware:
         *,
         sources: object = None,
         sites: object = None,
-        **settings: Unpack[Options],
+        **settings: Unpack[AdapterOptions],
     ) -> None:
         """``settings`` are the fields of :class:`~sitemap_middleware.Settings`; beside
         ``sites=`` they are shared by every site (no ``base_url``)."""
+        self._start(app, configure(sources, sites, settings))
+
+    def _start(self, app: ASGIApp, served: Sitemap | Sites) -> None:
         self.app = app
-        self.served = configure(sources, sites, settings)
+        self.served = served
         self._reads = AsyncEffectRunner()
 
     @property
@@ -320,6 +323,6 @@ class SitemapApp(SitemapMiddleware):
     """The sitemap as a standalone ASGI app (404 for every other path), for ``Mount``."""
 
     def __init__(
-        self, *, sources: object = None, sites: object = None, **settings: Unpack[Options]
+        self, *, sources: object = None, sites: object = None, **settings: Unpack[AdapterOptions]
     ) -> None:
-        super().__init__(_not_found_app, sources=sources, sites=sites, **settings)
+        self._start(_not_found_app, configure(sources, sites, settings))

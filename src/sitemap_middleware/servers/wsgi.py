@@ -24,7 +24,7 @@ from ..core.routing import Target
 from ..core.sending import Chunk, End, Event, Start, drive, response_events, transfer_events
 from ..core.sitemap import Request, Response, Sitemap
 from ..core.sites import NoSingleSitemap, Sites, configure, sitemaps_of
-from ..settings import Options, Settings
+from ..settings import AdapterOptions, Settings
 from ..state.bad_rows import BadRowStats
 from .resolving import find
 from .sync_effects import SyncEffectRunner, SyncTransferChunks
@@ -81,7 +81,7 @@ class SitemapWSGIMiddleware:
         *,
         sources: object = None,
         sites: object = None,
-        **settings: Unpack[Options],
+        **settings: Unpack[AdapterOptions],
     ) -> None:
         self.app: WSGIApp = app if app is not None else _not_found_app
         self.served = configure(sources, sites, settings)
@@ -347,6 +347,6 @@ class SitemapWSGIApp(SitemapWSGIMiddleware):
     """The sitemap as a standalone WSGI app (404 for every other path)."""
 
     def __init__(
-        self, *, sources: object = None, sites: object = None, **settings: Unpack[Options]
+        self, *, sources: object = None, sites: object = None, **settings: Unpack[AdapterOptions]
     ) -> None:
         super().__init__(None, sources=sources, sites=sites, **settings)
