@@ -611,3 +611,19 @@ def test_an_adapter_with_sites_has_no_single_sitemap_and_counts_bad_rows_per_hos
         assert stats["t2.example/pages"].rows_skipped == 0
     finally:
         app.close()
+
+
+def test_a_resolvers_site_that_cannot_be_built_is_a_503(
+    engine: Engine, caplog: pytest.LogCaptureFixture
+) -> None:
+    def resolver(host: str) -> SiteConfig | None:
+        return SiteConfig(base_url=f"https://{host}/", sources=42)
+
+    app = SitemapWSGIApp(sites=resolver)
+    try:
+        with caplog.at_level(logging.ERROR, "sitemap_middleware"):
+            reply = wsgi_reply(app, *get(host_of(1)))
+        assert reply.status == 503 and reply.header("cache-control") == "no-store"
+        assert "sites['t1.example'].items" in caplog.text
+    finally:
+        app.close()

@@ -221,7 +221,7 @@ class Sites:
                 return built.sitemap
             try:
                 sitemap = build_sitemap(config, self.settings)
-            except ConfigurationError as error:
+            except Exception as error:  # a resolver's site that cannot be built: no answer
                 return self.failed(host, error)
             sitemap.slots = self.slots
             self._sitemaps[host] = _Built(config, sitemap)
