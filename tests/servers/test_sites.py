@@ -627,3 +627,19 @@ def test_a_resolvers_site_that_cannot_be_built_is_a_503(
         assert "sites['t1.example'].items" in caplog.text
     finally:
         app.close()
+
+
+def test_fallback_mode_under_asgi(engine: Engine) -> None:
+    async def inner(scope: Any, receive: Any, send: Any) -> None:
+        host = dict(scope["headers"]).get(b"host")
+        status = 200 if host == host_of(1).encode() else 404
+        await send({"type": "http.response.start", "status": status, "headers": []})
+        await send({"type": "http.response.body", "body": b"<static/>" if status == 200 else b""})
+
+    app = SitemapMiddleware(inner, sites={host_of(2): config_of(engine, 2)}, mode="fallback")
+    own, served, unknown = concurrently(
+        "asgi", app, [get(host_of(1)), get(host_of(2)), get("nobody.example")]
+    )
+    assert own.status == 200 and own.body == b"<static/>"
+    assert served.status == 200 and locs_of(served.body) == {"https://t2.example/p/2-3"}
+    assert unknown.status == 404 and unknown.header("cache-control") == "no-store"
