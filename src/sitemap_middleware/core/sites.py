@@ -123,6 +123,11 @@ class Sites:
         self._none: OrderedDict[str, float] = OrderedDict()
 
     @property
+    def configs(self) -> dict[str, SiteConfig] | None:
+        """The sites of a mapping, by host; None for a resolver."""
+        return None if self._configs is None else dict(self._configs)
+
+    @property
     def sitemaps(self) -> dict[str, Sitemap]:
         """The sitemaps built and kept, by host (the least recently requested first)."""
         with self._lock:
