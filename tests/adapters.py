@@ -96,7 +96,9 @@ def _django_as_sent(app: DjangoApp, method: str, target: bytes, reply: Reply) ->
     }
     reply = replace(reply, problems=[p for p in reply.problems if p not in cased])
     path = unquote(target.decode("latin-1").partition("?")[0])
-    ours = app.middleware.sitemap.routes.match(path) is not None or path == "/robots.txt"
+    middleware = app.middleware
+    routes = middleware.sites.routes if middleware.sites is not None else middleware.sitemap.routes
+    ours = routes.match(path) is not None or path == "/robots.txt"
     return reply if ours or method != "HEAD" else replace(reply, body=b"")
 
 
@@ -551,13 +553,13 @@ class NoViews:
 
 def handler(kind: type[Any], sources: object, **settings: Any) -> Any:
     """A Django handler (``WSGIHandler``, ``ASGIHandler``) whose middleware serves ``sources``
-    with ``settings``."""
+    with ``settings`` (or, with ``sources=None``, the ``sites`` of ``settings``)."""
     from django.test import override_settings
 
     from .django_setup import setup
 
     setup()
-    options = {"sources": sources, **settings}
+    options = settings if sources is None else {"sources": sources, **settings}
     middleware = [MIDDLEWARE, f"{__name__}.NoViews"]
     with override_settings(MIDDLEWARE=middleware, SITEMAP_MIDDLEWARE=options):
         return kind()
@@ -601,7 +603,7 @@ class DjangoWSGI(DjangoApp):
 
     wsgi = True
 
-    def __init__(self, sources: object, **settings: Any) -> None:
+    def __init__(self, sources: object = None, **settings: Any) -> None:
         from django.core.handlers.wsgi import WSGIHandler
 
         super().__init__(handler(WSGIHandler, sources, **settings))
@@ -613,7 +615,7 @@ class DjangoWSGI(DjangoApp):
 class DjangoASGI(DjangoApp):
     """Django's ASGI handler around the middleware, as an ASGI app."""
 
-    def __init__(self, sources: object, **settings: Any) -> None:
+    def __init__(self, sources: object = None, **settings: Any) -> None:
         from django.core.handlers.asgi import ASGIHandler
 
         super().__init__(handler(ASGIHandler, sources, **settings))

@@ -27,6 +27,7 @@ from sitemap_middleware import (
     Limits,
     Load,
     Settings,
+    Tenants,
 )
 from sitemap_middleware import settings as settings_module
 from sitemap_middleware.core.sitemap import Sitemap
@@ -138,6 +139,11 @@ CHECKS: dict[str, tuple[list[Any], list[Any]]] = {
         ["https://api.indexnow.org/indexnow", "http://127.0.0.1:8080/indexnow"],
     ),
     "indexnow.every": ([0, 86_401, True], [None, 1, 60]),
+    "tenants": ([5, None], [Tenants(), {}, {"max_sites": 1}]),
+    "tenants.max_sites": ([0, 1_000_001, 1.5, True], [1, 1_000_000]),
+    "tenants.ttl": ([-1, 86_401, True], [0, 0.5, 86_400]),
+    "tenants.timeout": ([0, 301, None], [0.001, 300]),
+    "tenants.retry_after": ([-1, 86_401], [0, 86_400]),
 }
 GROUP_OF = {kind.group: kind for kind in GROUPS}
 

@@ -52,3 +52,24 @@ def test_the_extension_options_of_a_source_are_typed_keywords(tmp_path: Path) ->
     """
     (error,) = mypy_errors(mistyped, tmp_path)
     assert '"max_images"' in error
+
+
+def test_sites_take_the_shared_settings_without_a_base_url(tmp_path: Path) -> None:
+    good = """
+    from sitemap_middleware import SiteConfig, SitemapApp, SitemapWSGIMiddleware, Tenants
+
+    def site_for(host: str) -> SiteConfig | None:
+        return SiteConfig(base_url=f"https://{host}/", sources=["/"])
+
+    SitemapApp(sites=site_for, tenants=Tenants(ttl=60), path="/maps.xml")
+    SitemapWSGIMiddleware(None, sites={"a.example": site_for("a.example")})
+    SitemapApp(sources=["/"], base_url="https://example.com/")
+    """
+    assert mypy_errors(good, tmp_path) == []
+    misspelled = """
+    from sitemap_middleware import SitemapApp
+
+    SitemapApp(sites={}, tenant={"ttl": 60})
+    """
+    (error,) = mypy_errors(misspelled, tmp_path)
+    assert '"tenant"' in error

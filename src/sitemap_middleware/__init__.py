@@ -21,6 +21,8 @@ from .settings import (
     Limits,
     Load,
     Settings,
+    SiteConfig,
+    Tenants,
     cdn_cache_control,
 )
 from .sources.base import ALL, AsyncSource, KeyRange, SyncSource
@@ -62,6 +64,7 @@ __all__ = [
     "Purger",
     "SQLAlchemySource",
     "Settings",
+    "SiteConfig",
     "SitemapAborted",
     "SitemapApp",
     "SitemapMiddleware",
@@ -69,6 +72,7 @@ __all__ = [
     "SitemapWSGIMiddleware",
     "Summary",
     "SyncSource",
+    "Tenants",
     "Video",
     "bad_row_stats",
     "cdn_cache_control",

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import MISSING, dataclass, fields
+from dataclasses import MISSING, dataclass, fields, replace
 from datetime import UTC, tzinfo
 from importlib.util import find_spec
 from typing import Any, ClassVar, Literal, Required, TypedDict, TypeVar
@@ -370,8 +370,36 @@ class IndexNowSettings:
         return self.key_location or f"/{self.key}.txt"
 
 
-Group = Headers | Limits | Lastmods | Freshness | Load | Gzip | IndexNowSettings
-G = TypeVar("G", Headers, Limits, Lastmods, Freshness, Load, Gzip, IndexNowSettings)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Tenants:
+    """How a middleware given ``sites=`` keeps its sites:
+    ``Settings(tenants=Tenants(max_sites=5_000))``; without ``sites=`` it changes nothing."""
+
+    group: ClassVar[str] = "tenants"
+
+    max_sites: int = 1_000
+    """Sites (1 to 1,000,000) whose sitemap this process keeps, the least recently requested
+    dropped first; a dropped site is built again on its next request, with state of its own
+    as new (its validators are the same: they come from the data)."""
+    ttl: float = 30.0
+    """Seconds (0 to 86,400) a resolver's answer for a host (a site, or None) is used before
+    the resolver is asked again; a site's sitemap is kept while the resolver answers an equal
+    :class:`SiteConfig`."""
+    timeout: float = 5.0
+    """Seconds (0.001 to 300) the resolver may take; past it, like a resolver that raises,
+    the request gets ``503`` (``Cache-Control: no-store``, ``Retry-After: retry_after``)."""
+    retry_after: int = 5
+    """Seconds (0 to 86,400) in the ``Retry-After`` of the 503 of a failed resolver."""
+
+    def __post_init__(self) -> None:
+        _int("tenants.max_sites", self.max_sites, 1, 1_000_000)
+        _seconds("tenants.ttl", self.ttl, 0, 86_400)
+        _seconds("tenants.timeout", self.timeout, 0.001, 300)
+        _int("tenants.retry_after", self.retry_after, 0, 86_400)
+
+
+Group = Headers | Limits | Lastmods | Freshness | Load | Gzip | IndexNowSettings | Tenants
+G = TypeVar("G", Headers, Limits, Lastmods, Freshness, Load, Gzip, IndexNowSettings, Tenants)
 GROUPS: tuple[type[Group], ...] = (
     Headers,
     Limits,
@@ -380,6 +408,7 @@ GROUPS: tuple[type[Group], ...] = (
     Load,
     Gzip,
     IndexNowSettings,
+    Tenants,
 )
 
 
@@ -457,6 +486,8 @@ class Settings:
     Accept-Encoding`` on 200 and 304); ``False``: never compressed."""
     indexnow: IndexNowSettings | None = None
     """IndexNow's key file and pushes; ``None``: no IndexNow."""
+    tenants: Tenants = Tenants()
+    """With ``sites=``: how many sites are kept, how long a resolver's answer holds."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.path, str) or not _PATH.fullmatch(self.path):
@@ -481,6 +512,7 @@ class Settings:
         object.__setattr__(self, "lastmods", group_of(Lastmods, self.lastmods))
         object.__setattr__(self, "freshness", group_of(Freshness, self.freshness))
         object.__setattr__(self, "load", group_of(Load, self.load))
+        object.__setattr__(self, "tenants", group_of(Tenants, self.tenants))
         gzip: object = self.gzip
         if gzip is True:  # plain data: {"gzip": True} is the default
             object.__setattr__(self, "gzip", Gzip())
@@ -570,6 +602,94 @@ def _check_key_location(location: str | None, path: str) -> None:
         )
 
 
+SITE_OVERRIDES = ("index", "strict", "headers", "limits", "lastmods", "freshness", "gzip")
+"""The settings a :class:`SiteConfig` may set for its own site (the others are shared)."""
+SHARED_ONLY = ("base_url", "allowed_hosts", "indexnow")
+"""Settings that cannot sit beside ``sites=``: each site has its own base URL and host."""
+PLACEHOLDER_URL = "https://sites.invalid/"
+"""The base URL of the shared settings beside ``sites=``, never used for a URL: every site
+has its own."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SiteConfig:
+    """One site of a middleware given ``sites=``: its base URL, its sources, and the
+    settings it sets for itself (``None``: the shared setting).
+
+    The site answers the host of its ``base_url`` only, and every URL it lists or links
+    comes from that base URL. Two configs are equal when their fields are (sources compared
+    as objects): a resolver that answers the config it answered before keeps its sitemap.
+    """
+
+    base_url: str
+    """Public URL of the site's root, e.g. ``https://shop-1.example.com/``."""
+    sources: object
+    """What ``sources=`` takes: a source, a list of them, a name -> source mapping..."""
+    index: Literal["auto", "always"] | None = None
+    """The site's own ``index``."""
+    strict: bool | None = None
+    """The site's own ``strict``."""
+    headers: Headers | None = None
+    """The site's own ``headers``."""
+    limits: Limits | None = None
+    """The site's own ``limits``."""
+    lastmods: Lastmods | None = None
+    """The site's own ``lastmods``."""
+    freshness: Freshness | None = None
+    """The site's own ``freshness``."""
+    gzip: Gzip | Literal[False] | None = None
+    """The site's own ``gzip``."""
+
+    def __post_init__(self) -> None:
+        try:
+            Site.build(self.base_url, "/sitemap.xml")
+        except ValueError as exc:
+            raise _fail("base_url", str(exc)) from None
+        # Groups given as plain data are built and checked here, as Settings does.
+        if self.headers is not None:
+            object.__setattr__(self, "headers", group_of(Headers, self.headers))
+        if self.limits is not None:
+            object.__setattr__(self, "limits", group_of(Limits, self.limits))
+        if self.lastmods is not None:
+            object.__setattr__(self, "lastmods", group_of(Lastmods, self.lastmods))
+        if self.freshness is not None:
+            object.__setattr__(self, "freshness", group_of(Freshness, self.freshness))
+        if self.gzip is not None and self.gzip is not False:
+            gzip: object = self.gzip
+            object.__setattr__(
+                self, "gzip", Gzip() if gzip is True else _maybe("gzip", Gzip, gzip, "False")
+            )
+        if self.index is not None:
+            _one_of("index", self.index, INDEX_MODES)
+        if self.strict is not None:
+            _bool("strict", self.strict)
+
+    @property
+    def host(self) -> str:
+        """``host[:port]`` of the base URL, as :func:`~.core.urls.normalize_host` writes it."""
+        return Site.build(self.base_url, "/sitemap.xml").origin.partition("://")[2]
+
+    def settings(self, shared: Settings) -> Settings:
+        """The site's settings: ``shared`` with the site's base URL and its own settings."""
+        overrides = {
+            name: getattr(self, name) for name in SITE_OVERRIDES if getattr(self, name) is not None
+        }
+        return replace(shared, base_url=self.base_url, **overrides)
+
+
+def make_shared_settings(options: Mapping[str, Any]) -> Settings:
+    """The settings beside ``sites=``, shared by every site: no base URL of their own."""
+    for name in SHARED_ONLY:
+        if name in options and not (name == "allowed_hosts" and options[name] is None):
+            raise _fail(
+                name,
+                "not a setting beside sites=: each site answers the host of its own "
+                "SiteConfig.base_url"
+                + (" (IndexNow for several sites is not supported)" if name == "indexnow" else ""),
+            )
+    return make_settings({**options, "base_url": PLACEHOLDER_URL})
+
+
 class Options(TypedDict, total=False):
     """The fields of :class:`Settings` as keyword arguments of the middleware and apps:
     editors complete them and type checkers check them (a test keeps the two equal)."""
@@ -588,6 +708,36 @@ class Options(TypedDict, total=False):
     freshness: Freshness
     load: Load
     gzip: Gzip | Literal[False]
+    indexnow: IndexNowSettings | None
+    tenants: Tenants
+
+
+class SharedOptions(TypedDict, total=False):
+    """The keyword settings beside ``sites=``: those of :class:`Options` but the ones each
+    site has its own (``base_url``, ``allowed_hosts``) and IndexNow."""
+
+    path: str
+    mode: Literal["intercept", "fallback"]
+    index: Literal["auto", "always"]
+    html: bool
+    robots_txt: bool
+    strict: bool
+    headers: Headers
+    limits: Limits
+    lastmods: Lastmods
+    freshness: Freshness
+    load: Load
+    gzip: Gzip | Literal[False]
+    tenants: Tenants
+
+
+class AdapterOptions(SharedOptions, total=False):
+    """The keyword settings of the adapters: :class:`Options`, for one sitemap
+    (``sources=``, ``base_url`` required when it is built) or beside ``sites=`` (without
+    ``base_url``, ``allowed_hosts`` and ``indexnow``: :class:`SharedOptions`)."""
+
+    base_url: str
+    allowed_hosts: Sequence[str] | None
     indexnow: IndexNowSettings | None
 
 

@@ -294,6 +294,11 @@ def add_render_options(parser: argparse.ArgumentParser, app: bool) -> None:
     parser.add_argument(
         "--quiet", action="store_true", help="no progress indicator and no summary line"
     )
+    parser.add_argument(
+        "--host",
+        metavar="HOST",
+        help="with sites=: the host whose sitemap is rendered (its requests carry that Host)",
+    )
     if app:
         _application_options(parser)
 
@@ -454,6 +459,7 @@ def render_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> 
         html=args.html,
         quiet=args.quiet,
         interface=args.interface,
+        host=args.host,
     )
     # The middleware reports bad rows and failures on its logger: show them once, on stderr
     # unless the application's logging (configured as it loads) handles them.

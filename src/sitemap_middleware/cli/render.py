@@ -32,6 +32,8 @@ from .loader import (
     find_sitemaps,
     import_attribute,
     resolve_app,
+    sites_mounted,
+    sites_of,
     wsgi_middlewares,
 )
 from .logs import after_startup
@@ -61,6 +63,8 @@ class RenderOptions:
     quiet: bool = False
     interface: Interface | None = None
     """Forced with --asgi / --wsgi; told from the application otherwise."""
+    host: str | None = None
+    """The host whose sitemap is rendered, for an application given ``sites=``."""
 
 
 @dataclass(frozen=True)
@@ -88,9 +92,10 @@ class Root:
         return f"{self.prefix}/{loc[len(self.site.base_url) :]}"
 
 
-def plan(app: object, paths: list[str]) -> list[Root]:
-    """The roots to render: the ``--path`` ones, or every sitemap found in the app."""
-    found = {mounted.path: mounted for mounted in find_sitemaps(app)}
+def plan(app: object, paths: list[str], per_host: list[Mounted] | None = None) -> list[Root]:
+    """The roots to render: the ``--path`` ones, or every sitemap found in the app (and, with
+    ``--host``, the sitemaps that host gets from the middlewares given ``sites=``)."""
+    found = {mounted.path: mounted for mounted in [*(per_host or []), *find_sitemaps(app)]}
     if not paths:
         return [Root.of(m) for m in found.values()] or [Root("/sitemap.xml")]
     return [Root.of(found[p]) if p in found else Root(p) for p in paths]
@@ -104,7 +109,8 @@ async def run_render(options: RenderOptions, stdout: TextIO, stderr: TextIO) -> 
 
     async def work(fetch: Fetch) -> list[Path]:
         after_startup()  # the application's logging is configured by now
-        roots = plan(app, options.paths)  # after startup: Starlette builds its stack then
+        # After startup: Starlette builds its stack then.
+        roots = plan(app, options.paths, await _per_host(app, options.host))
         if options.html:
             for root in roots:
                 if root.html is False:
@@ -127,6 +133,8 @@ async def run_render(options: RenderOptions, stdout: TextIO, stderr: TextIO) -> 
             progress.close()
 
     base_url = next((m.settings.site.base_url for m in find_sitemaps(app)), "http://localhost/")
+    if options.host is not None:  # the requests carry that Host
+        base_url = f"https://{options.host}/"
     try:
         if loaded.interface == "wsgi":
             written = await work(WSGIClient(app, base_url).fetch)
@@ -141,6 +149,24 @@ async def run_render(options: RenderOptions, stdout: TextIO, stderr: TextIO) -> 
         size = sum(path.stat().st_size for path in written)
         stdout.write(f"wrote {len(written)} files ({size:,} bytes) to {options.out}\n")
     return 0
+
+
+async def _per_host(app: object, host: str | None) -> list[Mounted]:
+    """With ``--host``: the sitemaps that host gets; without, none (an application given
+    ``sites=`` has no sitemap but per host: it needs ``--host``)."""
+    if host is None:
+        if sites_of(app):
+            raise OptionError(
+                "--host: the application serves a sitemap per host (sites=); name the host "
+                "whose sitemap to render, e.g. --host shop.example.com"
+            )
+        return []
+    if not sites_of(app):
+        raise OptionError("--host: the application has no middleware given sites=")
+    found = await sites_mounted(app, host)
+    if not found:
+        raise OptionError(f"--host: no site for {host!r}")
+    return found
 
 
 class _Renderer:

@@ -73,9 +73,17 @@ class Sitemap:
     """A configured sitemap: its sources, its settings, its routes, and the pieces that
     decide about it (see the module's docstring)."""
 
-    def __init__(self, sources: object, settings: Settings, purger: Purger | None = None) -> None:
+    def __init__(
+        self,
+        sources: object,
+        settings: Settings,
+        purger: Purger | None = None,
+        *,
+        purges: PurgeQueue | None = None,
+    ) -> None:
         """``purger``: told the surrogate keys of the documents a change moved (see
-        :meth:`purge`); it needs ``headers.surrogate_keys``."""
+        :meth:`purge`); it needs ``headers.surrogate_keys``. ``purges``: a queue shared with
+        other sitemaps instead (the sites of one middleware), checked by its owner."""
         self.settings = settings
         self.site = settings.site
         self.sources = build_sources(sources)
@@ -104,18 +112,7 @@ class Sitemap:
             [source.name for source in self.sources],
             settings.headers.surrogate_keys,
         )
-        self.purges: PurgeQueue | None = None
-        if purger is not None:
-            if not isinstance(purger, Purger):
-                raise ConfigurationTypeError(
-                    f"purger: must have a purge(keys) method (a Purger), got {purger!r}"
-                )
-            if not settings.headers.surrogate_keys:
-                raise ConfigurationError(
-                    "purger: the documents carry no surrogate keys to purge; set "
-                    "headers.surrogate_keys, e.g. Headers.cdn()"
-                )
-            self.purges = PurgeQueue(purger)
+        self.purges = purges if purger is None else purge_queue(purger, settings)
         # Pages kept current between recounts, by source name, for the sources that can be.
         self.current_pages = _current_pages(
             self.sources,
@@ -278,3 +275,17 @@ def _current_pages(
         for source in sources
         if source.live
     }
+
+
+def purge_queue(purger: object, settings: Settings) -> PurgeQueue:
+    """The queue of ``purger``, checked: a Purger, and keys on the documents to purge."""
+    if not isinstance(purger, Purger):
+        raise ConfigurationTypeError(
+            f"purger: must have a purge(keys) method (a Purger), got {purger!r}"
+        )
+    if not settings.headers.surrogate_keys:
+        raise ConfigurationError(
+            "purger: the documents carry no surrogate keys to purge; set "
+            "headers.surrogate_keys, e.g. Headers.cdn()"
+        )
+    return PurgeQueue(purger)

@@ -12,6 +12,7 @@ application's own messages; ``/robots.txt`` is :mod:`.asgi_robots`'s.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Unpack
 
@@ -22,11 +23,13 @@ from ..core.handler import SitemapAborted, Transfer, arun_effects, handle
 from ..core.routing import Target
 from ..core.sending import Chunk, End, Event, Start, adrive, response_events, transfer_events
 from ..core.sitemap import Request, Response, Sitemap
-from ..settings import Options, make_settings
+from ..core.sites import NoSingleSitemap, Sites, configure, purge_served, sitemaps_of
+from ..settings import AdapterOptions, Settings
 from ..state.bad_rows import BadRowStats
 from ..state.purges import Purger
 from .asgi_robots import robots_txt
 from .async_effects import AsyncEffectRunner, AsyncTransferChunks
+from .resolving import afind
 from .types import ASGIApp, Message, Receive, Scope, Send
 
 
@@ -67,6 +70,9 @@ class SitemapMiddleware:
     ``mode="intercept"`` (default): requests for ``path`` never reach the app.
     ``mode="fallback"``: the app answers first; only its 404 is replaced by the
     sitemap (its 404 body is dropped unread), so a real ``sitemap.xml`` wins.
+
+    ``sites=`` instead of ``sources=`` and ``base_url=``: a sitemap per host (see
+    :class:`~sitemap_middleware.SiteConfig`).
     """
 
     def __init__(
@@ -74,36 +80,67 @@ class SitemapMiddleware:
         app: ASGIApp,
         /,
         *,
-        sources: object,
+        sources: object = None,
+        sites: object = None,
         purger: Purger | None = None,
-        **settings: Unpack[Options],
+        **settings: Unpack[AdapterOptions],
     ) -> None:
-        """``settings`` are the fields of :class:`~sitemap_middleware.Settings`; ``purger``
-        is told the surrogate keys of the documents that changed (see :meth:`purge`)."""
+        """``settings`` are the fields of :class:`~sitemap_middleware.Settings`; beside
+        ``sites=`` they are shared by every site (no ``base_url``). ``purger`` is told the
+        surrogate keys of the documents that changed (see :meth:`purge`)."""
+        self._start(app, configure(sources, sites, settings, purger))
+
+    def _start(self, app: ASGIApp, served: Sitemap | Sites) -> None:
         self.app = app
-        self.sitemap = Sitemap(sources, make_settings(settings), purger)
+        self.served = served
         self.reads = AsyncEffectRunner()
         """Performs the handler's reads; IndexNow given this middleware reads through it."""
 
     @property
+    def sites(self) -> Sites | None:
+        """The sites of ``sites=``; None for one sitemap."""
+        return self.served if isinstance(self.served, Sites) else None
+
+    @property
+    def sitemap(self) -> Sitemap:
+        """The sitemap of ``sources=`` (with ``sites=``: ``sites.sitemaps``, by host)."""
+        if isinstance(self.served, Sites):
+            raise NoSingleSitemap("sites: this middleware has a sitemap per host (.sites)")
+        return self.served
+
+    @property
+    def settings(self) -> Settings:
+        """The settings (with ``sites=``: those shared by every site)."""
+        return self.served.settings
+
+    @property
     def stats(self) -> dict[str, BadRowStats]:
-        """Bad rows per source, counted since start."""
-        return self.sitemap.rules.stats
+        """Bad rows per source, counted since start (with ``sites=``: per host and source,
+        ``"host/source"``, of the sites kept)."""
+        if isinstance(self.served, Sites):
+            return {
+                f"{host}/{name}": stats
+                for host, sitemap in self.served.sitemaps.items()
+                for name, stats in sitemap.rules.stats.items()
+            }
+        return self.served.rules.stats
 
     async def recount(self) -> None:
         """Read the pages of every source kept current whole, now (see ``freshness``): after
         a bulk delete, say, rather than waiting for the next recount."""
-        for live in self.sitemap.current_pages.values():
-            while not live.claim_recount():  # noqa: ASYNC110 (a refresh may run in a thread)
-                await asyncio.sleep(0.01)
-            await arun_effects(self.sitemap.keep_current(live), self.reads.perform)
+        for sitemap in sitemaps_of(self.served):
+            for live in sitemap.current_pages.values():
+                while not live.claim_recount():  # noqa: ASYNC110 (a refresh may run in a thread)
+                    await asyncio.sleep(0.01)
+                await arun_effects(sitemap.keep_current(live), self.reads.perform)
 
-    def purge(self, source: str | None = None) -> list[str]:
+    def purge(self, source: str | None = None, *, host: str | None = None) -> list[str]:
         """Purge the documents of one source (the root included), or every document, from
-        the CDN, through the ``purger``: after a bulk write, say. Returns the surrogate keys
-        queued at once (a ``ValueError`` for a source it does not serve); the purge runs in
-        the background, retried when it fails."""
-        return self.sitemap.purge(source)
+        the CDN, through the ``purger``: after a bulk write, say. With ``sites=``, those of
+        the site of ``host`` (every site's, with none). Returns the surrogate keys queued at
+        once (a ``ValueError`` for a source it does not serve); the purge runs in the
+        background, retried when it fails."""
+        return purge_served(self.served, source, host)
 
     async def aclose(self, grace: float = 10.0) -> None:
         """Let the jobs of pages kept current that run in the background end (for at most
@@ -112,8 +149,8 @@ class SitemapMiddleware:
         shutdown (which may dispose of the engine); an app served without a lifespan calls
         it."""
         await self.reads.aclose(grace)
-        if self.sitemap.purges is not None:
-            await anyio.to_thread.run_sync(self.sitemap.purges.close, grace)
+        if self.served.purges is not None:
+            await anyio.to_thread.run_sync(self.served.purges.close, grace)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -121,6 +158,8 @@ class SitemapMiddleware:
                 return await self._lifespan(scope, receive, send)
             return await self.app(scope, receive, send)
         path = route_path(scope)
+        if isinstance(self.served, Sites):
+            return await self._per_host(self.served, path, scope, receive, send)
         target = self.sitemap.routes.match(path)
         if target is None:
             if self.sitemap.wants_robots(path, scope["method"]):
@@ -144,14 +183,58 @@ class SitemapMiddleware:
                 await self.aclose()
             return message
 
-        indexnow = self.sitemap.settings.indexnow
+        indexnow = self.settings.indexnow
         if indexnow is not None and indexnow.every is not None:
             from ..contrib.indexnow.background import with_indexnow
 
             return await with_indexnow(self, self.app, scope, receive_then_close, send)
         return await self.app(scope, receive_then_close, send)
 
-    async def _fallback(self, target: Target, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _per_host(
+        self, sites: Sites, path: str, scope: Scope, receive: Receive, send: Send
+    ) -> None:
+        """A request with ``sites=``: the host's sitemap answers (or 400, 404, 503), the
+        resolver asked only for a path of ours."""
+        method = scope["method"]
+        robots = sites.routes.match(path) is None
+        if robots and not sites.wants_robots(path, method):
+            return await self.app(scope, receive, send)
+        if robots or sites.settings.mode == "intercept":
+            return await self._for_host(sites, path, robots, scope, receive, send)
+
+        async def then() -> None:
+            await self._for_host(sites, path, False, scope, receive, send)
+
+        await self._fallback(then, scope, receive, send)
+
+    async def _for_host(
+        self, sites: Sites, path: str, robots: bool, scope: Scope, receive: Receive, send: Send
+    ) -> None:
+        request = request_from(scope)
+        found = await afind(sites, request)
+        if robots:
+            if isinstance(found, Response):  # no site here: the app's robots.txt as it is
+                return await self.app(scope, receive, send)
+            return await robots_txt(
+                found,
+                self.app,
+                request,
+                (scope, receive, send),
+                lambda outcome: _send(send, outcome, request.method),
+            )
+        if isinstance(found, Response):
+            return await _send(send, found, request.method)
+        target = found.routes.match(path)
+        assert target is not None  # the shape of the path is ours
+        await self.serve(target, scope, receive, send, found)
+
+    async def _fallback(
+        self,
+        then: Target | Callable[[], Awaitable[None]],
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+    ) -> None:
         swallowed = False
 
         async def send_unless_404(message: Message) -> None:
@@ -163,13 +246,24 @@ class SitemapMiddleware:
                 await send(message)
 
         await self.app(scope, receive, send_unless_404)
-        if swallowed:
-            await self.serve(target, scope, receive, send)
+        if not swallowed:
+            return
+        if callable(then):
+            return await then()
+        await self.serve(then, scope, receive, send)
 
-    async def serve(self, target: Target, scope: Scope, receive: Receive, send: Send) -> None:
-        """Answer a request for one of the sitemap's documents."""
+    async def serve(
+        self,
+        target: Target,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        sitemap: Sitemap | None = None,
+    ) -> None:
+        """Answer a request for one of the sitemap's documents (``sitemap``: the host's,
+        with ``sites=``)."""
         request = request_from(scope)
-        handling = handle(self.sitemap, request, target, datetime.now(UTC))
+        handling = handle(sitemap or self.sitemap, request, target, datetime.now(UTC))
         outcome = await arun_effects(handling, self.reads.perform)
         if isinstance(outcome, Response):
             return await _send(send, outcome, request.method)
@@ -245,6 +339,11 @@ class SitemapApp(SitemapMiddleware):
     """The sitemap as a standalone ASGI app (404 for every other path), for ``Mount``."""
 
     def __init__(
-        self, *, sources: object, purger: Purger | None = None, **settings: Unpack[Options]
+        self,
+        *,
+        sources: object = None,
+        sites: object = None,
+        purger: Purger | None = None,
+        **settings: Unpack[AdapterOptions],
     ) -> None:
-        super().__init__(_not_found_app, sources=sources, purger=purger, **settings)
+        self._start(_not_found_app, configure(sources, sites, settings, purger))

@@ -44,12 +44,14 @@ class AsyncEffectRunner:
     async def perform(self, effect: Effect) -> Any:
         """Read what the handler needs (sync sources in a worker thread, async ones awaited);
         concurrent requests for the same aggregates share one query."""
+        # Keyed by the source object (its read holds it while the round runs): the sources of
+        # two sites may share a name, never their reads.
         shared = self._coalescer.run
         if isinstance(effect, Summarize):
             # A shared summary carries ``listed_until`` it was read under: the body follows it.
             return [
                 await shared(
-                    ("summary", source.name, keys, effect.as_of.naive_timezone),
+                    ("summary", id(source), keys, effect.as_of.naive_timezone),
                     partial(summarize, source, keys, effect.as_of),
                 )
                 for source, keys in effect.parts
@@ -67,7 +69,7 @@ class AsyncEffectRunner:
             task.add_done_callback(self._jobs.discard)
             return None
         return await shared(
-            ("pages", effect.source.name, effect.page_size, effect.as_of.listed_until),
+            ("pages", id(effect.source), effect.page_size, effect.as_of.listed_until),
             partial(pages, effect.source, effect.page_size, effect.as_of),
         )
 

@@ -38,12 +38,14 @@ class SyncEffectRunner:
     def perform(self, effect: Effect) -> Any:
         """Read what the handler needs; concurrent requests for the same aggregates share one
         query."""
+        # Keyed by the source object (its read holds it while the round runs): the sources of
+        # two sites may share a name, never their reads.
         shared = self._coalescer.run
         if isinstance(effect, Summarize):
             # A shared summary carries ``listed_until`` it was read under: the body follows it.
             return [
                 shared(
-                    ("summary", source.name, keys, effect.as_of.naive_timezone),
+                    ("summary", id(source), keys, effect.as_of.naive_timezone),
                     partial(self.call, source, "summarize", keys, effect.as_of),
                 )
                 for source, keys in effect.parts
@@ -58,7 +60,7 @@ class SyncEffectRunner:
             self._background(partial(run_effects, effect.job, self.perform))
             return None
         return shared(
-            ("pages", effect.source.name, effect.page_size, effect.as_of.listed_until),
+            ("pages", id(effect.source), effect.page_size, effect.as_of.listed_until),
             partial(
                 self.call,
                 effect.source,

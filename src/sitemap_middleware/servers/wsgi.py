@@ -23,9 +23,11 @@ from ..core.handler import Transfer, handle, run_effects
 from ..core.routing import Target
 from ..core.sending import Chunk, End, Event, Start, drive, response_events, transfer_events
 from ..core.sitemap import Request, Response, Sitemap
-from ..settings import Options, make_settings
+from ..core.sites import NoSingleSitemap, Sites, configure, purge_served, sitemaps_of
+from ..settings import AdapterOptions, Settings
 from ..state.bad_rows import BadRowStats
 from ..state.purges import Purger
+from .resolving import find
 from .sync_effects import SyncEffectRunner, SyncTransferChunks
 from .types import Environ, ExcInfo, StartResponse, WSGIApp, close_iterable
 from .wsgi_robots import robots_txt
@@ -68,6 +70,9 @@ class SitemapWSGIMiddleware:
     ``mode="intercept"`` (default): requests for the sitemap never reach the
     app. ``mode="fallback"``: the app answers first; only its 404 is replaced
     by the sitemap (its 404 body is dropped), so a real ``sitemap.xml`` wins.
+
+    ``sites=`` instead of ``sources=`` and ``base_url=``: a sitemap per host (see
+    :class:`~sitemap_middleware.SiteConfig`).
     """
 
     def __init__(
@@ -75,47 +80,77 @@ class SitemapWSGIMiddleware:
         app: WSGIApp | None,
         /,
         *,
-        sources: object,
+        sources: object = None,
+        sites: object = None,
         purger: Purger | None = None,
-        **settings: Unpack[Options],
+        **settings: Unpack[AdapterOptions],
     ) -> None:
         self.app: WSGIApp = app if app is not None else _not_found_app
-        self.sitemap = Sitemap(sources, make_settings(settings), purger)
+        self.served = configure(sources, sites, settings, purger)
         self.reads = SyncEffectRunner()
         """Performs the reads (async sources: on its own event loop, ``reads.loop``)."""
 
     @property
+    def sites(self) -> Sites | None:
+        """The sites of ``sites=``; None for one sitemap."""
+        return self.served if isinstance(self.served, Sites) else None
+
+    @property
+    def sitemap(self) -> Sitemap:
+        """The sitemap of ``sources=`` (with ``sites=``: ``sites.sitemaps``, by host)."""
+        if isinstance(self.served, Sites):
+            raise NoSingleSitemap("sites: this middleware has a sitemap per host (.sites)")
+        return self.served
+
+    @property
+    def settings(self) -> Settings:
+        """The settings (with ``sites=``: those shared by every site)."""
+        return self.served.settings
+
+    @property
     def stats(self) -> dict[str, BadRowStats]:
-        """Bad rows per source, counted since start."""
-        return self.sitemap.rules.stats
+        """Bad rows per source, counted since start (with ``sites=``: per host and source,
+        ``"host/source"``, of the sites kept)."""
+        if isinstance(self.served, Sites):
+            return {
+                f"{host}/{name}": stats
+                for host, sitemap in self.served.sitemaps.items()
+                for name, stats in sitemap.rules.stats.items()
+            }
+        return self.served.rules.stats
 
     def recount(self) -> None:
         """Read the pages of every source kept current whole, now (see ``freshness``): after
         a bulk delete, say, rather than waiting for the next recount."""
-        for live in self.sitemap.current_pages.values():
-            while not live.claim_recount():
-                time.sleep(0.01)  # a refresh is running: it ends soon
-            run_effects(self.sitemap.keep_current(live), self.reads.perform)
+        for sitemap in sitemaps_of(self.served):
+            for live in sitemap.current_pages.values():
+                while not live.claim_recount():
+                    time.sleep(0.01)  # a refresh is running: it ends soon
+                run_effects(sitemap.keep_current(live), self.reads.perform)
 
-    def purge(self, source: str | None = None) -> list[str]:
+    def purge(self, source: str | None = None, *, host: str | None = None) -> list[str]:
         """Purge the documents of one source (the root included), or every document, from
-        the CDN, through the ``purger``: after a bulk write, say. Returns the surrogate keys
-        queued at once (a ``ValueError`` for a source it does not serve); the purge runs in
-        the background, retried when it fails."""
-        return self.sitemap.purge(source)
+        the CDN, through the ``purger``: after a bulk write, say. With ``sites=``, those of
+        the site of ``host`` (every site's, with none). Returns the surrogate keys queued at
+        once (a ``ValueError`` for a source it does not serve); the purge runs in the
+        background, retried when it fails."""
+        return purge_served(self.served, source, host)
 
     def close(self, grace: float = 10.0) -> None:
         """Let a job of pages kept current that runs in the background end (for at most
         ``grace`` seconds: its connection goes back to the pool), and the purges queued go
         out, then stop the background event loop of async sources, if one was started."""
-        for live in self.sitemap.current_pages.values():
-            live.idle.wait(grace)
-        if self.sitemap.purges is not None:
-            self.sitemap.purges.close(grace)
+        for sitemap in sitemaps_of(self.served):
+            for live in sitemap.current_pages.values():
+                live.idle.wait(grace)
+        if self.served.purges is not None:
+            self.served.purges.close(grace)
         self.reads.close()
 
     def __call__(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
         path = str(environ.get("PATH_INFO", ""))
+        if isinstance(self.served, Sites):
+            return self._per_host(self.served, path, environ, start_response)
         target = self.sitemap.routes.match(path)
         if target is None:
             if self.sitemap.wants_robots(path, str(environ.get("REQUEST_METHOD", ""))):
@@ -132,13 +167,57 @@ class SitemapWSGIMiddleware:
             return _Fallback(self, target, environ, start_response)
         return self.serve(target, environ, start_response)
 
-    def serve(
-        self, target: Target, environ: Environ, start_response: StartResponse
+    def _per_host(
+        self, sites: Sites, path: str, environ: Environ, start_response: StartResponse
     ) -> Iterable[bytes]:
-        """Answer a request for one of the sitemap's documents."""
+        """A request with ``sites=``: the host's sitemap answers (or 400, 404, 503), the
+        resolver asked only for a path of ours."""
+        robots = sites.routes.match(path) is None
+        if robots and not sites.wants_robots(path, str(environ.get("REQUEST_METHOD", ""))):
+            return self.app(environ, start_response)
+        if robots or sites.settings.mode == "intercept":
+            return self._for_host(sites, path, robots, environ, start_response)
+        return _Fallback(self, path, environ, start_response)
+
+    def _for_host(
+        self,
+        sites: Sites,
+        path: str,
+        robots: bool,
+        environ: Environ,
+        start_response: StartResponse,
+    ) -> Iterable[bytes]:
+        request = request_from(environ)
+        found = find(sites, request, self.reads.loop.call)
+        if robots:
+            if isinstance(found, Response):  # no site here: the app's robots.txt as it is
+                return self.app(environ, start_response)
+            return robots_txt(
+                found,
+                self.app,
+                request,
+                (environ, start_response),
+                lambda outcome: _respond(start_response, outcome, request.method),
+            )
+        if isinstance(found, Response):
+            return _respond(start_response, found, request.method)
+        target = found.routes.match(path)
+        assert target is not None  # the shape of the path is ours
+        return self.serve(target, environ, start_response, found)
+
+    def serve(
+        self,
+        target: Target,
+        environ: Environ,
+        start_response: StartResponse,
+        sitemap: Sitemap | None = None,
+    ) -> Iterable[bytes]:
+        """Answer a request for one of the sitemap's documents (``sitemap``: the host's,
+        with ``sites=``)."""
         request = request_from(environ)
         outcome = run_effects(
-            handle(self.sitemap, request, target, datetime.now(UTC)), self.reads.perform
+            handle(sitemap or self.sitemap, request, target, datetime.now(UTC)),
+            self.reads.perform,
         )
         if isinstance(outcome, Response):
             return _respond(start_response, outcome, request.method)
@@ -196,7 +275,7 @@ class _Fallback:
     def __init__(
         self,
         middleware: SitemapWSGIMiddleware,
-        target: Target,
+        target: Target | str,
         environ: Environ,
         start_response: StartResponse,
     ) -> None:
@@ -255,7 +334,13 @@ class _Fallback:
         yield from inner
 
     def _serve(self) -> Generator[bytes, None, None]:
-        body = self._middleware.serve(self._target, self._environ, self._start_response)
+        middleware, target = self._middleware, self._target
+        if isinstance(target, str):  # with sites=: the route path, the host's sitemap found now
+            sites = middleware.sites
+            assert sites is not None
+            body = middleware._for_host(sites, target, False, self._environ, self._start_response)
+        else:
+            body = middleware.serve(target, self._environ, self._start_response)
         self._inner = body
         yield from body
 
@@ -274,6 +359,11 @@ class SitemapWSGIApp(SitemapWSGIMiddleware):
     """The sitemap as a standalone WSGI app (404 for every other path)."""
 
     def __init__(
-        self, *, sources: object, purger: Purger | None = None, **settings: Unpack[Options]
+        self,
+        *,
+        sources: object = None,
+        sites: object = None,
+        purger: Purger | None = None,
+        **settings: Unpack[AdapterOptions],
     ) -> None:
-        super().__init__(None, sources=sources, purger=purger, **settings)
+        super().__init__(None, sources=sources, sites=sites, purger=purger, **settings)

@@ -14,6 +14,7 @@ from ...errors import MissingExtra
 try:
     from .adopted import DjangoSitemapSource, django_sitemap_sources
     from .middleware import SitemapMiddleware
+    from .sites import sites_from_django
 except ModuleNotFoundError as exc:
     raise MissingExtra.of(exc, "sitemap_middleware.contrib.django", "django") from exc
 
@@ -26,6 +27,7 @@ __all__ = [
     "DjangoSource",
     "SitemapMiddleware",
     "django_sitemap_sources",
+    "sites_from_django",
 ]
 
 

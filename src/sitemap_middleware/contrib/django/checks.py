@@ -34,7 +34,7 @@ def check_setting(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
     if installed_at() is None and getattr(settings, SETTING, None) is None:
         return []
     try:
-        configured().sitemap()
+        configured().served()
     except ImproperlyConfigured as exc:
         return [
             Error(

@@ -27,8 +27,10 @@ from django.http import HttpRequest, HttpResponseBase
 from ...core.handler import Transfer, arun_effects, handle, run_effects
 from ...core.routing import Target
 from ...core.sending import Chunk, End, Event, Start, adrive, drive, transfer_events
-from ...core.sitemap import Response
+from ...core.sitemap import Response, Sitemap
+from ...core.sites import NoSingleSitemap, Sites, purge_served, sitemaps_of
 from ...servers.async_effects import AsyncEffectRunner, AsyncTransferChunks
+from ...servers.resolving import afind, find
 from ...servers.sync_effects import SyncEffectRunner, SyncTransferChunks, start_thread
 from ...state.bad_rows import BadRowStats
 from . import robots_txt
@@ -61,37 +63,59 @@ class SitemapMiddleware:
         if self.is_async:
             markcoroutinefunction(self)
         self.configured = configured(self.setting)
-        self.sitemap = self.configured.sitemap()
+        self.served = self.configured.served()
         self._sync = SyncEffectRunner(background=self._start_background)
         self._deferred = threading.local()  # jobs a request's thread runs once answered
         # A refresh started by a request outlives the request's thread for sync work.
         self._async = AsyncEffectRunner(background=background_context)
 
     @property
+    def sites(self) -> Sites | None:
+        """The sites of ``'sites'``; None for one sitemap."""
+        return self.served if isinstance(self.served, Sites) else None
+
+    @property
+    def sitemap(self) -> Sitemap:
+        """The sitemap of ``'sources'`` (with ``'sites'``: ``sites.sitemaps``, by host)."""
+        if isinstance(self.served, Sites):
+            raise NoSingleSitemap("sites: this middleware has a sitemap per host (.sites)")
+        return self.served
+
+    @property
     def stats(self) -> dict[str, BadRowStats]:
-        """Bad rows per source, counted since start."""
-        return self.sitemap.rules.stats
+        """Bad rows per source, counted since start (with ``'sites'``: per host and source,
+        ``"host/source"``, of the sites kept)."""
+        if isinstance(self.served, Sites):
+            return {
+                f"{host}/{name}": stats
+                for host, sitemap in self.served.sitemaps.items()
+                for name, stats in sitemap.rules.stats.items()
+            }
+        return self.served.rules.stats
 
     def recount(self) -> None:
         """Read the pages of every source kept current whole, now (see ``freshness``)."""
-        for live in self.sitemap.current_pages.values():
-            while not live.claim_recount():
-                time.sleep(0.01)  # a refresh is running: it ends soon
-            run_effects(self.sitemap.keep_current(live), self._sync.perform)
+        for sitemap in sitemaps_of(self.served):
+            for live in sitemap.current_pages.values():
+                while not live.claim_recount():
+                    time.sleep(0.01)  # a refresh is running: it ends soon
+                run_effects(sitemap.keep_current(live), self._sync.perform)
 
     async def arecount(self) -> None:
         """:meth:`recount` on the running event loop (async sources bound to it)."""
-        for live in self.sitemap.current_pages.values():
-            while not live.claim_recount():  # noqa: ASYNC110 (a refresh may run in a thread)
-                await asyncio.sleep(0.01)
-            await arun_effects(self.sitemap.keep_current(live), self._async.perform)
+        for sitemap in sitemaps_of(self.served):
+            for live in sitemap.current_pages.values():
+                while not live.claim_recount():  # noqa: ASYNC110 (a refresh may run in a thread)
+                    await asyncio.sleep(0.01)
+                await arun_effects(sitemap.keep_current(live), self._async.perform)
 
-    def purge(self, source: str | None = None) -> list[str]:
+    def purge(self, source: str | None = None, *, host: str | None = None) -> list[str]:
         """Purge the documents of one source (the root included), or every document, from
-        the CDN, through ``SITEMAP_MIDDLEWARE['purger']``: after a bulk write, say. Returns
-        the surrogate keys queued at once; the purge runs in the background, retried when it
+        the CDN, through ``SITEMAP_MIDDLEWARE['purger']``: after a bulk write, say. With
+        ``'sites'``, those of the site of ``host`` (every site's, with none). Returns the
+        surrogate keys queued at once; the purge runs in the background, retried when it
         fails."""
-        return self.sitemap.purge(source)
+        return purge_served(self.served, source, host)
 
     def close(self, grace: float = 10.0) -> None:
         """Let a job of pages kept current that runs in a thread of its own end (for at most
@@ -99,10 +123,11 @@ class SitemapMiddleware:
         out, then stop the background event loop of async sources read under WSGI, if one
         runs. Under ASGI, :meth:`aclose` waits for the jobs on the event loop."""
         if not self.is_async:
-            for live in self.sitemap.current_pages.values():
-                live.idle.wait(grace)
-        if self.sitemap.purges is not None:
-            self.sitemap.purges.close(grace)
+            for sitemap in sitemaps_of(self.served):
+                for live in sitemap.current_pages.values():
+                    live.idle.wait(grace)
+        if self.served.purges is not None:
+            self.served.purges.close(grace)
         self._sync.close()
 
     async def aclose(self, grace: float = 10.0) -> None:
@@ -116,6 +141,8 @@ class SitemapMiddleware:
             return self.__acall__(request)
         get_response: GetResponse = self.get_response
         path = route_path(request)
+        if isinstance(self.served, Sites):
+            return self._per_host(self.served, path, request, get_response)
         target = self.sitemap.routes.match(path)
         if target is None:
             if self.sitemap.wants_robots(path, request_from(request).method):
@@ -130,6 +157,8 @@ class SitemapMiddleware:
     async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
         get_response: AsyncGetResponse = self.get_response
         path = route_path(request)
+        if isinstance(self.served, Sites):
+            return await self._aper_host(self.served, path, request, get_response)
         target = self.sitemap.routes.match(path)
         if target is None:
             if self.sitemap.wants_robots(path, request_from(request).method):
@@ -141,10 +170,60 @@ class SitemapMiddleware:
                 return response
         return await self.aserve(target, request)
 
-    def serve(self, target: Target, request: HttpRequest) -> HttpResponseBase:
-        """Answer a request for one of the sitemap's documents (sync: WSGI)."""
+    def _per_host(
+        self, sites: Sites, path: str, request: HttpRequest, get_response: GetResponse
+    ) -> HttpResponseBase:
+        """A request with ``'sites'``: the host's sitemap answers (or 400, 404, 503), the
+        resolver asked only for a path of ours."""
         core_request = request_from(request)
-        handling = handle(self.sitemap, core_request, target, datetime.now(UTC))
+        robots = sites.routes.match(path) is None
+        if robots and not sites.wants_robots(path, core_request.method):
+            return get_response(request)
+        if not robots and sites.settings.mode == "fallback":
+            response = get_response(request)
+            if response.status_code != 404:
+                return response
+        found = find(sites, core_request, self._sync.loop.call)
+        if robots:
+            if isinstance(found, Response):  # no site here: the project's robots.txt as it is
+                return get_response(request)
+            return robots_txt.serve(found, request, get_response)
+        if isinstance(found, Response):
+            return complete(found, core_request.method)
+        target = found.routes.match(path)
+        assert target is not None  # the shape of the path is ours
+        return self.serve(target, request, found)
+
+    async def _aper_host(
+        self, sites: Sites, path: str, request: HttpRequest, get_response: AsyncGetResponse
+    ) -> HttpResponseBase:
+        """:meth:`_per_host` with awaits (a sync resolver in Django's thread for sync work)."""
+        core_request = request_from(request)
+        robots = sites.routes.match(path) is None
+        if robots and not sites.wants_robots(path, core_request.method):
+            return await get_response(request)
+        if not robots and sites.settings.mode == "fallback":
+            response = await get_response(request)
+            if response.status_code != 404:
+                return response
+        found = await afind(sites, core_request, _in_django_thread)
+        if robots:
+            if isinstance(found, Response):
+                return await get_response(request)
+            return await robots_txt.aserve(found, request, get_response)
+        if isinstance(found, Response):
+            return complete(found, core_request.method)
+        target = found.routes.match(path)
+        assert target is not None
+        return await self.aserve(target, request, found)
+
+    def serve(
+        self, target: Target, request: HttpRequest, sitemap: Sitemap | None = None
+    ) -> HttpResponseBase:
+        """Answer a request for one of the sitemap's documents (sync: WSGI; ``sitemap``: the
+        host's, with ``'sites'``)."""
+        core_request = request_from(request)
+        handling = handle(sitemap or self.sitemap, core_request, target, datetime.now(UTC))
         try:
             outcome = run_effects(handling, self._sync.perform)
         finally:
@@ -174,10 +253,12 @@ class SitemapMiddleware:
         for job in jobs:
             job()
 
-    async def aserve(self, target: Target, request: HttpRequest) -> HttpResponseBase:
+    async def aserve(
+        self, target: Target, request: HttpRequest, sitemap: Sitemap | None = None
+    ) -> HttpResponseBase:
         """Answer a request for one of the sitemap's documents (async: ASGI)."""
         core_request = request_from(request)
-        handling = handle(self.sitemap, core_request, target, datetime.now(UTC))
+        handling = handle(sitemap or self.sitemap, core_request, target, datetime.now(UTC))
         outcome = await arun_effects(handling, self._async.perform)
         if isinstance(outcome, Response):
             return complete(outcome, core_request.method)
@@ -223,6 +304,11 @@ class ClosedWithTask(Generic[T]):
 
 
 _CLOSING: set[asyncio.Task[None]] = set()
+
+
+async def _in_django_thread(resolver: Callable[[str], Any], host: str) -> Any:
+    """A sync resolver where Django runs sync work (its connections, a test's transaction)."""
+    return await sync_to_async(resolver)(host)
 
 
 def _start(event: Event) -> Response:

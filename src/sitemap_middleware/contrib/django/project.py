@@ -20,7 +20,9 @@ def wsgi_application() -> Any:
     if installed_at() is not None:
         return WSGIHandler()
     found = configured()
-    return SitemapWSGIMiddleware(WSGIHandler(), **_arguments(found.sources, found.options))
+    return SitemapWSGIMiddleware(
+        WSGIHandler(), **_arguments(found.sources, found.options, found.sites)
+    )
 
 
 def asgi_application() -> Any:
@@ -30,7 +32,7 @@ def asgi_application() -> Any:
     if installed_at() is not None:
         return ASGIHandler()
     found = configured()
-    return ASGIMiddleware(ASGIHandler(), **_arguments(found.sources, found.options))
+    return ASGIMiddleware(ASGIHandler(), **_arguments(found.sources, found.options, found.sites))
 
 
 def root_url() -> str:
@@ -39,5 +41,7 @@ def root_url() -> str:
     return settings.site.url_for(settings.path)
 
 
-def _arguments(sources: object, options: dict[str, Any]) -> dict[str, Any]:
+def _arguments(sources: object, options: dict[str, Any], sites: object = None) -> dict[str, Any]:
+    if sites is not None:
+        return {"sites": sites, **options}
     return {"sources": sources, **options}
