@@ -1,7 +1,7 @@
 """A replica of a two-site platform as ``tests/e2e/test_varnish.py`` runs it behind Varnish,
-for ``uvicorn tests.varnish_replica:app``: one SQLite table of pages, each row a host's, served
-with ``sites=`` as ``a.example`` and ``b.example``, with ``Headers.cdn()`` and purges sent
-through :class:`~sitemap_middleware.contrib.varnish.XkeyPurger`.
+for ``uvicorn --factory tests.varnish_replica:create``: one SQLite table of pages, each row a
+host's, served with ``sites=`` as ``a.example`` and ``b.example``, with ``Headers.cdn()`` and
+purges sent through :class:`~sitemap_middleware.contrib.varnish.XkeyPurger`.
 
 Environment: ``VARNISH_DB`` (the SQLite file, created by the test), ``VARNISH_PURGE_URL``
 (Varnish's). ``a.example`` keeps the preset (``s-maxage=300``: what changes there shows
@@ -16,10 +16,20 @@ from __future__ import annotations
 
 import os
 
-from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table, create_engine, select
+from sqlalchemy import (
+    Column,
+    DateTime,
+    Engine,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    create_engine,
+    select,
+)
 from sqlalchemy.pool import NullPool
 
-from sitemap_middleware import Freshness, Headers, Limits, SiteConfig, SitemapApp, SQLAlchemySource
+from sitemap_middleware import Headers, Limits, SiteConfig, SitemapApp, SQLAlchemySource
 from sitemap_middleware.contrib.varnish import XkeyPurger
 
 HOSTS = ("a.example", "b.example")
@@ -36,7 +46,7 @@ pages = Table(
 )
 
 
-def engine_of(path: str) -> object:
+def engine_of(path: str) -> Engine:
     return create_engine(
         f"sqlite:///file:{path}?mode=rw&uri=true",
         poolclass=NullPool,
@@ -44,7 +54,7 @@ def engine_of(path: str) -> object:
     )
 
 
-def site(host: str, engine: object, headers: Headers | None) -> SiteConfig:
+def site(host: str, engine: Engine, headers: Headers | None) -> SiteConfig:
     return SiteConfig(
         base_url=f"http://{host}/",
         sources=[
@@ -70,7 +80,5 @@ def create() -> SitemapApp:
         },
         headers=Headers.cdn(),
         limits=Limits(max_urls=PAGE_ROWS),
-        # Pages kept current (and purged when they move) however few the rows.
-        freshness=Freshness(exact_rows=0),
         purger=XkeyPurger(os.environ["VARNISH_PURGE_URL"], timeout=5),
     )
