@@ -5,7 +5,7 @@ purges sent through :class:`~sitemap_middleware.contrib.varnish.XkeyPurger`.
 
 Environment: ``VARNISH_DB`` (the SQLite file, created by the test), ``VARNISH_PURGE_URL``
 (Varnish's). ``a.example`` keeps the preset (``s-maxage=300``: what changes there shows
-through purges alone); ``b.example`` lives 2 seconds in the cache and 1 more while revalidated,
+through purges alone); ``b.example`` lives 2 seconds in the cache and 3 more while revalidated,
 so that the test sees a copy past both served within ``stale-if-error``.
 
 Each read opens the file anew (``NullPool``, ``mode=rw``): with the file moved away, every
@@ -72,7 +72,7 @@ def site(host: str, engine: Engine, headers: Headers | None) -> SiteConfig:
 
 def create() -> SitemapApp:
     engine = engine_of(os.environ["VARNISH_DB"])
-    short = Headers.cdn(s_maxage=2, stale_while_revalidate=1, stale_if_error=86_400)
+    short = Headers.cdn(s_maxage=2, stale_while_revalidate=3, stale_if_error=86_400)
     return SitemapApp(
         sites={
             "a.example": site("a.example", engine, None),
