@@ -26,7 +26,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -230,9 +230,8 @@ def cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cache]:
                 process.wait()
 
 
-def until(probe: object, seconds: float, step: float = 0.02) -> float:
+def until(probe: Callable[[], bool], seconds: float, step: float = 0.02) -> float:
     """Call ``probe`` until it returns true; the seconds it took (fails past ``seconds``)."""
-    assert callable(probe)
     began = time.monotonic()
     while not probe():
         assert time.monotonic() - began < seconds, f"not within {seconds} s"
