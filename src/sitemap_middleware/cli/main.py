@@ -24,7 +24,7 @@ from ..core.spec import (
 )
 from .argtypes import app_path, not_negative, positive
 from .check_options import add_check_options as add_audit_options
-from .check_options import audit_options
+from .check_options import audit_options, indexable_options
 from .logs import library_logging
 
 USAGE_ERROR = 2
@@ -396,6 +396,7 @@ def check_command(
 
         from ..testing import StartupFailed
         from .app_transport import run_app_check
+        from .baseline import BaselineError
         from .check import CheckOptions, run_check
         from .loader import LoadError
         from .report import as_json, as_text
@@ -417,6 +418,11 @@ def check_command(
         except SchemaError as exc:
             stderr.write(f"sitemap-middleware check: {exc}\n")
             return USAGE_ERROR
+    try:
+        indexable = indexable_options(args)
+    except BaselineError as exc:
+        stderr.write(f"sitemap-middleware check: {exc}\n")
+        return USAGE_ERROR
     options = CheckOptions(
         url=args.url,
         schemas=schemas,
@@ -428,6 +434,7 @@ def check_command(
         conditional=args.conditional,
         user_agent=args.user_agent,
         audit=audit_options(args),
+        indexable=indexable,
     )
     try:
         if getattr(args, "app", None):
