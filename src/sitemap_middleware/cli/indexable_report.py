@@ -94,11 +94,10 @@ def indexable_lines(report: IndexableReport) -> list[str]:
     for source in report.sources:
         kinds = _kinds(source)
         count = sum(len(found) for found in kinds.values())
-        noun = "sitemap" if len(source.sitemaps) == 1 else "sitemaps"
         lines.append(
-            f"  {source.name} ({len(source.sitemaps)} {noun}, {source.urls:,} URLs, "
-            f"{len(source.sampled)} requested): "
-            + (f"{count} findings" if count else "no findings")
+            f"  {source.name} ({_count(len(source.sitemaps), 'sitemap')}, "
+            f"{_count(source.urls, 'URL')}, {len(source.sampled)} requested): "
+            + (_count(count, "finding") if count else "no findings")
         )
         for code, found in kinds.items():
             verdict = "FAIL " if any(report.is_new(f) for f in found) else "known"
@@ -110,10 +109,14 @@ def indexable_lines(report: IndexableReport) -> list[str]:
                 lines.append(f"            {known}{_example(example)}")
     total, new = len(report.found), len(report.new)
     if report.baseline is not None:
-        lines.append(f"  {total} findings, {new} new (not in {report.baseline_file})")
+        lines.append(f"  {_count(total, 'finding')}, {new} new (not in {report.baseline_file})")
     else:
-        lines.append(f"  {total} findings")
+        lines.append(f"  {_count(total, 'finding')}")
     return lines
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number:,} {noun}" + ("" if number == 1 else "s")
 
 
 def _kinds(source: SourceAudit) -> dict[str, list[Found]]:
