@@ -133,8 +133,11 @@ def _directives(content: str) -> set[str]:
 
 
 def _html(body: bytes, charset: str | None) -> etree._Element | None:
-    parser = lxml.html.HTMLParser(encoding=charset) if charset else lxml.html.HTMLParser()
+    try:
+        parser = lxml.html.HTMLParser(encoding=charset)
+    except LookupError:  # a charset lxml does not know: let it read the page's own <meta>
+        parser = lxml.html.HTMLParser()
     try:
         return lxml.html.document_fromstring(body, parser=parser)
-    except (etree.ParserError, LookupError, ValueError):  # empty, or an unknown charset
+    except (etree.ParserError, ValueError):  # an empty document
         return None
