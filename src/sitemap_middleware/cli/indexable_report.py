@@ -84,8 +84,9 @@ def indexable_lines(report: IndexableReport) -> list[str]:
     summary = report.summary
     per = "all" if summary.per_source == "all" else f"at most {summary.per_source}"
     lines = [
-        f"indexability audit: {len(report.sources)} sources, {summary.sampled} URLs sampled "
-        f"({per} per source), {summary.requests} requests ({len(summary.robots)} robots.txt, "
+        f"indexability audit: {_count(len(report.sources), 'source')}, "
+        f"{summary.sampled} URLs sampled ({per} per source), {summary.requests} requests "
+        f"({len(summary.robots)} robots.txt, "
         f"{summary.pages} pages, {summary.alternates} hreflang alternates) in "
         f"{summary.seconds:.2f} s, at most {summary.peak_concurrency} at once "
         f"(--audit-concurrency {summary.concurrency}, --audit-delay {summary.delay:g})",
