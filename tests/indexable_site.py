@@ -19,9 +19,9 @@ Planted (``FAULTS``: the finding each gives, as code, listed path, subject path)
 
 In order: ``/ok/1`` (its own canonical, absolute), ``/ok/2`` (a relative one),
 ``/ok/3`` (its own canonical in a ``Link`` header, and ``X-Robots-Tag:
-otherbot: noindex``, of no concern), ``/admin/ok`` (disallowed for Googlebot only under
-``/private/``: allowed), and ``/en/about`` with ``/de/ueber``, each listing the other
-in its own sitemap entry in another source's sitemap (no page request needed).
+otherbot: noindex``, of no concern), ``/admin/ok`` (the ``*`` group disallows only
+``/admin/secret``), and ``/en/about`` with ``/de/ueber``, each listing the other in its
+own sitemap entry, in another source's sitemap (no page request needed).
 
 Module attributes: ``starlette``, ``starlette_clean``, ``flask``, ``flask_clean`` (for
 ``check --app``), built for ``INDEXABLE_BASE`` (default ``http://site.test/``), as

@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sitemap_middleware.cli.baseline import BaselineError, read_baseline
 from sitemap_middleware.cli.indexable import source_of
@@ -101,10 +103,53 @@ def test_link_header_parameters() -> None:
     ]
 
 
+def test_hrefs_that_are_no_urls() -> None:
+    signals = read_signals(
+        URL,
+        page('<base href="//["><link rel="canonical" href="http://[">'),
+        None,
+        links=['<http://[x>; rel="alternate"; hreflang="de"'],
+    )
+    assert signals.canonicals == (("http://[", '<link rel="canonical" href="http://[">'),)
+    assert signals.alternates == {"http://[x"}
+    (found,) = page_findings(Visit(URL, 200, signals=signals), None)
+    assert found.detail == 'canonical http://[ (<link rel="canonical" href="http://[">)'
+
+
 @pytest.mark.parametrize("body", [None, b"", b"   ", b"\x00\xff", b"<p>no head"])
 def test_any_body_reads(body: bytes | None) -> None:
     signals = read_signals(URL, body, "no-such-charset", ["noindex"])
     assert [crawler for crawler, _ in signals.noindex] == ["*"]
+
+
+HEAD_PARTS = [
+    '<link rel="canonical" href="http://[">',
+    '<base href="//[">',
+    "<base>",
+    '<meta name="googlebot" content="none">',
+    "<meta name=robots>",
+    '<link rel=alternate hreflang=de href="de">',
+    "<link rel=canonical>",
+    "<link rel=canonical href='  /x  '>",
+    "<title>",
+    "</head><body>",
+]
+
+
+@given(
+    st.binary(max_size=300)
+    | st.text(max_size=300).map(lambda t: page(t).replace(b"x", b"<"))
+    | st.lists(st.sampled_from(HEAD_PARTS), max_size=8).map(lambda parts: page("".join(parts))),
+    st.none() | st.sampled_from(["utf-8", "latin-1", "utf-16", "x-unknown", ""]),
+    st.lists(st.text(max_size=40), max_size=3),
+    st.lists(st.text(max_size=60), max_size=3),
+)
+def test_any_page_reads_without_error(
+    body: bytes, charset: str | None, tags: list[str], links: list[str]
+) -> None:
+    signals = read_signals(URL, body, charset, tags, links)
+    assert all(crawler in ("*", "Googlebot", "Bingbot") for crawler, _ in signals.noindex)
+    page_findings(Visit(URL, 200, signals=signals), None)
 
 
 def visit(status: int = 200, **signals: object) -> Visit:

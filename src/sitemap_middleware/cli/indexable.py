@@ -22,7 +22,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from typing import Literal
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -34,7 +34,7 @@ from .fetch import NetworkError, inflate_prefix
 from .headers import content_codings, media_type
 from .indexable_rules import CODES, Found, Visit, hreflang_findings, page_findings
 from .pace import Pace
-from .page_signals import read_signals
+from .page_signals import join, read_signals
 from .robots_txt import RobotsTxt
 from .scope import resource, scope_problem
 
@@ -249,7 +249,7 @@ async def _visit(pace: Pace, url: str) -> Visit:
     visit = Visit(url, exchange.status)
     location = headers.get("location")
     if location is not None:
-        visit.location = urljoin(url, location.strip())
+        visit.location = join(url, location.strip())
     if exchange.status != 200:
         return visit
     kind, parameters = media_type(headers.get("content-type"))

@@ -67,7 +67,7 @@ def read_signals(
     ]
     for target, params in header_links(links):
         rels = params.get("rel", "").lower().split()
-        absolute = urljoin(url, target)
+        absolute = join(url, target)
         if "canonical" in rels:
             canonicals.append((absolute, f'Link: <{target}>; rel="canonical"'))
         if "alternate" in rels and "hreflang" in params:
@@ -79,14 +79,14 @@ def read_signals(
         if head is not None:
             for element in head.iter("base"):
                 if element.get("href"):
-                    base = urljoin(url, element.get("href", "").strip())
+                    base = join(url, element.get("href", "").strip())
                     break
             for link in head.iter("link"):
                 rels = (link.get("rel") or "").lower().split()
                 href = link.get("href")
                 if href is None:
                     continue
-                absolute = urljoin(base, href.strip())
+                absolute = join(base, href.strip())
                 if "canonical" in rels:
                     canonicals.append((absolute, f'<link rel="canonical" href="{href}">'))
                 if "alternate" in rels and link.get("hreflang") is not None:
@@ -126,6 +126,14 @@ def header_links(values: Iterable[str]) -> Iterator[tuple[str, dict[str, str]]]:
                     raw = re.sub(r"\\(.)", r"\1", raw[1:-1])
                 params.setdefault(param.group(1).lower(), raw)
             yield link.group(1).strip(), params
+
+
+def join(base: str, href: str) -> str:
+    """``href`` resolved against ``base``; as given when it cannot be (``http://[``)."""
+    try:
+        return urljoin(base, href)
+    except ValueError:
+        return href
 
 
 def _directives(content: str) -> set[str]:

@@ -12,7 +12,7 @@ redirects (RFC 9309 2.3.1.2). What it answers decides (2.3.1.3, 2.3.1.4):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
 from protego import Protego
 
@@ -20,6 +20,7 @@ from ..core.robots import MAX_BYTES
 from .fetch import NetworkError, inflate_prefix
 from .headers import content_codings
 from .pace import Pace
+from .page_signals import join
 
 CRAWLERS = ("Googlebot", "Bingbot", "*")
 """The user agents a listed URL must be open to: the two largest crawlers, and every other."""
@@ -79,7 +80,7 @@ async def fetch(pace: Pace, url: str) -> RobotsTxt:
             return read(url, None, None, str(exc))
         location = exchange.headers.get("location")
         if 300 <= exchange.status < 400 and location:
-            target = urljoin(target, location)
+            target = join(target, location)
             continue
         body = exchange.raw
         if "gzip" in content_codings(exchange.headers):
