@@ -7,6 +7,7 @@ every sitemap is read, N is shared between them as evenly as their sizes
 allow (a sitemap smaller than its share gives the rest to the others), in the
 index's order, and each takes its share from its pre-sample. The same
 sitemaps and the same seed give the same pages, whatever ``--concurrency``.
+``check --audit-indexable N`` samples the same way, with N for each source.
 """
 
 from __future__ import annotations
