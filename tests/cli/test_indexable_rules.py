@@ -3,9 +3,12 @@ reads it (through protego), the verdict on each URL, sources, and the baseline f
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
+import anyio
+import httpx
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -24,7 +27,8 @@ from sitemap_middleware.cli.page_signals import (
     read_signals,
     x_robots_noindex,
 )
-from sitemap_middleware.cli.robots_txt import RobotsTxt, read, robots_url
+from sitemap_middleware.cli.pace import Pace
+from sitemap_middleware.cli.robots_txt import RobotsTxt, fetch, read, robots_url
 from sitemap_middleware.cli.scope import resource
 
 URL = "https://example.com/a/page"
@@ -300,3 +304,58 @@ def test_baseline(tmp_path: Path) -> None:
     path.write_text(json.dumps([found]))
     with pytest.raises(BaselineError, match="no indexability findings"):
         read_baseline(path)
+
+
+Reply = tuple[int, dict[str, str], bytes]
+
+
+def robots_fetched(answers: dict[str, Reply | Exception]) -> tuple[RobotsTxt, list[str]]:
+    """robots_txt.fetch of https://example.com/robots.txt against scripted answers by URL;
+    the robots.txt read and the URLs requested."""
+    asked: list[str] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        asked.append(str(request.url))
+        found = answers[str(request.url)]
+        if isinstance(found, Exception):
+            raise found
+        status, headers, content = found
+        return httpx.Response(status, headers=headers, stream=httpx.ByteStream(content))
+
+    async def run() -> RobotsTxt:
+        async with httpx.AsyncClient(transport=httpx.MockTransport(answer)) as client:
+            return await fetch(Pace(client, 1, 0), "https://example.com/robots.txt")
+
+    return anyio.run(run), asked
+
+
+def moved(to: str) -> Reply:
+    return 301, {"location": to}, b""
+
+
+def test_robots_txt_fetch_follows_five_redirects() -> None:
+    rules = gzip.compress(b"User-agent: *\nDisallow: /a/\n")
+    hops = {f"https://example.com/r{i}": moved(f"/r{i + 1}") for i in range(1, 5)}
+    answers: dict[str, Reply | Exception] = {
+        "https://example.com/robots.txt": moved("/r1"),
+        **hops,
+        "https://example.com/r5": (200, {"content-encoding": "gzip"}, rules),
+    }
+    robots, asked = robots_fetched(answers)
+    assert len(asked) == 6 and robots.status == 200
+    assert robots.disallowed(URL) == ["Googlebot", "Bingbot", "*"]
+    assert robots.note == "200: rules read (redirected to https://example.com/r5)"
+    answers["https://example.com/r5"] = moved("/r6")  # a sixth: unavailable
+    robots, asked = robots_fetched(answers)
+    assert len(asked) == 6 and robots.disallowed(URL) == []
+    assert robots.note.startswith("more than 5 redirects")
+
+
+def test_robots_txt_fetch_errors() -> None:
+    url = "https://example.com/robots.txt"
+    robots, _ = robots_fetched({url: (503, {}, b"")})
+    assert robots.disallow_all and robots.note.startswith("503: unreachable")
+    robots, _ = robots_fetched({url: httpx.ConnectError("refused")})
+    assert robots.disallow_all and robots.status is None and "refused" in robots.note
+    robots, _ = robots_fetched({url: (410, {}, b"User-agent: *\nDisallow: /")})
+    assert robots.disallowed(URL) == [] and robots.note.startswith("410: unavailable")
