@@ -21,13 +21,13 @@ from sitemap_middleware.cli.indexable_rules import (
     hreflang_findings,
     page_findings,
 )
+from sitemap_middleware.cli.pace import Pace
 from sitemap_middleware.cli.page_signals import (
     Signals,
     header_links,
     read_signals,
     x_robots_noindex,
 )
-from sitemap_middleware.cli.pace import Pace
 from sitemap_middleware.cli.robots_txt import RobotsTxt, fetch, read, robots_url
 from sitemap_middleware.cli.scope import resource
 
