@@ -3,8 +3,8 @@
 The file is fetched once per origin (scheme, host, port), following up to five
 redirects (RFC 9309 2.3.1.2). What it answers decides (2.3.1.3, 2.3.1.4):
 
-* ``2xx``: its rules, from its first 500 KiB (what Google parses), matched by protego
-  for each crawler (the most specific group: ``Googlebot``'s over ``*``);
+* ``2xx``: its rules, from its first 512 KiB (RFC 9309: at least 500 KiB), matched by
+  protego for each crawler (the most specific group: ``Googlebot``'s over ``*``);
 * ``4xx`` (and more than five redirects): "unavailable": everything may be crawled;
 * ``5xx`` or no answer: "unreachable": crawlers assume everything disallowed.
 """
