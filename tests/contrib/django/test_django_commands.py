@@ -5,6 +5,7 @@ same bytes. The project: :mod:`tests.django_commands`."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -109,3 +110,35 @@ def test_sitemap_check_in_process_and_over_the_network() -> None:
     assert too_large.returncode == 1, too_large.stdout
     unreachable = manage("sitemap_check", f"http://127.0.0.1:{free_port()}/sitemap.xml")
     assert unreachable.returncode == 2, unreachable.stdout
+
+
+def test_sitemap_check_audits_indexability_in_process() -> None:
+    """``--audit-indexable`` of the project itself (tests.indexable_django): each planted fault
+    found, through Django's views and the middleware's robots.txt; nothing on the clean one."""
+    from ...indexable_site import FAULTS
+
+    for clean in ("", "1"):
+        env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "tests.indexable_django",
+            "PYTHONPATH": pythonpath(),
+            "INDEXABLE_CLEAN": clean,
+        }
+        command = [sys.executable, "-m", "django", "sitemap_check", "--json"]
+        command += ["--audit-delay", "0", "--audit-indexable", "all"]
+        result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+        report = json.loads(result.stdout)
+        found = {
+            (f["code"], f["url"].removeprefix("http://site.test"), f["subject"])
+            for f in report["indexable"]["found"]
+        }
+        if clean:
+            assert (result.returncode, found) == (0, set()), result.stderr
+        else:
+            assert result.returncode == 3, result.stderr
+            expected = {
+                (code, path, subject and f"http://site.test{subject}")
+                for code, path, subject in FAULTS
+            }
+            assert found == expected
+            assert report["errors"] == 0
