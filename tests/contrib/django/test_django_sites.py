@@ -25,9 +25,9 @@ from sitemap_middleware import SiteConfig
 
 from ...adapters import MIDDLEWARE, call
 from ...django_setup import setup
+from ...uvicorn_process import pythonpath
 
 pytestmark = pytest.mark.anyio
-ROOT = Path(__file__).resolve().parents[3]
 
 
 def site(host: str, *paths: str) -> SiteConfig:
@@ -194,7 +194,7 @@ def run_project(folder: Path) -> dict[str, Any]:
         target = folder / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(textwrap.dedent(text).lstrip())
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), str(ROOT / "src")])}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), pythonpath()])}
     done = subprocess.run(
         [sys.executable, "-c", SCRIPT],
         cwd=folder,
