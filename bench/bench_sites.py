@@ -392,15 +392,19 @@ def report(figures: Figures, args: argparse.Namespace) -> None:
         print(f"seeded in {figures.seeded:.1f} s")
     base = figures.memory[0]
     print("\nmemory (tracemalloc's Python heap; VmRSS, tracemalloc's own records included)")
-    print(f"{'sites requested':>16} {'kept':>6} {'heap MB':>9} {'B/site':>8} {'RSS MB':>8} "
-          f"{'B/site':>8}")
+    print(
+        f"{'sites requested':>16} {'kept':>6} {'heap MB':>9} {'B/site':>8} {'RSS MB':>8} "
+        f"{'B/site':>8}"
+    )
     for done in sorted(figures.memory):
         m = figures.memory[done]
         heap, rss = m.heap - base.heap, m.rss - base.rss
         per = f"{heap // done:>8,}" if done else f"{'':>8}"
         per_rss = f"{rss // done:>8,}" if done else f"{'':>8}"
-        print(f"{done:>16,} {figures.kept.get(done, 0):>6,} {heap / 2**20:>9.1f} {per} "
-              f"{rss / 2**20:>8.1f} {per_rss}")
+        print(
+            f"{done:>16,} {figures.kept.get(done, 0):>6,} {heap / 2**20:>9.1f} {per} "
+            f"{rss / 2**20:>8.1f} {per_rss}"
+        )
     two = 2 * args.max_sites
     if two in figures.memory and 1_000 in figures.memory:
         grown = figures.memory[two].heap - figures.memory[1_000].heap
@@ -423,24 +427,34 @@ def report(figures: Figures, args: argparse.Namespace) -> None:
     requested = figures.requested
     unrequested = {t for t in figures.statements if t not in requested}
     print("\ndatabase (statements by the tenant_id bound into them)")
-    print(f"  tenants requested: {len(requested):,}; with statements: "
-          f"{sum(1 for t in figures.statements if t in requested):,}; statements "
-          f"{sum(figures.statements.values()):,}")
-    print(f"  tenants never requested: {args.tenants - len(requested):,}; with statements: "
-          f"{len(unrequested)} ({verdict(not unrequested)})")
-    print(f"  statements without a tenant: {len(figures.without_tenant)} "
-          f"({verdict(not figures.without_tenant)})")
+    print(
+        f"  tenants requested: {len(requested):,}; with statements: "
+        f"{sum(1 for t in figures.statements if t in requested):,}; statements "
+        f"{sum(figures.statements.values()):,}"
+    )
+    print(
+        f"  tenants never requested: {args.tenants - len(requested):,}; with statements: "
+        f"{len(unrequested)} ({verdict(not unrequested)})"
+    )
+    print(
+        f"  statements without a tenant: {len(figures.without_tenant)} "
+        f"({verdict(not figures.without_tenant)})"
+    )
     for statement in figures.without_tenant[:3]:
         print(f"    {statement[:100]}")
 
-    print(f"\nper request, one site among {args.tenants:,} against a single-site app, "
-          f"medians of {args.repeat} (same bytes and ETag: {figures.same_bytes})")
+    print(
+        f"\nper request, one site among {args.tenants:,} against a single-site app, "
+        f"medians of {args.repeat} (same bytes and ETag: {figures.same_bytes})"
+    )
     print(f"{'':>10} {'sites= ms':>10} {'single ms':>10} {'ratio':>7}")
     for name, times in figures.times.items():
         multi, single = statistics.median(times["sites"]), statistics.median(times["single"])
         ratio = multi / single
-        print(f"{name:>10} {multi * 1000:>10.3f} {single * 1000:>10.3f} {ratio:>6.2f}x "
-              f"{verdict(ratio <= TARGET)}")
+        print(
+            f"{name:>10} {multi * 1000:>10.3f} {single * 1000:>10.3f} {ratio:>6.2f}x "
+            f"{verdict(ratio <= TARGET)}"
+        )
 
 
 def main() -> None:
@@ -455,8 +469,11 @@ def main() -> None:
         parser.error("--tenants must be more than twice --max-sites")
     print(f"Python {sys.version.split()[0]}")
     runs: list[tuple[str, str, float]] = [
-        ("sqlite", f"sqlite:///{sqlite_path(args.tenants, args.rows)}",
-         seed_sqlite(args.tenants, args.rows))
+        (
+            "sqlite",
+            f"sqlite:///{sqlite_path(args.tenants, args.rows)}",
+            seed_sqlite(args.tenants, args.rows),
+        )
     ]
     if args.postgres:
         url = make_url(args.postgres).set(drivername="postgresql+psycopg")
