@@ -68,20 +68,23 @@ from sitemap_middleware.testing import ASGIClient, Response
 
 SCHEMA = "sitemap_sites"
 TARGET = 1.2
-INDEX, PAGE = "/sitemap.xml", "/sitemap-pages-1.xml"
+INDEX = "/sitemap.xml"
+_CHILD = re.compile(rb"<loc>https://[^/<]+(/[^<]+)</loc>")
 _HOST = re.compile(r"t([1-9][0-9]{0,6})\.example")
 
 
 # --- data -----------------------------------------------------------------------------------
 
-# Row x belongs to tenant (x - 1) % tenants + 1: a tenant's rows are spread over the table.
+# Row x belongs to tenant (x - 1) // rows + 1 (contiguous: a table filled tenant by tenant)
+# or (x - 1) % tenants + 1 (interleaved: rows added by every tenant at once).
+OWNER = {"contiguous": "(x - 1) / {rows} + 1", "interleaved": "(x - 1) % {tenants} + 1"}
 SQLITE_SEED = """
 CREATE TABLE pages (
     id INTEGER PRIMARY KEY, tenant_id INTEGER NOT NULL, slug TEXT NOT NULL,
     updated_at DATETIME NOT NULL);
 WITH RECURSIVE g(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM g WHERE x < {total})
 INSERT INTO pages
-SELECT x, (x - 1) % {tenants} + 1, 'page-' || x,
+SELECT x, {owner}, 'page-' || x,
        datetime('2024-01-01', '+' || x || ' seconds') || printf('.%06d', (x * 7919) % 1000000)
   FROM g;
 CREATE INDEX pages_tenant_id ON pages (tenant_id);
@@ -92,7 +95,7 @@ CREATE TABLE {{table}} (
     id bigint NOT NULL, tenant_id integer NOT NULL, slug text NOT NULL,
     updated_at timestamp NOT NULL);
 INSERT INTO {{table}}
-SELECT g, (g - 1) % {tenants} + 1, 'page-' || g,
+SELECT g, {owner}, 'page-' || g,
        timestamp '2024-01-01 00:00:00' + make_interval(secs => g)
            + ((g * 7919) % 1000000) * interval '1 microsecond'
   FROM generate_series(1::bigint, {{rows}}::bigint) AS g;
@@ -101,14 +104,19 @@ CREATE INDEX ON {{table}} (tenant_id, id);
 """
 
 
-def sqlite_path(tenants: int, rows: int) -> Path:
-    return Path(tempfile.gettempdir()) / f"sitemap_sites_{tenants}x{rows}.sqlite3"
+def owner(layout: str, tenants: int, rows: int, x: str) -> str:
+    """The SQL of the tenant of row ``x``."""
+    return OWNER[layout].format(tenants=tenants, rows=rows).replace("x", x)
 
 
-def seed_sqlite(tenants: int, rows: int) -> float:
+def sqlite_path(tenants: int, rows: int, layout: str) -> Path:
+    return Path(tempfile.gettempdir()) / f"sitemap_sites_{tenants}x{rows}_{layout}.sqlite3"
+
+
+def seed_sqlite(tenants: int, rows: int, layout: str) -> float:
     """The SQLite file, made once and kept; seconds spent making it."""
     began = time.perf_counter()
-    path = sqlite_path(tenants, rows)
+    path = sqlite_path(tenants, rows, layout)
     if path.exists():
         conn = sqlite3.connect(path)
         try:
@@ -120,32 +128,34 @@ def seed_sqlite(tenants: int, rows: int) -> float:
             conn.close()
         path.unlink()
     conn = sqlite3.connect(path)
-    conn.executescript(SQLITE_SEED.format(total=tenants * rows, tenants=tenants))
+    conn.executescript(
+        SQLITE_SEED.format(total=tenants * rows, owner=owner(layout, tenants, rows, "x"))
+    )
     conn.execute("ANALYZE")
     conn.close()
     return time.perf_counter() - began
 
 
-def pg_table(tenants: int, rows: int) -> str:
-    return f"{SCHEMA}.pages_{tenants}x{rows}"
+def pg_name(tenants: int, rows: int, layout: str) -> str:
+    return f"pages_{tenants}x{rows}_{layout}"
 
 
-def seed_postgres(url: str, tenants: int, rows: int) -> float:
+def seed_postgres(url: str, tenants: int, rows: int, layout: str) -> float:
     began = time.perf_counter()
     made = make_table(
         make_url(url),
         SCHEMA,
-        pg_table(tenants, rows),
+        f"{SCHEMA}.{pg_name(tenants, rows, layout)}",
         tenants * rows,
-        PG_SEED.format(tenants=tenants),
+        PG_SEED.format(owner=owner(layout, tenants, rows, "g")),
     )
     return time.perf_counter() - began if made else 0.0
 
 
-def pages_table(backend: str, tenants: int, rows: int) -> Table:
+def pages_table(backend: str, tenants: int, rows: int, layout: str) -> Table:
     postgres = backend == "postgres"
     return Table(
-        f"pages_{tenants}x{rows}" if postgres else "pages",
+        pg_name(tenants, rows, layout) if postgres else "pages",
         MetaData(schema=SCHEMA if postgres else None),
         Column("id", BigInteger if postgres else Integer, primary_key=True),
         Column("tenant_id", Integer, nullable=False, index=True),
@@ -205,15 +215,24 @@ async def get(app: Any, tenant: int, path: str, etag: str | None = None) -> Resp
     return response
 
 
-async def visit(app: Any, tenant: int) -> str:
-    """A site's index, its page and the index's 304; the index's ETag."""
+@dataclass
+class Visit:
+    etag: str
+    """The index's."""
+    pages: list[str]
+    """The paths of the pages the index lists."""
+
+
+async def visit(app: Any, tenant: int) -> Visit:
+    """A site's index, its first page and the index's 304."""
     index = await get(app, tenant, INDEX)
-    page = await get(app, tenant, PAGE)
+    pages = [path.decode() for path in _CHILD.findall(index.body)]
+    page = await get(app, tenant, pages[0])
     etag = index.header("etag") or ""
     again = await get(app, tenant, INDEX, etag)
     if (index.status, page.status, again.status) != (200, 200, 304):
         raise RuntimeError(f"{host_of(tenant)}: {index.status} {page.status} {again.status}")
-    return etag
+    return Visit(etag, pages)
 
 
 # --- what the database is asked -------------------------------------------------------------
@@ -276,6 +295,7 @@ class Figures:
     kept: dict[int, int] = field(default_factory=dict)
     first_visit: list[float] = field(default_factory=list)
     first_statements: list[int] = field(default_factory=list)
+    pages: list[int] = field(default_factory=list)
     rebuilt: bool = False
     rebuilt_statements: int = 0
     same_etag_after_rebuild: bool = False
@@ -300,7 +320,9 @@ async def measure_memory(
     for done, tenant in enumerate(order, start=1):
         before = sum(counter.by_tenant.values())
         began = time.perf_counter()
-        etags[tenant] = await visit(app, tenant)
+        visited = await visit(app, tenant)
+        etags[tenant] = visited.etag
+        figures.pages.append(len(visited.pages))
         figures.first_visit.append(time.perf_counter() - began)
         figures.first_statements.append(sum(counter.by_tenant.values()) - before)
         figures.requested.add(tenant)
@@ -312,14 +334,11 @@ async def measure_memory(
     first = order[0]
     dropped = host_of(first) not in sites.sitemaps
     before = counter.by_tenant[first]
-    etag = await visit(app, first)
+    etag = (await visit(app, first)).etag
     figures.rebuilt = dropped and host_of(first) in sites.sitemaps
     figures.rebuilt_statements = counter.by_tenant[first] - before
     figures.same_etag_after_rebuild = etag == etags[first]
     return etags
-
-
-Request = Callable[[], Any]
 
 
 async def measure_times(
@@ -331,16 +350,16 @@ async def measure_times(
     etags = {}
     for name, app in apps.items():
         for _ in range(3):  # warm: the site built, its pages kept current
-            await visit(app, tenant)
+            page_path = (await visit(app, tenant)).pages[0]
         index = await get(app, tenant, INDEX)
-        page = await get(app, tenant, PAGE)
+        page = await get(app, tenant, page_path)
         bodies[name] = (index.body, page.body, index.header("etag"))
         etags[name] = index.header("etag") or ""
     figures.same_bytes = bodies["sites"] == bodies["single"]
     measures: dict[str, Callable[[Any, str], Any]] = {
         "index 200": lambda app, etag: get(app, tenant, INDEX),
         "index 304": lambda app, etag: get(app, tenant, INDEX, etag),
-        "page 200": lambda app, etag: get(app, tenant, PAGE),
+        "page 200": lambda app, etag: get(app, tenant, page_path),
     }
     figures.times = {m: {name: [] for name in apps} for m in measures}
     for _ in range(repeat):
@@ -387,7 +406,11 @@ def verdict(ok: bool) -> str:
 
 
 def report(figures: Figures, args: argparse.Namespace) -> None:
-    print(f"\n== {figures.backend}: {args.tenants:,} tenants x {args.rows:,} rows ==")
+    print(
+        f"\n== {figures.backend}: {args.tenants:,} tenants x {args.rows:,} rows, {args.layout} "
+        f"(pages per site: median {statistics.median(figures.pages):.0f}, most "
+        f"{max(figures.pages)}) =="
+    )
     if figures.seeded:
         print(f"seeded in {figures.seeded:.1f} s")
     base = figures.memory[0]
@@ -464,6 +487,12 @@ def main() -> None:
     parser.add_argument("--max-sites", type=int, default=1_000, help="tenants.max_sites")
     parser.add_argument("--repeat", type=int, default=101, help="requests per median")
     parser.add_argument("--postgres", metavar="URL", help="also on this PostgreSQL server")
+    parser.add_argument(
+        "--layout",
+        choices=list(OWNER),
+        default="contiguous",
+        help="each tenant's rows one run of keys, or the tenants' rows interleaved",
+    )
     args = parser.parse_args()
     if args.tenants < 2 * args.max_sites + 1:
         parser.error("--tenants must be more than twice --max-sites")
@@ -471,17 +500,17 @@ def main() -> None:
     runs: list[tuple[str, str, float]] = [
         (
             "sqlite",
-            f"sqlite:///{sqlite_path(args.tenants, args.rows)}",
-            seed_sqlite(args.tenants, args.rows),
+            f"sqlite:///{sqlite_path(args.tenants, args.rows, args.layout)}",
+            seed_sqlite(args.tenants, args.rows, args.layout),
         )
     ]
     if args.postgres:
         url = make_url(args.postgres).set(drivername="postgresql+psycopg")
-        seconds = seed_postgres(args.postgres, args.tenants, args.rows)
+        seconds = seed_postgres(args.postgres, args.tenants, args.rows, args.layout)
         runs.append(("postgres", url.render_as_string(hide_password=False), seconds))
     for backend, url, seeded in runs:
         engine = create_engine(url)
-        table = pages_table(backend, args.tenants, args.rows)
+        table = pages_table(backend, args.tenants, args.rows, args.layout)
         try:
             figures = asyncio.run(measure(backend, engine, table, args, seeded))
         finally:

@@ -86,7 +86,9 @@ lastmods are judged (pass, WARN, FAIL): audit.stamp (half or more of them one
 instant: a build stamp), audit.future, audit.older (pages whose Last-Modified
 is later than their lastmod), audit.no-last-modified and
 audit.last-modified-now (unverifiable), audit.status (a page not 2xx),
-audit.unreachable. With --app the application is checked in-process.
+audit.unreachable. With --app the application is checked in-process; an
+application given sites= serves a sitemap per host: --host HOST checks that
+host's (URL left out: its root sitemap).
 
 Exit status: 0 when every check passes, 1 when one fails (an audit finding
 judged FAIL included), 2 on a usage error or when a document could not be
@@ -101,7 +103,8 @@ examples:
   sitemap-middleware check --sample 25 --timeout 10 https://example.com/sitemap.xml
   sitemap-middleware check --max-bytes 10485760 https://example.com/sitemap-1.xml.gz
   sitemap-middleware check --audit-lastmod 200 https://example.com/sitemap.xml
-  sitemap-middleware check --app mysite.main:app https://example.com/sitemap.xml"""
+  sitemap-middleware check --app mysite.main:app https://example.com/sitemap.xml
+  sitemap-middleware check --app mysite.main:app --host shop.example.com --audit-lastmod 50"""
 
 RENDER_DESCRIPTION = """\
 Write every document the application's sitemap middleware serves (the root,
@@ -201,7 +204,13 @@ def _check_parser(commands: Any, formatter: Any) -> None:
         epilog=CHECK_EPILOG,
         formatter_class=formatter,
     )
-    check.add_argument("url", metavar="URL", help="the sitemap (or sitemap index) to check")
+    check.add_argument(
+        "url",
+        metavar="URL",
+        nargs="?",
+        help="the sitemap (or sitemap index) to check (with --app and --host: default, that "
+        "host's root sitemap)",
+    )
     add_check_options(check)
 
 
@@ -406,8 +415,19 @@ def check_command(
             "pip install 'sitemap_middleware[cli]'\n"
         )
         return USAGE_ERROR
-    parts = urlsplit(args.url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
+    host = getattr(args, "host", None)
+    app = getattr(args, "app", None)
+    if host is not None and not app and transport is None:
+        stderr.write(
+            "sitemap-middleware check: --host names a site of an application checked "
+            "in-process (--app); over HTTP the URL names the host\n"
+        )
+        return USAGE_ERROR
+    if args.url is None and (host is None or not app):
+        stderr.write("sitemap-middleware check: URL is required (or --app with --host)\n")
+        return USAGE_ERROR
+    parts = urlsplit(args.url or "")
+    if args.url is not None and (parts.scheme not in ("http", "https") or not parts.netloc):
         stderr.write(f"sitemap-middleware check: URL must be an http(s) URL, got {args.url!r}\n")
         return USAGE_ERROR
     schemas = None
@@ -418,7 +438,7 @@ def check_command(
             stderr.write(f"sitemap-middleware check: {exc}\n")
             return USAGE_ERROR
     options = CheckOptions(
-        url=args.url,
+        url=args.url or "",
         schemas=schemas,
         max_bytes=args.max_bytes,
         max_children=args.max_children,
@@ -430,8 +450,8 @@ def check_command(
         audit=audit_options(args),
     )
     try:
-        if getattr(args, "app", None):
-            report = anyio.run(run_app_check, options, args.app, args.app_dir)
+        if app:
+            report = anyio.run(run_app_check, options, app, args.app_dir, host)
         else:
             report = anyio.run(run_check, options, transport)
     except (LoadError, StartupFailed) as exc:

@@ -2,7 +2,7 @@
 with the options and exit statuses of ``sitemap-middleware check`` (0 every check passes,
 1 one fails, 2 a usage error or a document that could not be fetched). Without URL it
 checks the sitemap ``SITEMAP_MIDDLEWARE`` describes in-process, through Django's ASGI
-handler: no server needed."""
+handler: no server needed; with ``'sites'``, that of the host ``--host`` names."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from .....cli.main import add_check_options, check_command
-from ...project import asgi_application, root_url
+from .....cli.loader import LoadError
+from .....cli.main import USAGE_ERROR, add_check_options, check_command
+from ...project import asgi_application, host_url, root_url
 
 
 class Command(BaseCommand):  # type: ignore[misc]  # Django ships no types
@@ -38,9 +39,16 @@ class Command(BaseCommand):  # type: ignore[misc]  # Django ships no types
 
         transport = None
         if options["url"] is None:
-            options["url"] = root_url()
+            application = asgi_application()
+            host = options.get("host")
+            try:
+                # With --host: the root sitemap of that host's site (SITEMAP_MIDDLEWARE["sites"]).
+                options["url"] = root_url() if host is None else host_url(application, host)
+            except LoadError as exc:
+                self.stderr.write(f"sitemap-middleware check: {exc}")
+                raise SystemExit(USAGE_ERROR) from exc
             # In-process, no server writes the Date: the transport does, as one would.
-            transport = ServerDate(httpx.ASGITransport(app=asgi_application()))
+            transport = ServerDate(httpx.ASGITransport(app=application))
         namespace = argparse.Namespace(**options)
         status = check_command(namespace, self.stdout, self.stderr, transport)
         if status:
