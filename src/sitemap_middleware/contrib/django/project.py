@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...cli.loader import LoadError, host_root_url
 from ...servers.asgi import SitemapMiddleware as ASGIMiddleware
 from ...servers.wsgi import SitemapWSGIMiddleware
 from .checks import installed_at
@@ -37,24 +36,9 @@ def asgi_application() -> Any:
 
 
 def root_url() -> str:
-    """The public URL of the root sitemap ``SITEMAP_MIDDLEWARE`` describes; a
-    :class:`~...cli.loader.LoadError` with ``'sites'``, whose sitemaps are per host."""
-    found = configured()
-    if found.sites is not None:
-        raise LoadError(
-            "--host: SITEMAP_MIDDLEWARE gives a sitemap per host ('sites'); name the host "
-            "whose sitemap to check, e.g. --host shop.example.com"
-        )
-    return found.settings.site.url_for(found.settings.path)
-
-
-def host_url(application: Any, host: str) -> str:
-    """The public URL of the root sitemap of ``host``'s site in ``application`` (the
-    resolver asked as a request would ask it); a :class:`~...cli.loader.LoadError` when
-    it has no site for that host."""
-    import anyio
-
-    return anyio.run(host_root_url, application, host)
+    """The public URL of the root sitemap ``SITEMAP_MIDDLEWARE`` describes."""
+    settings = configured().settings
+    return settings.site.url_for(settings.path)
 
 
 def _arguments(sources: object, options: dict[str, Any], sites: object = None) -> dict[str, Any]:

@@ -11,9 +11,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from .....cli.loader import LoadError
+from .....cli.loader import LoadError, host_root_url
 from .....cli.main import USAGE_ERROR, add_check_options, check_command
-from ...project import asgi_application, host_url, root_url
+from ...conf import configured
+from ...project import asgi_application, root_url
 
 
 class Command(BaseCommand):  # type: ignore[misc]  # Django ships no types
@@ -42,8 +43,7 @@ class Command(BaseCommand):  # type: ignore[misc]  # Django ships no types
             application = asgi_application()
             host = options.get("host")
             try:
-                # With --host: the root sitemap of that host's site (SITEMAP_MIDDLEWARE["sites"]).
-                options["url"] = root_url() if host is None else host_url(application, host)
+                options["url"] = _root_url(application, host)
             except LoadError as exc:
                 self.stderr.write(f"sitemap-middleware check: {exc}")
                 raise SystemExit(USAGE_ERROR) from exc
@@ -53,3 +53,18 @@ class Command(BaseCommand):  # type: ignore[misc]  # Django ships no types
         status = check_command(namespace, self.stdout, self.stderr, transport)
         if status:
             raise SystemExit(status)
+
+
+def _root_url(application: Any, host: str | None) -> str:
+    """The root sitemap's public URL; with ``'sites'``, that of the site of ``host`` (the
+    resolver asked as a request would ask it)."""
+    if host is not None:
+        import anyio
+
+        return anyio.run(host_root_url, application, host)
+    if configured().sites is not None:
+        raise LoadError(
+            "--host: SITEMAP_MIDDLEWARE gives a sitemap per host ('sites'); name the host "
+            "whose sitemap to check, e.g. --host shop.example.com"
+        )
+    return root_url()
