@@ -304,6 +304,8 @@ class Figures:
     without_tenant: list[str] = field(default_factory=list)
     times: dict[str, dict[str, list[float]]] = field(default_factory=dict)
     same_bytes: bool = False
+    per_request: dict[tuple[str, str], int] = field(default_factory=dict)
+    """Statements of one request, by measure and app."""
 
 
 async def measure_memory(
@@ -342,7 +344,12 @@ async def measure_memory(
 
 
 async def measure_times(
-    multi: SitemapApp, single: SitemapApp, tenant: int, repeat: int, figures: Figures
+    multi: SitemapApp,
+    single: SitemapApp,
+    tenant: int,
+    repeat: int,
+    figures: Figures,
+    engine: Engine,
 ) -> None:
     """Medians of the index 200, its 304 and the page 200, both apps interleaved."""
     apps = {"sites": multi, "single": single}
@@ -362,6 +369,12 @@ async def measure_times(
         "page 200": lambda app, etag: get(app, tenant, page_path),
     }
     figures.times = {m: {name: [] for name in apps} for m in measures}
+    for measure, run in measures.items():  # the statements of one request of each
+        for name, app in apps.items():
+            counter = Statements(engine)
+            await run(app, etags[name])
+            counter.close()
+            figures.per_request[measure, name] = sum(counter.by_tenant.values())
     for _ in range(repeat):
         for measure, run in measures.items():
             for name, app in apps.items():
@@ -389,7 +402,7 @@ async def measure(
             # The timing below reads one more tenant, through both apps: not counted.
             counter.close()
         figures.requested.add(timed)
-        await measure_times(multi, single, timed, args.repeat, figures)
+        await measure_times(multi, single, timed, args.repeat, figures, engine)
     finally:
         await multi.aclose()
         await single.aclose()
@@ -470,13 +483,14 @@ def report(figures: Figures, args: argparse.Namespace) -> None:
         f"\nper request, one site among {args.tenants:,} against a single-site app, "
         f"medians of {args.repeat} (same bytes and ETag: {figures.same_bytes})"
     )
-    print(f"{'':>10} {'sites= ms':>10} {'single ms':>10} {'ratio':>7}")
+    print(f"{'':>10} {'sites= ms':>10} {'single ms':>10} {'ratio':>7}      statements")
     for name, times in figures.times.items():
         multi, single = statistics.median(times["sites"]), statistics.median(times["single"])
         ratio = multi / single
+        counts = f"{figures.per_request[name, 'sites']} / {figures.per_request[name, 'single']}"
         print(
             f"{name:>10} {multi * 1000:>10.3f} {single * 1000:>10.3f} {ratio:>6.2f}x "
-            f"{verdict(ratio <= TARGET)}"
+            f"{verdict(ratio <= TARGET):>6} {counts:>9}"
         )
 
 
