@@ -57,6 +57,7 @@ from sqlalchemy import (
     MetaData,
     String,
     Table,
+    bindparam,
     create_engine,
     event,
     make_url,
@@ -171,22 +172,32 @@ def host_of(tenant: int) -> str:
     return f"t{tenant}.example"
 
 
-def tenant_source(engine: Engine, table: Table, tenant: int) -> SQLAlchemySource:
+KEYS = {"id": ("id",), "tenant,id": ("tenant_id", "id")}
+"""``--key``: the id alone (pages are ranges of ids), or the tenant and the id (pages cut
+from the tenant's own rows)."""
+
+
+def tenant_source(engine: Engine, table: Table, tenant: int, key: str) -> SQLAlchemySource:
     """The table with the tenant bound into its select."""
-    stmt = select(table.c.id, table.c.slug, table.c.updated_at).where(table.c.tenant_id == tenant)
+    keys = [table.c[name] for name in KEYS[key]]
+    # A bound parameter named "tenant": the statements are counted by it.
+    stmt = select(*keys, table.c.slug, table.c.updated_at).where(
+        table.c.tenant_id == bindparam("tenant", tenant)
+    )
     return SQLAlchemySource(
-        stmt, engine, name="pages", loc="/p/{slug}", lastmod="updated_at", key="id"
+        stmt, engine, name="pages", loc="/p/{slug}", lastmod="updated_at", key=KEYS[key]
     )
 
 
-def sites_app(engine: Engine, table: Table, tenants: int, max_sites: int) -> SitemapApp:
+def sites_app(engine: Engine, table: Table, tenants: int, max_sites: int, key: str) -> SitemapApp:
     """One middleware for every tenant: a resolver over the hosts, no query of its own."""
 
     # A host's config is made once while its sitemap may be kept: an equal config keeps it.
     @lru_cache(maxsize=max_sites)
     def site(tenant: int) -> SiteConfig:
         return SiteConfig(
-            base_url=f"https://{host_of(tenant)}/", sources=[tenant_source(engine, table, tenant)]
+            base_url=f"https://{host_of(tenant)}/",
+            sources=[tenant_source(engine, table, tenant, key)],
         )
 
     def resolver(host: str) -> SiteConfig | None:
@@ -198,10 +209,10 @@ def sites_app(engine: Engine, table: Table, tenants: int, max_sites: int) -> Sit
     return SitemapApp(sites=resolver, index="always", tenants=Tenants(max_sites=max_sites))
 
 
-def single_app(engine: Engine, table: Table, tenant: int) -> SitemapApp:
+def single_app(engine: Engine, table: Table, tenant: int, key: str) -> SitemapApp:
     """The same tenant's rows and settings as the only sitemap of an app."""
     return SitemapApp(
-        sources=[tenant_source(engine, table, tenant)],
+        sources=[tenant_source(engine, table, tenant, key)],
         base_url=f"https://{host_of(tenant)}/",
         index="always",
     )
@@ -239,7 +250,7 @@ async def visit(app: Any, tenant: int) -> Visit:
 
 
 class Statements:
-    """Every statement the engine runs, counted by the ``tenant_id`` bound into it."""
+    """Every statement the engine runs, counted by the tenant bound into it."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
@@ -251,10 +262,9 @@ class Statements:
         self, conn: Any, cursor: Any, statement: str, parameters: Any, context: Any, many: bool
     ) -> None:
         tenants = {
-            value
+            bound["tenant"]
             for bound in getattr(context, "compiled_parameters", None) or ()
-            for name, value in bound.items()
-            if name.startswith("tenant_id")
+            if "tenant" in bound
         }
         if len(tenants) == 1:
             self.by_tenant[tenants.pop()] += 1
@@ -391,10 +401,10 @@ async def measure(
 ) -> Figures:
     figures = Figures(backend, seeded)
     counter = Statements(engine)
-    multi = sites_app(engine, table, args.tenants, args.max_sites)
+    multi = sites_app(engine, table, args.tenants, args.max_sites, args.key)
     chosen = random.Random(7).sample(range(1, args.tenants + 1), 2 * args.max_sites + 1)
     order, timed = chosen[:-1], chosen[-1]
-    single = single_app(engine, table, timed)
+    single = single_app(engine, table, timed, args.key)
     try:
         try:
             await measure_memory(multi, counter, order, figures, args.max_sites)
@@ -420,7 +430,8 @@ def verdict(ok: bool) -> str:
 
 def report(figures: Figures, args: argparse.Namespace) -> None:
     print(
-        f"\n== {figures.backend}: {args.tenants:,} tenants x {args.rows:,} rows, {args.layout} "
+        f"\n== {figures.backend}: {args.tenants:,} tenants x {args.rows:,} rows, {args.layout}, "
+        f"key {args.key} "
         f"(pages per site: median {statistics.median(figures.pages):.0f}, most "
         f"{max(figures.pages)}) =="
     )
@@ -462,7 +473,7 @@ def report(figures: Figures, args: argparse.Namespace) -> None:
 
     requested = figures.requested
     unrequested = {t for t in figures.statements if t not in requested}
-    print("\ndatabase (statements by the tenant_id bound into them)")
+    print("\ndatabase (statements by the tenant bound into them)")
     print(
         f"  tenants requested: {len(requested):,}; with statements: "
         f"{sum(1 for t in figures.statements if t in requested):,}; statements "
@@ -506,6 +517,9 @@ def main() -> None:
         choices=list(OWNER),
         default="contiguous",
         help="each tenant's rows one run of keys, or the tenants' rows interleaved",
+    )
+    parser.add_argument(
+        "--key", choices=list(KEYS), default="id", help="the sources' key (default: id)"
     )
     args = parser.parse_args()
     if args.tenants < 2 * args.max_sites + 1:

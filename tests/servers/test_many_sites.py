@@ -16,14 +16,14 @@ from functools import lru_cache
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, event
+from sqlalchemy import Engine, bindparam, event, select
 
-from sitemap_middleware import SiteConfig, SitemapApp, SitemapWSGIApp, Tenants
+from sitemap_middleware import SiteConfig, SitemapApp, SitemapWSGIApp, SQLAlchemySource, Tenants
 from sitemap_middleware.core.sites import Sites
 
 from ..adapters import asgi_reply, wsgi_reply
 from ..support import dispose
-from .test_sites import config_of, database, get, host_of
+from .test_sites import database, get, host_of, pages
 
 TENANTS = 300
 ROWS = 3
@@ -31,7 +31,7 @@ MAX_SITES = 40
 
 
 class Statements:
-    """Every statement ``engine`` runs, by the ``tenant_id`` bound into it."""
+    """Every statement ``engine`` runs, by the tenant bound into it (:func:`site_of`)."""
 
     def __init__(self, engine: Engine) -> None:
         self.by_tenant: Counter[int] = Counter()
@@ -40,12 +40,8 @@ class Statements:
 
     def seen(self, conn: Any, cursor: Any, statement: str, *args: Any) -> None:
         context = args[1]
-        tenants = {
-            value
-            for bound in context.compiled_parameters or ()
-            for name, value in bound.items()
-            if name.startswith("tenant_id")
-        }
+        bound = context.compiled_parameters or ()
+        tenants = {values["tenant"] for values in bound if "tenant" in values}
         if len(tenants) == 1:
             self.by_tenant[tenants.pop()] += 1
         else:
@@ -60,12 +56,23 @@ def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
     dispose(engine)
 
 
+def site_of(engine: Engine, tenant: int) -> SiteConfig:
+    """The tenant's site: the table with the tenant bound as the parameter ``tenant``."""
+    stmt = select(pages.c.id, pages.c.slug, pages.c.updated_at).where(
+        pages.c.tenant_id == bindparam("tenant", tenant)
+    )
+    source = SQLAlchemySource(
+        stmt, engine, name="pages", loc="/p/{slug}", lastmod="updated_at", key="id"
+    )
+    return SiteConfig(base_url=f"https://{host_of(tenant)}/", sources=[source])
+
+
 def resolver(engine: Engine) -> Any:
     """host -> the tenant's site, each config made once (an equal config keeps its sitemap)."""
 
     @lru_cache(maxsize=TENANTS)
     def site(tenant: int) -> SiteConfig:
-        return config_of(engine, tenant)
+        return site_of(engine, tenant)
 
     def answer(host: str) -> SiteConfig | None:
         number = host.removeprefix("t").removesuffix(".example")
