@@ -440,16 +440,17 @@ def report(figures: Figures, args: argparse.Namespace) -> None:
     base = figures.memory[0]
     print("\nmemory (tracemalloc's Python heap; VmRSS, tracemalloc's own records included)")
     print(
-        f"{'sites requested':>16} {'kept':>6} {'heap MB':>9} {'B/site':>8} {'RSS MB':>8} "
-        f"{'B/site':>8}"
+        f"{'sites requested':>16} {'kept':>6} {'heap MB':>9} {'B/kept':>8} {'RSS MB':>8} "
+        f"{'B/kept':>8}"
     )
     for done in sorted(figures.memory):
         m = figures.memory[done]
         heap, rss = m.heap - base.heap, m.rss - base.rss
-        per = f"{heap // done:>8,}" if done else f"{'':>8}"
-        per_rss = f"{rss // done:>8,}" if done else f"{'':>8}"
+        kept = figures.kept.get(done, 0)
+        per = f"{heap // kept:>8,}" if kept else f"{'':>8}"
+        per_rss = f"{rss // kept:>8,}" if kept else f"{'':>8}"
         print(
-            f"{done:>16,} {figures.kept.get(done, 0):>6,} {heap / 2**20:>9.1f} {per} "
+            f"{done:>16,} {kept:>6,} {heap / 2**20:>9.1f} {per} "
             f"{rss / 2**20:>8.1f} {per_rss}"
         )
     two = 2 * args.max_sites
