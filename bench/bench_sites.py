@@ -449,10 +449,7 @@ def report(figures: Figures, args: argparse.Namespace) -> None:
         kept = figures.kept.get(done, 0)
         per = f"{heap // kept:>8,}" if kept else f"{'':>8}"
         per_rss = f"{rss // kept:>8,}" if kept else f"{'':>8}"
-        print(
-            f"{done:>16,} {kept:>6,} {heap / 2**20:>9.1f} {per} "
-            f"{rss / 2**20:>8.1f} {per_rss}"
-        )
+        print(f"{done:>16,} {kept:>6,} {heap / 2**20:>9.1f} {per} {rss / 2**20:>8.1f} {per_rss}")
     two = 2 * args.max_sites
     if two in figures.memory and 1_000 in figures.memory:
         grown = figures.memory[two].heap - figures.memory[1_000].heap

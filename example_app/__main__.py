@@ -19,6 +19,14 @@ that changed (to ``INDEXNOW_ENDPOINT``, default api.indexnow.org); ``INDEXNOW_EV
 (seconds) also runs the push in the server's lifespan. ``example_app.asgi:app`` is the
 same configured application, for ``uvicorn`` and the command line.
 
+``EXAMPLE_SITES=2`` serves two sites from the one table with ``sites=``: the odd article ids
+on ``http://site1.localhost:PORT/``, the even ones on ``http://site2.localhost:PORT/`` (each
+host's sitemap, validators and article pages its own; browsers resolve ``*.localhost`` here).
+``EXAMPLE_PURGE_URL`` (e.g. ``http://127.0.0.1:6081/``, a Varnish with the xkey module) puts
+a cache in front: the documents carry ``Headers.cdn()`` and the surrogate keys, and what
+changes is purged there with ``XkeyPurger``. ``python -m example_app.writer SLUG`` edits an
+article as an application would and purges its site's articles there.
+
 A bad ``BASE_URL`` stops it at start with the reason.
 """
 
@@ -36,18 +44,25 @@ from .site import Config
 
 
 def main() -> None:
-    config = Config.from_environment()
+    try:
+        config = Config.from_environment()
+    except ValueError as exc:
+        sys.exit(f"example_app cannot start: {exc}")
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     try:
         settings = Settings(base_url=config.base_url)
     except ConfigurationError as exc:
         sys.exit(f"example_app cannot start (BASE_URL): {exc}")
     try:
-        app = create_app(config.db_path, config.rows, config.base_url, **config.indexnow)
+        app = create_app(config.db_path, config.rows, config.base_url, **config.options)
     except ConfigurationError as exc:
-        sys.exit(f"example_app cannot start (INDEXNOW_*): {exc}")
-    sitemap = settings.site.url_for(settings.path)
-    print(f"Serving {settings.site.base_url} (sitemap: {sitemap}), database {config.db_path}")
+        sys.exit(f"example_app cannot start (INDEXNOW_*, EXAMPLE_*): {exc}")
+    for url in config.site_urls:
+        site = Settings(base_url=url).site
+        sitemap = site.url_for(settings.path)
+        print(f"Serving {site.base_url} (sitemap: {sitemap}), database {config.db_path}")
+    if config.purge_url:
+        print(f"Purging {config.purge_url} (XkeyPurger)")
     # lifespan="on": a failure building the app's middleware stops the server instead of
     # leaving it up and answering 500 to every request.
     uvicorn.run(

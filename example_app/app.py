@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
+from urllib.parse import urlsplit
 
 from sqlalchemy import create_engine
 from sqlalchemy.ext.asyncio import create_async_engine
@@ -13,8 +14,15 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
-from sitemap_middleware import AsyncSQLAlchemySource, Settings, SitemapMiddleware
+from sitemap_middleware import (
+    AsyncSQLAlchemySource,
+    Headers,
+    Settings,
+    SiteConfig,
+    SitemapMiddleware,
+)
 from sitemap_middleware.contrib.indexnow import install
+from sitemap_middleware.contrib.varnish import XkeyPurger
 
 from .db import seed
 from .site import (
@@ -25,6 +33,7 @@ from .site import (
     article_body,
     article_query,
     list_body,
+    of_site,
     page_html,
     pages_source,
     static_body,
@@ -35,9 +44,23 @@ def page(title: str, body: str, root: str = "", status_code: int = 200) -> HTMLR
     return HTMLResponse(page_html(title, body, root), status_code=status_code)
 
 
-def create_app(db_path: str, rows: int, base_url: str, **sitemap_options: Any) -> Starlette:
+def create_app(
+    db_path: str,
+    rows: int,
+    base_url: str,
+    *,
+    site_urls: Sequence[str] = (),
+    purge_url: str | None = None,
+    **sitemap_options: Any,
+) -> Starlette:
     """The site on ``db_path`` (seeded with ``rows`` articles), its sitemap under ``base_url``
     (``sitemap_options``: more settings of the middleware).
+
+    ``site_urls``: two base URLs or more instead of ``base_url``: as many sites from the one
+    table (``sites=``), the articles dealt out by key (:func:`~example_app.site.of_site`);
+    each host lists and serves its own. ``purge_url``: a cache in front, purged through
+    :class:`~sitemap_middleware.contrib.varnish.XkeyPurger`, the documents with
+    ``Headers.cdn()``.
 
     Raises :class:`~sitemap_middleware.ConfigurationError` for a bad ``base_url`` here: Starlette
     builds ``add_middleware`` middleware only on the first ASGI call, too late to fail early.
@@ -52,6 +75,15 @@ def create_app(db_path: str, rows: int, base_url: str, **sitemap_options: Any) -
     finally:
         sync_engine.dispose()
     engine = create_async_engine(f"sqlite+aiosqlite:///{db_path}")
+    # With several sites, each host's number (1 to N); None for a host of none of them.
+    hosts = {urlsplit(url).netloc.lower(): n for n, url in enumerate(site_urls, 1)}
+
+    def mine(request: Request, statement: Any) -> Any:
+        """``statement`` as the request's site sees it (all of it with one site)."""
+        if not hosts:
+            return statement
+        site = hosts.get(request.headers.get("host", "").lower())
+        return None if site is None else of_site(statement, site, len(hosts))
 
     async def static_page(request: Request) -> HTMLResponse:
         # The matched route, not request.url.path: that one includes a proxy's root_path.
@@ -59,14 +91,20 @@ def create_app(db_path: str, rows: int, base_url: str, **sitemap_options: Any) -
 
     async def article_list(request: Request) -> HTMLResponse:
         root = request.scope.get("root_path", "")
+        statement = mine(request, ARTICLE_LIST)
+        if statement is None:
+            return page("Not found", "<p>No such site.</p>", root, status_code=404)
         async with engine.connect() as conn:
-            listing = list_body(await conn.execute(ARTICLE_LIST), root)
+            listing = list_body(await conn.execute(statement), root)
         return page("Articles", listing, root)
 
     async def article(request: Request) -> HTMLResponse:
         slug = request.path_params["slug"]  # already percent-decoded by the router
-        async with engine.connect() as conn:
-            found = (await conn.execute(article_query(slug))).first()
+        statement = mine(request, article_query(slug))
+        found = None
+        if statement is not None:
+            async with engine.connect() as conn:
+                found = (await conn.execute(statement)).first()
         root = request.scope.get("root_path", "")
         if found is None:
             return page("Not found", "<p>No such article.</p>", root, status_code=404)
@@ -86,6 +124,34 @@ def create_app(db_path: str, rows: int, base_url: str, **sitemap_options: Any) -
         lifespan=lifespan,
     )
     app.state.engine = engine
+    if purge_url:
+        sitemap_options = {
+            "headers": Headers.cdn(),
+            "purger": XkeyPurger(purge_url, timeout=10),
+            **sitemap_options,
+        }
+    if hosts:
+        # One table, N sites: each its own sources (its share of the articles), base URL and
+        # validators. The query_id names each share apart.
+        sites = {
+            host: SiteConfig(
+                base_url=url,
+                sources=[
+                    pages_source(),
+                    AsyncSQLAlchemySource(
+                        of_site(ARTICLES, n, len(hosts)),
+                        engine,
+                        **{
+                            **ARTICLE_SITEMAP,
+                            "query_id": f"published-articles-v1-{n}-of-{len(hosts)}",
+                        },
+                    ),
+                ],
+            )
+            for (host, n), url in zip(hosts.items(), site_urls, strict=True)
+        }
+        app.add_middleware(SitemapMiddleware, html=True, **sitemap_options, sites=sites)
+        return app
     app.add_middleware(
         SitemapMiddleware,
         base_url=base_url,

@@ -9,4 +9,4 @@ from .app import create_app
 from .site import Config
 
 config = Config.from_environment()
-app = create_app(config.db_path, config.rows, config.base_url, **config.indexnow)
+app = create_app(config.db_path, config.rows, config.base_url, **config.options)

@@ -45,6 +45,18 @@ def article_query(slug: str) -> Any:
     return select(Article.title, Article.updated_at).where(Article.slug == slug, Article.published)
 
 
+def of_site(statement: Any, site: int, sites: int) -> Any:
+    """``statement`` restricted to the articles of site ``site`` (1 to ``sites``): one table,
+    its rows dealt out by key, so that with two sites the first has the odd ids and the
+    second the even ones."""
+    return statement.where((Article.id - 1) % sites == site - 1)
+
+
+def site_of_article(article_id: int, sites: int) -> int:
+    """The site (1 to ``sites``) an article belongs to, as :func:`of_site` deals them."""
+    return (article_id - 1) % sites + 1
+
+
 def pages_source() -> IterableSource:
     return IterableSource(
         [
@@ -89,7 +101,8 @@ def article_body(updated_at: Any) -> str:
 @dataclass(frozen=True, slots=True)
 class Config:
     """``EXAMPLE_DB``, ``EXAMPLE_ROWS``, ``HOST``, ``PORT``, ``BASE_URL``, ``ROOT_PATH``;
-    IndexNow with ``INDEXNOW_KEY`` (and ``INDEXNOW_ENDPOINT``, ``INDEXNOW_EVERY``)."""
+    IndexNow with ``INDEXNOW_KEY`` (and ``INDEXNOW_ENDPOINT``, ``INDEXNOW_EVERY``); several
+    sites with ``EXAMPLE_SITES``; a CDN in front with ``EXAMPLE_PURGE_URL``."""
 
     db_path: str
     rows: int
@@ -99,11 +112,21 @@ class Config:
     root_path: str
     indexnow: dict[str, Any] = field(default_factory=dict)
     """The middleware's IndexNow settings: none unless ``INDEXNOW_KEY`` is set."""
+    sites: int = 1
+    """``EXAMPLE_SITES``: 1 (the site at ``base_url``), or that many sites from the one table,
+    ``site1.localhost`` to ``siteN.localhost`` (see :attr:`site_urls`)."""
+    purge_url: str | None = None
+    """``EXAMPLE_PURGE_URL``: a Varnish (or any cache taking ``PURGE`` with an ``xkey-purge``
+    field) in front; its documents then carry ``Headers.cdn()``, and changes are purged
+    there."""
 
     @classmethod
     def from_environment(cls) -> Config:
         host = os.environ.get("HOST", "127.0.0.1")
         port = int(os.environ.get("PORT", "8000"))
+        sites = int(os.environ.get("EXAMPLE_SITES", "1"))
+        if not 1 <= sites <= 9:
+            raise ValueError(f"EXAMPLE_SITES: 1 to 9 sites, got {sites}")
         return cls(
             db_path=os.environ.get("EXAMPLE_DB", "example.sqlite3"),
             rows=int(os.environ.get("EXAMPLE_ROWS", "1000")),
@@ -112,7 +135,28 @@ class Config:
             base_url=os.environ.get("BASE_URL", f"http://{host}:{port}/"),
             root_path=os.environ.get("ROOT_PATH", ""),
             indexnow=indexnow_options(os.environ),
+            sites=sites,
+            purge_url=os.environ.get("EXAMPLE_PURGE_URL") or None,
         )
+
+    @property
+    def site_urls(self) -> tuple[str, ...]:
+        """The base URL of each site: ``(base_url,)``, or with ``EXAMPLE_SITES=N`` (N > 1)
+        ``http://site1.localhost:PORT/`` to ``http://siteN.localhost:PORT/`` (browsers resolve
+        ``*.localhost`` to this machine)."""
+        if self.sites == 1:
+            return (self.base_url,)
+        return tuple(f"http://site{n}.localhost:{self.port}/" for n in range(1, self.sites + 1))
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """What :func:`example_app.app.create_app` takes beside the database and base URL."""
+        options: dict[str, Any] = dict(self.indexnow)
+        if self.sites > 1:
+            options["site_urls"] = self.site_urls
+        if self.purge_url:
+            options["purge_url"] = self.purge_url
+        return options
 
 
 def indexnow_options(environ: Mapping[str, str]) -> dict[str, Any]:

@@ -178,7 +178,7 @@ async def async_engine(db_path: Path, engine: Engine) -> AsyncIterator[AsyncEngi
 # The fast tier (``python -m pytest -m "not slow" -n 2``, the inner loop) leaves out what
 # takes minutes: real servers and processes, the model test's histories, the PostgreSQL-heavy
 # modules and fresh virtualenvs. Tests of these markers are slow wherever they are:
-SLOW_MARKERS = ("e2e", "nginx", "install")
+SLOW_MARKERS = ("e2e", "nginx", "varnish", "install")
 # and these modules, whole (the first two start real servers: end-to-end, though unmarked;
 # the docs tests run every block of the README and docs/, commands included).
 SERVER_MODULES = {"test_date_header_servers", "test_indexnow"}

@@ -4,8 +4,8 @@ A snippet names ``Article``, ``engine``, ``app`` as a reader's project has them;
 invisible blocks of the Markdown (see ``tests/test_docs.py``) take them from here: SQLAlchemy
 models on a SQLite file, a few rows, a client for ASGI and WSGI apps, a small Django project
 run in a subprocess (Django is configured once per process, and the suite's own Django
-tests configure it), and the deployment guide's nginx configuration with its ports and
-paths replaced.
+tests configure it), and the deployment guide's nginx and Varnish configurations with their
+ports and paths replaced.
 """
 
 from __future__ import annotations
@@ -363,6 +363,30 @@ def nginx_config(config: str, *, cache: Path, replicas: tuple[int, int], listen:
     for old, new in replacements.items():
         if config.count(old) != 1:
             raise AssertionError(f"docs/deployment.md's nginx block should hold {old!r} once")
+        config = config.replace(old, new)
+    return config
+
+
+# The deployment guide's VCL, likewise: only the replicas' ports and the host the probe names.
+_VCL_BLOCK = re.compile(r"^```vcl\n(.*?)^```", re.MULTILINE | re.DOTALL)
+
+
+def deployment_vcl() -> str:
+    """The one ``vcl`` block of docs/deployment.md."""
+    [config] = _VCL_BLOCK.findall(DEPLOYMENT.read_text())
+    return str(config)
+
+
+def vcl_config(config: str, *, replicas: tuple[int, int], probe_host: str) -> str:
+    """``config`` with the replicas' ports and the host of the probe's request."""
+    replacements = {
+        '.port = "8001";': f'.port = "{replicas[0]}";',
+        '.port = "8002";': f'.port = "{replicas[1]}";',
+        '"Host: www.example.com"': f'"Host: {probe_host}"',
+    }
+    for old, new in replacements.items():
+        if config.count(old) != 1:
+            raise AssertionError(f"docs/deployment.md's vcl block should hold {old!r} once")
         config = config.replace(old, new)
     return config
 

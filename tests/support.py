@@ -11,7 +11,7 @@ import os
 import random
 import socket
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -324,3 +324,14 @@ def news(
         f"<news:language>{language}</news:language></news:publication>"
         f"<news:publication_date>{published}</news:publication_date>{title}</news:news>"
     )
+
+
+def eventually(probe: Callable[[], bool], seconds: float = 5.0) -> bool:
+    """Whether ``probe`` came true within ``seconds``: for what a thread of the library does
+    after the answer's last byte (a connection back to its pool)."""
+    deadline = time.monotonic() + seconds
+    while not probe():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True

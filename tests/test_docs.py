@@ -15,6 +15,9 @@ How a block is run, by its language:
 * ``nginx``: checked by ``nginx -t``, with the ports and paths replaced as
   ``tests/docs_support.py:nginx_config`` does (the only lines that may differ); what the
   configuration does is tested by ``tests/e2e/test_nginx.py`` on that same block.
+* ``vcl``: compiled by ``varnishd -C`` (the xkey module of varnish-modules installed), with
+  the ports and the probe's host replaced as ``tests/docs_support.py:vcl_config`` does; what
+  it does is tested by ``tests/e2e/test_varnish.py`` on that same block.
 * any other language: a failure, unless skipped (below).
 
 Markdown conventions, in HTML comments (invisible once rendered):
@@ -63,11 +66,11 @@ from sybil.parsers.markdown import (
 )
 from sybil.parsers.markdown.lexers import DirectiveInHTMLCommentLexer, RawFencedCodeBlockLexer
 
-from .docs_support import nginx_config
+from .docs_support import nginx_config, vcl_config
 
 ROOT = Path(__file__).resolve().parents[1]
 SHELLS = ("sh", "bash")
-RUN = {"python", *SHELLS, "nginx"}
+RUN = {"python", *SHELLS, "nginx", "vcl"}
 WRITE = "__docs_write__"  # namespace key: the path the next python block is written to
 
 
@@ -139,6 +142,36 @@ def check_nginx(example: Example) -> None:
     assert done.returncode == 0, done.stderr
 
 
+def check_vcl(example: Example) -> None:
+    __tracebackhide__ = True
+    varnishd = shutil.which("varnishd") or shutil.which("varnishd", path="/usr/sbin:/sbin")
+    if varnishd is None:
+        raise SkipTest("Varnish is not installed")
+    here = Path.cwd()
+    config = vcl_config(str(example.parsed), replicas=(18001, 18002), probe_host="example.com")
+    (here / "sitemap.vcl").write_text(config)
+    done = subprocess.run(
+        # -j none: run as the user the tests run as (root drops to varnish users otherwise,
+        # who cannot read a pytest temporary folder).
+        [
+            varnishd,
+            "-C",
+            "-j",
+            "none",
+            "-n",
+            str(here / "varnish"),
+            "-f",
+            str(here / "sitemap.vcl"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    if "Could not find VMOD xkey" in done.stderr:
+        raise SkipTest("the xkey module (varnish-modules) is not installed")
+    assert done.returncode == 0, done.stderr[-4000:]
+
+
 class PythonBlocks(PythonCodeBlockParser):
     """Python blocks: a doctest (``>>>``) is checked as one, any other block is executed or
     written (``<!-- write: PATH -->``)."""
@@ -174,6 +207,7 @@ SYBIL = Sybil(
         PythonBlocks(),
         *(CodeBlockParser(shell, run_shell) for shell in SHELLS),
         CodeBlockParser("nginx", check_nginx),
+        CodeBlockParser("vcl", check_vcl),
         OtherBlocks(),
         SkipParser(),
         ClearNamespaceParser(),
@@ -200,7 +234,7 @@ def _parse(path: Path) -> Run:
     return Run(document, list(document.examples()))
 
 
-BLOCKS = {run_python, run_shell, check_nginx, OtherBlocks.evaluate}
+BLOCKS = {run_python, run_shell, check_nginx, check_vcl, OtherBlocks.evaluate}
 RUNS = {path: _parse(path) for path in markdown_files()}
 CASES = [
     pytest.param(path, index, id=f"{path.relative_to(ROOT)}:{example.line}")

@@ -278,7 +278,7 @@ def loaded_with(entry: str) -> dict[str, set[str]]:
 
 
 BASE = {"anyio"}
-CLI = {"httpx", "lxml"}
+CLI = {"httpx", "lxml", "protego"}
 SQLALCHEMY = {"sqlalchemy"}
 DJANGO = {"django", "asgiref", *CLI}  # asgiref: Django's own dependency
 INDEXNOW = {"httpx", "sqlalchemy"}

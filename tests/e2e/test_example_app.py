@@ -1,11 +1,19 @@
-"""The example site: its sitemap lists every public page, and every listed URL answers 200."""
+"""The example site: its sitemap lists every public page, and every listed URL answers 200;
+with two sites and a cache in front, each host lists its own rows and an edit is purged."""
 
 from __future__ import annotations
 
 import multiprocessing
+import os
 import re
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from multiprocessing.synchronize import Barrier
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote
 
 import httpx
@@ -14,10 +22,11 @@ from lxml import etree
 from sqlalchemy import create_engine
 
 from example_app.app import create_app
-from example_app.db import AWKWARD_SLUGS, seed
-from sitemap_middleware import ConfigurationError
+from example_app.db import AWKWARD_SLUGS, article_rows, seed
+from sitemap_middleware import ConfigurationError, cdn_cache_control, purge_keys
 
-from ..support import assert_valid_index, assert_valid_urlset, locs
+from ..support import assert_valid_index, assert_valid_urlset, free_port, locs
+from ..uvicorn_process import pythonpath, serving
 
 pytestmark = pytest.mark.anyio
 BASE = "http://127.0.0.1:8000/"
@@ -159,3 +168,95 @@ def test_two_replicas_seeding_a_new_file_at_once(tmp_path: Path) -> None:
     for process in processes:
         process.join(10)
     assert results == ["kept", "seeded"]
+
+
+@pytest.fixture
+def purges() -> Iterator[tuple[str, list[str]]]:
+    """A cache's stand-in: an HTTP server on 127.0.0.1 that records each ``PURGE``'s
+    ``xkey-purge`` field and accepts it; its URL and the fields received."""
+    received: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_PURGE(self) -> None:
+            received.append(self.headers.get("xkey-purge", ""))
+            self.send_response(200)
+            self.send_header("content-length", "0")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/", received
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.e2e
+def test_two_sites_from_one_table_and_a_purge_after_an_edit(
+    tmp_path: Path, sitemap_schema: etree.XMLSchema, purges: tuple[str, list[str]]
+) -> None:
+    """``python -m example_app`` with ``EXAMPLE_SITES=2`` and ``EXAMPLE_PURGE_URL``: each host
+    lists only its own articles (odd ids, even ids) under its own base URL, with the CDN
+    preset and its keys; ``python -m example_app.writer`` edits one and purges its site's
+    articles at that URL."""
+    purge_url, received = purges
+    port = free_port()
+    env = {
+        "EXAMPLE_DB": str(tmp_path / "sites.sqlite3"),
+        "EXAMPLE_ROWS": "300",
+        "HOST": "127.0.0.1",
+        "PORT": str(port),
+        "EXAMPLE_SITES": "2",
+        "EXAMPLE_PURGE_URL": purge_url,
+        "PYTHONPATH": pythonpath(),
+    }
+    rows = [row for row in article_rows(300) if row["published"]]
+    command = [sys.executable, "-m", "example_app"]
+    with serving(command, port, tmp_path / "example.log", env) as url:
+        bases = {}
+        for n in (1, 2):
+            host = f"site{n}.localhost:{port}"
+            base = bases[n] = f"http://{host}/"
+            index = httpx.get(url + "/sitemap.xml", headers={"Host": host})
+            assert index.status_code == 200, index.text
+            assert index.headers["cache-control"] == cdn_cache_control()
+            assert purge_keys(base)[0] in index.headers["surrogate-key"].split()
+            assert purge_keys(base, "articles")[0] in index.headers["surrogate-key"].split()
+            children = [loc for loc, _ in assert_valid_index(index.content)]
+            assert children and all(child.startswith(base) for child in children)
+            urls: list[str] = []
+            for child in children:
+                page = httpx.get(url + child.removeprefix(base[:-1]), headers={"Host": host})
+                urls += locs(assert_valid_urlset(page.content, sitemap_schema))
+            assert all(listed.startswith(base) for listed in urls)
+            slugs = {unquote(u.removeprefix(base + "articles/")) for u in urls if "/articles/" in u}
+            assert slugs == {row["slug"] for row in rows if row["id"] % 2 == n % 2}
+            # Its own articles answer on its host; the other site's do not.
+            mine, theirs = (f"/articles/article-{12 - n}", f"/articles/article-{11 + n}")
+            assert httpx.get(url + mine, headers={"Host": host}).status_code == 200
+            assert httpx.get(url + theirs, headers={"Host": host}).status_code == 404
+        assert httpx.get(url + "/sitemap.xml", headers={"Host": "elsewhere"}).status_code == 404
+
+        # article-11: site 1's (an odd id). The writer edits it and purges site 1's articles.
+        done = subprocess.run(
+            [sys.executable, "-m", "example_app.writer", "article-11"],
+            env={**os.environ, **env},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        assert purge_keys(bases[1], "articles") == [f"sm-src_site1.localhost~3a{port}_articles"]
+        assert purge_keys(bases[1], "articles")[0] in {k for f in received for k in f.split()}
+        assert not any(f"site2.localhost~3a{port}" in field for field in received)
+        # The servers see the edit too: site 1 lists its new lastmod.
+        edited = re.search(r"updated_at (\S+ \S+)", done.stdout)
+        assert edited, done.stdout
+        lastmod = edited.group(1).replace(" ", "T") + "+00:00"
+        page = httpx.get(
+            url + "/sitemap-articles-1.xml", headers={"Host": f"site1.localhost:{port}"}
+        )
+        assert f"<lastmod>{lastmod}</lastmod>" in page.text

@@ -27,7 +27,17 @@ pytestmark = pytest.mark.install
 BASE = "https://example.com/"
 # The distributions of the optional dependencies: none may come with an install that
 # does not name the extra bringing it.
-OPTIONAL = {"sqlalchemy", "greenlet", "httpx", "lxml", "django", "starlette", "uvicorn", "flask"}
+OPTIONAL = {
+    "sqlalchemy",
+    "greenlet",
+    "httpx",
+    "lxml",
+    "protego",
+    "django",
+    "starlette",
+    "uvicorn",
+    "flask",
+}
 
 # Lists, a generator, an async generator and a custom source: what a site serves without
 # any extra.
@@ -158,9 +168,9 @@ def only(venv: Venv, *extras: str) -> None:
     brought = {
         "": set(),
         "sqlalchemy": {"sqlalchemy", "greenlet"},
-        "cli": {"httpx", "lxml"},
+        "cli": {"httpx", "lxml", "protego"},
         "indexnow": {"httpx", "sqlalchemy", "greenlet"},
-        "django": {"django", "httpx", "lxml"},
+        "django": {"django", "httpx", "lxml", "protego"},
         "example": {"sqlalchemy", "greenlet", "httpx", "starlette", "uvicorn", "flask"},
     }
     expected = set().union(*(brought[extra] for extra in extras))

@@ -680,7 +680,7 @@ def test_the_sites_purge_through_one_queue_each_by_its_own_keys(engine: Engine, 
         with pytest.raises(ValueError, match="name its host"):
             app.purge("pages")
         assert served.purges.wait(5)
-        assert purger.calls[0] == ["sm-src_t2.example_pages"]
+        assert purger.calls[0][0] == "sm-src_t2.example_pages"  # keys queued meanwhile join it
         assert {key for call in purger.calls for key in call} == {
             "sm-src_t2.example_pages",
             "sm-site_t1.example",

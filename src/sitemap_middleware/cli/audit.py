@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from urllib.parse import urlsplit
 
-import anyio
 import httpx
 
 from .audit_rules import (
@@ -33,7 +32,8 @@ from .audit_rules import (
 )
 from .audit_sample import Listed, allocate, presample, take
 from .document import Document
-from .fetch import Exchange, NetworkError, request
+from .fetch import Exchange, NetworkError
+from .pace import Pace
 from .scope import scope_problem
 
 HEAD_REFUSED = (405, 501)
@@ -130,25 +130,14 @@ class _Prober:
     def __init__(
         self, client: httpx.AsyncClient, options: AuditOptions, summary: AuditSummary
     ) -> None:
-        self.client = client
-        self.delay = options.delay
-        self.concurrency = options.concurrency
+        self.pace = Pace(client, options.concurrency, options.delay)
         self.summary = summary
         self.left = options.pages
         self.refused: set[str] = set()
-        self.active = 0
 
     async def probe_all(self, pages: list[Listed]) -> list[PageAnswer]:
-        answers: list[PageAnswer] = [PageAnswer(listed, skipped=True) for listed in pages]
-        pending = iter(enumerate(pages))
-
-        async def worker() -> None:
-            for position, listed in pending:
-                answers[position] = await self.probe(listed)
-
-        async with anyio.create_task_group() as group:
-            for _ in range(min(self.concurrency, len(pages))):
-                group.start_soon(worker)
+        answers = await self.pace.each(pages, self.probe)
+        self.summary.peak_concurrency = self.pace.peak
         return answers
 
     async def probe(self, listed: Listed) -> PageAnswer:
@@ -176,15 +165,4 @@ class _Prober:
         self.summary.requests += 1
         self.summary.head += method == "HEAD"
         self.summary.get += method == "GET"
-        self.active += 1
-        self.summary.peak_concurrency = max(self.summary.peak_concurrency, self.active)
-        try:
-            # The body is read (a GET's up to a bound) so that the connection can serve the
-            # next request: one closed unread would cost a new connection per page.
-            exchange = await request(
-                self.client, method, url, {}, GET_BODY if method == "GET" else 0
-            )
-        finally:
-            self.active -= 1
-        await anyio.sleep(self.delay)  # politeness: this connection rests before its next
-        return exchange
+        return await self.pace.send(method, url, {}, GET_BODY if method == "GET" else 0)

@@ -7,14 +7,18 @@ every sitemap is read, N is shared between them as evenly as their sizes
 allow (a sitemap smaller than its share gives the rest to the others), in the
 index's order, and each takes its share from its pre-sample. The same
 sitemaps and the same seed give the same pages, whatever ``--concurrency``.
+``check --audit-indexable N`` samples the same way, with N for each source.
 """
 
 from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from typing import TypeVar
 
 from .spread import choose
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,7 +29,7 @@ class Listed:
     lastmod: str | None
 
 
-def presample(entries: list[Listed], size: int, seed: int | None, sitemap: str) -> list[Listed]:
+def presample(entries: list[T], size: int, seed: int | None, sitemap: str) -> list[T]:
     """At most ``size`` of ``entries`` in the order they are to be taken: spread evenly over
     the sitemap, or (with a seed) a random sample, its random order kept so that any prefix
     of it is a random sample too."""
@@ -35,7 +39,7 @@ def presample(entries: list[Listed], size: int, seed: int | None, sitemap: str) 
     return rng.sample(entries, min(size, len(entries)))
 
 
-def take(candidates: list[Listed], count: int, seed: int | None) -> list[Listed]:
+def take(candidates: list[T], count: int, seed: int | None) -> list[T]:
     """``count`` of a pre-sample: a spread of the spread, or the random sample's prefix."""
     if seed is None:
         return choose(candidates, None, count)

@@ -8,7 +8,8 @@ gets the header rules, the built-in document rules (and the XSDs with
 resource (however spelt) in two children are reported on the later one in the
 index's order, whichever was fetched first. With ``audit``, the lastmods of
 every ``urlset`` are audited against the pages themselves (:mod:`.audit`)
-once every document is checked.
+once every document is checked; with ``indexable``, the URLs they list are requested and
+judged as a crawler would index them (:mod:`.indexable`), after that.
 """
 
 from __future__ import annotations
@@ -28,11 +29,15 @@ from .document import Document, inspect
 from .fetch import NetworkError, decode, request
 from .findings import Findings
 from .headers import check_headers, media_type
+from .indexable import Collector, IndexableOptions, IndexableReport, SitemapPart, run_indexable
 from .schemas import Schemas
 from .scope import resource, scope_problem
 from .spread import choose
 
 ACCEPT_ENCODING = "gzip"
+INDEXABLE_FINDINGS = 3
+"""The exit status of a check whose sitemaps pass but whose indexability audit finds URLs
+that are not indexable (and not in the baseline)."""
 
 
 @dataclass
@@ -47,6 +52,7 @@ class CheckOptions:
     conditional: bool = True
     user_agent: str = USER_AGENT
     audit: AuditOptions | None = None
+    indexable: IndexableOptions | None = None
 
 
 @dataclass
@@ -61,6 +67,7 @@ class DocumentReport:
     """Uncompressed bytes."""
     codings: list[str] = field(default_factory=list)
     audit: SitemapAudit | None = None
+    indexable: SitemapPart | None = None
 
     @property
     def errors(self) -> int:
@@ -80,6 +87,7 @@ class Report:
     children_checked: int = 0
     network_errors: list[str] = field(default_factory=list)
     audit: AuditSummary | None = None
+    indexable: IndexableReport | None = None
 
     @property
     def errors(self) -> int:
@@ -91,10 +99,15 @@ class Report:
 
     @property
     def exit_status(self) -> int:
-        """0 all good, 1 a check failed, 2 a document could not be fetched at all."""
+        """0 all good, 1 a check failed, 2 a document could not be fetched at all, 3 the
+        sitemaps pass but the indexability audit has new findings."""
         if self.network_errors:
             return 2
-        return 1 if self.errors else 0
+        if self.errors:
+            return 1
+        if self.indexable is not None and self.indexable.new:
+            return INDEXABLE_FINDINGS
+        return 0
 
 
 async def run_check(
@@ -103,7 +116,13 @@ async def run_check(
     """Check ``options.url`` over HTTP, or through ``transport`` (an application in-process)."""
     report = Report(options.url)
     audit = options.audit
-    connections = max(options.concurrency, audit.concurrency if audit else 1)
+    indexable = options.indexable
+    collector = Collector(indexable) if indexable is not None else None
+    connections = max(
+        options.concurrency,
+        audit.concurrency if audit else 1,
+        indexable.concurrency if indexable else 1,
+    )
     async with httpx.AsyncClient(
         timeout=options.timeout,
         follow_redirects=False,
@@ -111,7 +130,7 @@ async def run_check(
         limits=httpx.Limits(max_connections=connections),
         transport=transport,
     ) as client:
-        checker = _Checker(client, options, report)
+        checker = _Checker(client, options, report, collector)
         root = DocumentReport(options.url, "root")
         report.documents.append(root)
         document = await checker.document(root)
@@ -120,14 +139,24 @@ async def run_check(
         if audit is not None:
             audits = [d.audit for d in report.documents if d.audit is not None]
             report.audit = await run_audit(client, audits, audit)
+        if indexable is not None and collector is not None:
+            parts = [d.indexable for d in report.documents if d.indexable is not None]
+            report.indexable = await run_indexable(client, parts, collector, indexable)
     return report
 
 
 class _Checker:
-    def __init__(self, client: httpx.AsyncClient, options: CheckOptions, report: Report) -> None:
+    def __init__(
+        self,
+        client: httpx.AsyncClient,
+        options: CheckOptions,
+        report: Report,
+        collector: Collector | None = None,
+    ) -> None:
         self.client = client
         self.options = options
         self.report = report
+        self.collector = collector
         self.now = datetime.now(UTC)
         # Enough to read a document of the protocol's maximum, even slightly inflated by gzip.
         self.read_limit = max(options.max_bytes, MAX_BYTES)
@@ -186,6 +215,9 @@ class _Checker:
             document = self._rules(report, body)
             if self.options.audit is not None and document.kind == "urlset":
                 report.audit = collect(document, report.url, self.options.audit, self.now)
+            if self.collector is not None and document.kind == "urlset":
+                report.indexable = self.collector.collect(document, report.url)
+            document.alternates = {}
         if self.options.conditional:
             try:
                 await probe(self.client, report.url, first, ACCEPT_ENCODING, findings)

@@ -1,15 +1,17 @@
 """The options of ``check`` beyond the sitemap rules: whom it speaks as, what it speaks to
-(``--app``), and the lastmod audit."""
+(``--app``), the lastmod audit and the indexability audit."""
 
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 from .argtypes import positive
 
-if TYPE_CHECKING:  # the audit needs httpx (the cli extra); --help must not
+if TYPE_CHECKING:  # the audits need httpx (the cli extra); --help must not
     from .audit import AuditOptions
+    from .indexable import IndexableOptions
 
 USER_AGENT = "sitemap-middleware-check/1"
 
@@ -65,6 +67,22 @@ def add_check_options(check: argparse.ArgumentParser) -> None:
         metavar="S",
         help="sample pages at random with seed S (default: spread evenly over each sitemap)",
     )
+    indexable = check.add_argument_group("indexability audit")
+    indexable.add_argument(
+        "--audit-indexable",
+        type=_per_source,
+        metavar="N",
+        help="GET N URLs of each source (or all) and the robots.txt of their hosts, and "
+        "report those that do not answer 200, name another canonical, are noindex, are "
+        "disallowed by robots.txt, or whose hreflang alternates do not list them back "
+        "(at --audit-concurrency and --audit-delay); findings exit 3",
+    )
+    indexable.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="FILE",
+        help="an earlier --json report of --audit-indexable: only findings not in it fail",
+    )
 
 
 def audit_options(args: argparse.Namespace) -> AuditOptions | None:
@@ -75,6 +93,33 @@ def audit_options(args: argparse.Namespace) -> AuditOptions | None:
     return AuditOptions(
         args.audit_lastmod, args.audit_concurrency, args.audit_delay, args.audit_seed
     )
+
+
+def indexable_options(args: argparse.Namespace) -> IndexableOptions | None:
+    """The indexability audit's options; raises :class:`~.baseline.BaselineError` for a
+    baseline that cannot be read, or given without the audit."""
+    from .baseline import BaselineError, read_baseline
+    from .indexable import IndexableOptions
+
+    if args.audit_indexable is None:
+        if args.baseline is not None:
+            raise BaselineError("--baseline needs --audit-indexable")
+        return None
+    baseline = read_baseline(args.baseline) if args.baseline is not None else None
+    return IndexableOptions(
+        args.audit_indexable,
+        args.audit_concurrency,
+        args.audit_delay,
+        args.audit_seed,
+        baseline,
+        str(args.baseline) if args.baseline is not None else None,
+    )
+
+
+def _per_source(text: str) -> int | Literal["all"]:
+    if text.strip().lower() == "all":
+        return "all"
+    return positive(text)
 
 
 def _seconds(text: str) -> float:

@@ -61,13 +61,15 @@ _UNDECLARED = re.compile(r"Namespace prefix (\S+) (?:on|for) .* is not defined")
 
 @dataclass
 class Document:
-    """What the rules learnt of a document: its kind, the locs of its entries in order, and
-    the lastmod beside each (None where there is none)."""
+    """What the rules learnt of a document: its kind, the locs of its entries in order, the
+    lastmod beside each (None where there is none), and the hrefs of the hreflang
+    alternates of each loc that has some."""
 
     kind: str | None = None
     entries: int = 0
     locs: list[str] = field(default_factory=list)
     lastmods: list[str | None] = field(default_factory=list)
+    alternates: dict[str, frozenset[str]] = field(default_factory=dict)
     root: etree._Element | None = None
 
 
@@ -152,6 +154,7 @@ def inspect(
     if entries > most:
         findings.add(code, f"more than {most:,} <{entry_name}> entries", f"{entries:,}")
     if rules is not None:
+        document.alternates = rules.alternates
         rules.finish(document.locs)
     _duplicates(document.locs, findings)
     if check_scope:

@@ -121,7 +121,7 @@ class ExtensionRules:
                         "annotations that do not point both ways)",
                         f"{href} does not list {loc}",
                     )
-        self.alternates.clear()
+        self.alternates = {}  # a new one: the document keeps this one
 
     def _alternates(self, loc: str, links: list[etree._Element]) -> None:
         hrefs: set[str] = set()

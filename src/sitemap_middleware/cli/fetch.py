@@ -95,6 +95,15 @@ def gunzip(data: bytes, limit: int) -> bytes:
     return bytes(out)
 
 
+def inflate_prefix(data: bytes, limit: int) -> bytes:
+    """The first ``limit`` bytes (at most) a gzip stream's start inflates to: the readable
+    part of a body read only in part; nothing when it is not gzip."""
+    try:
+        return zlib.decompressobj(zlib.MAX_WBITS | 16).decompress(data, limit)
+    except zlib.error:
+        return b""
+
+
 def is_gzip(data: bytes) -> bool:
     return data[:2] == b"\x1f\x8b"
 

@@ -24,7 +24,7 @@ from ..core.spec import (
 )
 from .argtypes import app_path, not_negative, positive
 from .check_options import add_check_options as add_audit_options
-from .check_options import audit_options
+from .check_options import audit_options, indexable_options
 from .logs import library_logging
 
 USAGE_ERROR = 2
@@ -90,10 +90,23 @@ audit.unreachable. With --app the application is checked in-process; an
 application given sites= serves a sitemap per host: --host HOST checks that
 host's (URL left out: its root sitemap).
 
+With --audit-indexable N (or all), N URLs of each source (the sitemaps that
+differ only by a page number) are requested with GET, after the robots.txt of
+their hosts, at the same pace, and each that a crawler would not index is
+reported: indexable.robots (disallowed for Googlebot, Bingbot or * by
+robots.txt, as RFC 9309 reads it), indexable.redirect (with its target),
+indexable.status (not 200), indexable.unreachable, indexable.canonical (its
+rel=canonical, in the head or a Link header, is another URL),
+indexable.noindex (meta robots, googlebot or bingbot, or X-Robots-Tag, for
+all or for one crawler), indexable.hreflang (an hreflang alternate of its
+sitemap entry lists it back neither in its own entry nor on its page). With
+--baseline FILE (an earlier --json report), only findings not in FILE count.
+
 Exit status: 0 when every check passes, 1 when one fails (an audit finding
 judged FAIL included), 2 on a usage error or when a document could not be
-fetched at all (connection refused, timeout). Warnings (and audit WARNs) do
-not change the exit status."""
+fetched at all (connection refused, timeout), 3 when the documents pass but
+the indexability audit has findings (not in the baseline). Warnings (and
+audit WARNs) do not change the exit status."""
 
 CHECK_EPILOG = """\
 examples:
@@ -103,6 +116,8 @@ examples:
   sitemap-middleware check --sample 25 --timeout 10 https://example.com/sitemap.xml
   sitemap-middleware check --max-bytes 10485760 https://example.com/sitemap-1.xml.gz
   sitemap-middleware check --audit-lastmod 200 https://example.com/sitemap.xml
+  sitemap-middleware check --audit-indexable 50 https://example.com/sitemap.xml
+  sitemap-middleware check --json --audit-indexable all --baseline known.json https://example.com/sitemap.xml
   sitemap-middleware check --app mysite.main:app https://example.com/sitemap.xml
   sitemap-middleware check --app mysite.main:app --host shop.example.com --audit-lastmod 50"""
 
@@ -405,6 +420,7 @@ def check_command(
 
         from ..testing import StartupFailed
         from .app_transport import run_app_check
+        from .baseline import BaselineError
         from .check import CheckOptions, run_check
         from .loader import LoadError
         from .report import as_json, as_text
@@ -437,6 +453,11 @@ def check_command(
         except SchemaError as exc:
             stderr.write(f"sitemap-middleware check: {exc}\n")
             return USAGE_ERROR
+    try:
+        indexable = indexable_options(args)
+    except BaselineError as exc:
+        stderr.write(f"sitemap-middleware check: {exc}\n")
+        return USAGE_ERROR
     options = CheckOptions(
         url=args.url or "",
         schemas=schemas,
@@ -448,6 +469,7 @@ def check_command(
         conditional=args.conditional,
         user_agent=args.user_agent,
         audit=audit_options(args),
+        indexable=indexable,
     )
     try:
         if app:

@@ -8,6 +8,7 @@ from typing import Any
 from .audit_report import audit_json, audit_lines, summary_json, summary_line
 from .check import DocumentReport, Report
 from .findings import ERROR, WARNING
+from .indexable_report import indexable_json, indexable_lines
 
 
 def as_json(report: Report) -> str:
@@ -22,6 +23,8 @@ def as_json(report: Report) -> str:
     }
     if report.audit is not None:
         document["audit"] = summary_json(report.audit)
+    if report.indexable is not None:
+        document["indexable"] = indexable_json(report.indexable)
     return json.dumps(document, indent=2, ensure_ascii=False)
 
 
@@ -61,6 +64,8 @@ def as_text(report: Report) -> str:
     failed = sum(1 for d in report.documents if d.errors)
     if report.audit is not None:
         lines += ["", summary_line(report.audit)]
+    if report.indexable is not None:
+        lines += ["", *indexable_lines(report.indexable)]
     lines += [
         "",
         f"{len(report.documents)} documents checked, {failed} failed: "

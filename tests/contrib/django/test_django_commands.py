@@ -168,3 +168,35 @@ def test_the_sites_commands_need_a_host_with_a_site(tmp_path: Path) -> None:
     unrendered = manage("sitemap_render", "--out", str(out), "--host", "three.example", sites=True)
     assert unrendered.returncode == 2 and "no site for 'three.example'" in unrendered.stderr
     assert not out.exists() or not any(out.iterdir())
+
+
+def test_sitemap_check_audits_indexability_in_process() -> None:
+    """``--audit-indexable`` of the project itself (tests.indexable_django): each planted fault
+    found, through Django's views and the middleware's robots.txt; nothing on the clean one."""
+    from ...indexable_site import FAULTS
+
+    for clean in ("", "1"):
+        env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "tests.indexable_django",
+            "PYTHONPATH": pythonpath(),
+            "INDEXABLE_CLEAN": clean,
+        }
+        command = [sys.executable, "-m", "django", "sitemap_check", "--json"]
+        command += ["--audit-delay", "0", "--audit-indexable", "all"]
+        result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+        report = json.loads(result.stdout)
+        found = {
+            (f["code"], f["url"].removeprefix("http://site.test"), f["subject"])
+            for f in report["indexable"]["found"]
+        }
+        if clean:
+            assert (result.returncode, found) == (0, set()), result.stderr
+        else:
+            assert result.returncode == 3, result.stderr
+            expected = {
+                (code, path, subject and f"http://site.test{subject}")
+                for code, path, subject in FAULTS
+            }
+            assert found == expected
+            assert report["errors"] == 0

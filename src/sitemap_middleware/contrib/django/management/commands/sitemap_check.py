@@ -1,6 +1,7 @@
 """``manage.py sitemap_check [URL]``: the project's sitemap checked as a crawler reads it,
 with the options and exit statuses of ``sitemap-middleware check`` (0 every check passes,
-1 one fails, 2 a usage error or a document that could not be fetched). Without URL it
+1 one fails, 2 a usage error or a document that could not be fetched, 3 the indexability
+audit, ``--audit-indexable``, finds URLs that are not indexable). Without URL it
 checks the sitemap ``SITEMAP_MIDDLEWARE`` describes in-process, through Django's ASGI
 handler: no server needed; with ``'sites'``, that of the host ``--host`` names."""
 
