@@ -10,7 +10,7 @@ import ast
 import os
 from datetime import UTC, datetime, timedelta
 
-from sitemap_middleware import Entry, IterableSource, Limits
+from sitemap_middleware import Entry, IterableSource, Limits, SiteConfig
 from tests.django_site.settings import *  # noqa: F403
 
 ROWS = 120
@@ -33,6 +33,25 @@ SITEMAP_MIDDLEWARE = {
     "limits": Limits(max_urls=50),
     **ast.literal_eval(os.environ.get("SITEMAP_TEST_SETTING", "{}")),
 }
+if os.environ.get("SITEMAP_TEST_SITES"):  # a sitemap per host: site_for's
+    SITEMAP_MIDDLEWARE = {"sites": "tests.django_commands.site_for", "limits": Limits(max_urls=50)}
+
+SITE_HOSTS = ("one.example", "two.example")
+
+
+def site_sources(host: str) -> list[IterableSource]:
+    """A site's pages: those of :func:`sources`, under a path of the host's own."""
+    start = datetime(2024, 5, 1, tzinfo=UTC) + timedelta(days=SITE_HOSTS.index(host))
+    name = host.split(".")[0]
+    entries = [Entry(f"/{name}/{i}", start + timedelta(hours=i)) for i in range(ROWS)]
+    return [IterableSource(entries, name="pages")]
+
+
+def site_for(host: str) -> SiteConfig | None:
+    """The resolver of ``SITEMAP_TEST_SITES``: one.example and two.example."""
+    if host not in SITE_HOSTS:
+        return None
+    return SiteConfig(base_url=f"https://{host}/", sources=site_sources(host))
 
 
 def broken() -> object:

@@ -16,6 +16,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import MISSING, dataclass, fields, replace
 from datetime import UTC, tzinfo
+from functools import cached_property
 from importlib.util import find_spec
 from typing import Any, ClassVar, Literal, Required, TypedDict, TypeVar
 from urllib.parse import urlsplit
@@ -664,9 +665,10 @@ class SiteConfig:
         if self.strict is not None:
             _bool("strict", self.strict)
 
-    @property
+    @cached_property
     def host(self) -> str:
-        """``host[:port]`` of the base URL, as :func:`~.core.urls.normalize_host` writes it."""
+        """``host[:port]`` of the base URL, as :func:`~.core.urls.normalize_host` writes it
+        (worked out once: a middleware given ``sites=`` reads it on every request)."""
         return Site.build(self.base_url, "/sitemap.xml").origin.partition("://")[2]
 
     def settings(self, shared: Settings) -> Settings:

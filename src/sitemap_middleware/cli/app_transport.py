@@ -12,7 +12,7 @@ broken transfer to ``check``.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
@@ -21,7 +21,7 @@ import httpx
 from ..core.http import format_http_date
 from ..testing import ASGIClient, Fetch, ResponseFailed, WSGIClient, with_lifespan
 from .check import CheckOptions, Report, run_check
-from .loader import import_attribute, resolve_app
+from .loader import host_root_url, import_attribute, resolve_app
 
 
 class InProcessTransport(httpx.AsyncBaseTransport):
@@ -81,17 +81,32 @@ class _Broken(httpx.AsyncByteStream):
         raise httpx.RemoteProtocolError(self.failure)
 
 
-async def run_app_check(options: CheckOptions, app: str, app_dir: str = ".") -> Report:
+async def run_app_check(
+    options: CheckOptions, app: str, app_dir: str = ".", host: str | None = None
+) -> Report:
     """Check ``options.url`` as the application ``app`` (MODULE:ATTR) answers it in-process.
-    Raises :class:`~.loader.LoadError` or :class:`~sitemap_middleware.testing.StartupFailed`."""
+    With ``host`` (an application given ``sites=``): that host's sitemap, its root when
+    ``options.url`` is None. Raises :class:`~.loader.LoadError` or
+    :class:`~sitemap_middleware.testing.StartupFailed`."""
     loaded = await resolve_app(import_attribute(app, app_dir))
-    parts = urlsplit(options.url)
-    origin = f"{parts.scheme}://{parts.netloc}/"
+
+    async def check(client_for: Callable[[str], Fetch]) -> Report:
+        # After startup: Starlette builds its middleware stack then, and the sites with it.
+        if host is not None:
+            options.url = await host_root_url(loaded.app, host, options.url or None)
+        parts = urlsplit(options.url)
+        fetch = client_for(f"{parts.scheme}://{parts.netloc}/")
+        return await run_check(options, ServerDate(InProcessTransport(fetch)))
+
     if loaded.interface == "wsgi":
-        client = WSGIClient(loaded.app, origin)
-        return await run_check(options, ServerDate(InProcessTransport(client.fetch)))
+        return await check(lambda origin: WSGIClient(loaded.app, origin).fetch)
 
-    async def work(client: ASGIClient) -> Report:
-        return await run_check(options, ServerDate(InProcessTransport(client.fetch)))
+    async def work(started: ASGIClient) -> Report:
+        def client_for(origin: str) -> Fetch:
+            client = ASGIClient(loaded.app, origin)
+            client.state = started.state  # what the lifespan's startup left for requests
+            return client.fetch
 
-    return await with_lifespan(loaded.app, origin, work)
+        return await check(client_for)
+
+    return await with_lifespan(loaded.app, "http://localhost/", work)

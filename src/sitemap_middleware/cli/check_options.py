@@ -31,6 +31,12 @@ def add_check_options(check: argparse.ArgumentParser) -> None:
         "it): URL gives the path and the Host",
     )
     check.add_argument("--app-dir", default=".", metavar="DIR", help="folder to import MODULE from")
+    check.add_argument(
+        "--host",
+        metavar="HOST",
+        help="with --app and sites=: the host whose sitemap is checked (its requests carry that "
+        "Host); URL may be left out: that site's root sitemap",
+    )
     audit = check.add_argument_group("lastmod audit")
     audit.add_argument(
         "--audit-lastmod",

@@ -33,12 +33,13 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, cast
+from urllib.parse import urlsplit
 
 import anyio.to_thread
 
 from ..core.sitemap import Sitemap
 from ..core.sites import Sites
-from ..core.urls import normalize_host
+from ..core.urls import Site, normalize_host
 from ..servers.asgi import SitemapMiddleware
 from ..servers.wsgi import SitemapWSGIMiddleware
 from ..settings import ConfigurationError, Settings, SiteConfig, make_settings
@@ -201,6 +202,35 @@ async def sites_mounted(app: object, host: str) -> list[Mounted]:
             raise LoadError(f"--host: the sites resolver gave {answer!r} for {normal!r}")
         found.append(Mounted(prefix, answer.settings(sites.settings)))
     return found
+
+
+async def host_sitemaps(app: object, host: str) -> list[Mounted]:
+    """``--host``: the sitemaps ``host`` gets from the middlewares of ``app`` given ``sites=``;
+    :class:`LoadError` when the application has none or none has a site for ``host``."""
+    if not sites_of(app):
+        raise LoadError("--host: the application has no middleware given sites=")
+    found = await sites_mounted(app, host)
+    if not found:
+        raise LoadError(f"--host: no site for {host!r}")
+    return found
+
+
+async def host_root_url(app: object, host: str, url: str | None = None) -> str:
+    """``--host``: the public URL of the root sitemap ``host`` gets from ``app`` (the first
+    middleware given ``sites=`` that has a site for it); with ``url``, that URL once it is
+    on that host."""
+    found = await host_sitemaps(app, host)
+    if url is None:
+        settings = found[0].settings
+        return settings.site.url_for(settings.path)
+    parts = urlsplit(url)
+    try:
+        origin = Site.build(f"{parts.scheme}://{parts.netloc}/", "/sitemap.xml").origin
+    except ValueError:
+        origin = None
+    if origin not in {mounted.settings.site.origin for mounted in found}:
+        raise LoadError(f"--host: {url} is not on the site of {host!r}; leave URL out")
+    return url
 
 
 async def _resolved(resolver: Callable[[str], object], host: str) -> object:

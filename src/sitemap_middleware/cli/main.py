@@ -86,7 +86,9 @@ lastmods are judged (pass, WARN, FAIL): audit.stamp (half or more of them one
 instant: a build stamp), audit.future, audit.older (pages whose Last-Modified
 is later than their lastmod), audit.no-last-modified and
 audit.last-modified-now (unverifiable), audit.status (a page not 2xx),
-audit.unreachable. With --app the application is checked in-process.
+audit.unreachable. With --app the application is checked in-process; an
+application given sites= serves a sitemap per host: --host HOST checks that
+host's (URL left out: its root sitemap).
 
 With --audit-indexable N (or all), N URLs of each source (the sitemaps that
 differ only by a page number) are requested with GET, after the robots.txt of
@@ -116,7 +118,8 @@ examples:
   sitemap-middleware check --audit-lastmod 200 https://example.com/sitemap.xml
   sitemap-middleware check --audit-indexable 50 https://example.com/sitemap.xml
   sitemap-middleware check --json --audit-indexable all --baseline known.json https://example.com/sitemap.xml
-  sitemap-middleware check --app mysite.main:app https://example.com/sitemap.xml"""
+  sitemap-middleware check --app mysite.main:app https://example.com/sitemap.xml
+  sitemap-middleware check --app mysite.main:app --host shop.example.com --audit-lastmod 50"""
 
 RENDER_DESCRIPTION = """\
 Write every document the application's sitemap middleware serves (the root,
@@ -216,7 +219,13 @@ def _check_parser(commands: Any, formatter: Any) -> None:
         epilog=CHECK_EPILOG,
         formatter_class=formatter,
     )
-    check.add_argument("url", metavar="URL", help="the sitemap (or sitemap index) to check")
+    check.add_argument(
+        "url",
+        metavar="URL",
+        nargs="?",
+        help="the sitemap (or sitemap index) to check (with --app and --host: default, that "
+        "host's root sitemap)",
+    )
     add_check_options(check)
 
 
@@ -422,8 +431,19 @@ def check_command(
             "pip install 'sitemap_middleware[cli]'\n"
         )
         return USAGE_ERROR
-    parts = urlsplit(args.url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
+    host = getattr(args, "host", None)
+    app = getattr(args, "app", None)
+    if host is not None and not app and transport is None:
+        stderr.write(
+            "sitemap-middleware check: --host names a site of an application checked "
+            "in-process (--app); over HTTP the URL names the host\n"
+        )
+        return USAGE_ERROR
+    if args.url is None and (host is None or not app):
+        stderr.write("sitemap-middleware check: URL is required (or --app with --host)\n")
+        return USAGE_ERROR
+    parts = urlsplit(args.url or "")
+    if args.url is not None and (parts.scheme not in ("http", "https") or not parts.netloc):
         stderr.write(f"sitemap-middleware check: URL must be an http(s) URL, got {args.url!r}\n")
         return USAGE_ERROR
     schemas = None
@@ -439,7 +459,7 @@ def check_command(
         stderr.write(f"sitemap-middleware check: {exc}\n")
         return USAGE_ERROR
     options = CheckOptions(
-        url=args.url,
+        url=args.url or "",
         schemas=schemas,
         max_bytes=args.max_bytes,
         max_children=args.max_children,
@@ -452,8 +472,8 @@ def check_command(
         indexable=indexable,
     )
     try:
-        if getattr(args, "app", None):
-            report = anyio.run(run_app_check, options, args.app, args.app_dir)
+        if app:
+            report = anyio.run(run_app_check, options, app, args.app_dir, host)
         else:
             report = anyio.run(run_check, options, transport)
     except (LoadError, StartupFailed) as exc:

@@ -30,9 +30,9 @@ from .loader import (
     Interface,
     Mounted,
     find_sitemaps,
+    host_sitemaps,
     import_attribute,
     resolve_app,
-    sites_mounted,
     sites_of,
     wsgi_middlewares,
 )
@@ -161,12 +161,7 @@ async def _per_host(app: object, host: str | None) -> list[Mounted]:
                 "whose sitemap to render, e.g. --host shop.example.com"
             )
         return []
-    if not sites_of(app):
-        raise OptionError("--host: the application has no middleware given sites=")
-    found = await sites_mounted(app, host)
-    if not found:
-        raise OptionError(f"--host: no site for {host!r}")
-    return found
+    return await host_sitemaps(app, host)
 
 
 class _Renderer:

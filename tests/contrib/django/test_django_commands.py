@@ -16,6 +16,7 @@ from lxml import etree
 from sitemap_middleware import Limits, SitemapWSGIApp
 
 from ... import django_commands
+from ...adapters import wsgi_reply
 from ...support import assert_valid_index, assert_valid_urlset, free_port, served
 from ...uvicorn_process import pythonpath
 
@@ -25,7 +26,7 @@ GZIP_FIRST = (
 
 
 def manage(
-    *args: str, setting: str = "{}", middleware: str | None = None
+    *args: str, setting: str = "{}", middleware: str | None = None, sites: bool = False
 ) -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
@@ -33,6 +34,8 @@ def manage(
         "PYTHONPATH": pythonpath(),
         "SITEMAP_TEST_SETTING": setting,
     }
+    if sites:  # SITEMAP_MIDDLEWARE = {"sites": django_commands.site_for}
+        env["SITEMAP_TEST_SITES"] = "1"
     if middleware is not None:
         env["SITEMAP_TEST_MIDDLEWARE"] = middleware
     command = [sys.executable, "-m", "django", *args]
@@ -110,6 +113,61 @@ def test_sitemap_check_in_process_and_over_the_network() -> None:
     assert too_large.returncode == 1, too_large.stdout
     unreachable = manage("sitemap_check", f"http://127.0.0.1:{free_port()}/sitemap.xml")
     assert unreachable.returncode == 2, unreachable.stdout
+
+
+def test_render_and_check_one_host_of_the_sites(tmp_path: Path) -> None:
+    for middleware in (None, ""):  # listed in MIDDLEWARE, or wrapping the project (wsgi.py)
+        for host in django_commands.SITE_HOSTS:
+            out = tmp_path / f"{host}-{middleware}"
+            rendered = manage(
+                "sitemap_render",
+                "--out",
+                str(out),
+                "--quiet",
+                "--host",
+                host,
+                sites=True,
+                middleware=middleware,
+            )
+            assert rendered.returncode == 0, rendered.stderr
+            # What another adapter serves that host for the same site.
+            app = SitemapWSGIApp(
+                sites={host: django_commands.site_for(host)}, limits=Limits(max_urls=50)
+            )
+            try:
+                names = sorted(p.name for p in out.iterdir())
+                assert len(names) == 8, names  # the index and three pages, .xml and .xml.gz
+                for name in names:
+                    expected = wsgi_reply(
+                        app, "GET", f"/{name}".encode(), [(b"host", host.encode())]
+                    )
+                    assert (out / name).read_bytes() == expected.body, name
+            finally:
+                app.close()
+            page = (out / "sitemap-pages-1.xml").read_text()
+            assert f"<loc>https://{host}/{host.split('.')[0]}/0</loc>" in page
+
+            checked = manage(
+                "sitemap_check", "--json", "--host", host, sites=True, middleware=middleware
+            )
+            assert checked.returncode == 0, checked.stdout + checked.stderr
+            report = json.loads(checked.stdout)
+            assert report["url"] == f"https://{host}/sitemap.xml"
+            assert [d["url"] for d in report["documents"]] == [f"https://{host}/sitemap.xml"] + [
+                f"https://{host}/sitemap-pages-{n}.xml" for n in (1, 2, 3)
+            ]
+            assert all(d["ok"] for d in report["documents"]), report
+
+
+def test_the_sites_commands_need_a_host_with_a_site(tmp_path: Path) -> None:
+    unnamed = manage("sitemap_check", sites=True)
+    assert unnamed.returncode == 2 and "--host" in unnamed.stderr, unnamed.stderr
+    unknown = manage("sitemap_check", "--host", "three.example", sites=True)
+    assert unknown.returncode == 2 and "no site for 'three.example'" in unknown.stderr
+    out = tmp_path / "out"
+    unrendered = manage("sitemap_render", "--out", str(out), "--host", "three.example", sites=True)
+    assert unrendered.returncode == 2 and "no site for 'three.example'" in unrendered.stderr
+    assert not out.exists() or not any(out.iterdir())
 
 
 def test_sitemap_check_audits_indexability_in_process() -> None:
