@@ -62,7 +62,8 @@ async def source_views(sitemaps: Sequence[Sitemap], sample: int) -> list[SourceV
             try:
                 locs = await sample_locs(source, sample)
             except Exception as exc:  # noqa: BLE001 - reported; the templates still count
-                locs, error = [], f"{type(exc).__name__}: {exc}"
+                first = (str(exc).splitlines() or [""])[0]  # SQLAlchemy's add the statement
+                locs, error = [], f"{type(exc).__name__}: {first}"
             views.append(SourceView(source.name, loc_templates(source), locs, base_url, error))
     return views
 
@@ -77,6 +78,19 @@ def rows_of(
         return any(sitemap.routes.match(path) is not None for sitemap in sitemaps)
 
     return classify(routes, views, exclude, own)
+
+
+async def report_routes(
+    routes: Sequence[Route],
+    sitemaps: Sequence[Sitemap],
+    exclude: Sequence[str],
+    sample: int,
+    as_json: bool,
+    out: TextIO,
+) -> int:
+    """Read the sources, classify the routes and write the report; the exit status."""
+    views = await source_views(sitemaps, sample)
+    return write_report(rows_of(routes, sitemaps, views, exclude), views, as_json, out)
 
 
 async def run_routes(options: RoutesOptions, stdout: TextIO, stderr: TextIO) -> int:
@@ -95,9 +109,9 @@ async def run_routes(options: RoutesOptions, stdout: TextIO, stderr: TextIO) -> 
                 "--app: no sitemap middleware with sources= found in the application "
                 "(routes does not read per-host sitemaps, sites=)"
             )
-        views = await source_views(sitemaps, options.sample)
-        rows = rows_of(routes, sitemaps, views, options.exclude)
-        return write_report(rows, views, options.json, stdout)
+        return await report_routes(
+            routes, sitemaps, options.exclude, options.sample, options.json, stdout
+        )
 
     try:
         if loaded.interface == "wsgi":
