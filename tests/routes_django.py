@@ -61,3 +61,7 @@ urlpatterns = [
     re_path(r"^articles/(?P<slug>[-\w]+)$", page, name="article"),
     *i18n_patterns(path("about-us", page, name="about-us")),
 ]
+
+
+def clean_sources() -> list[Any]:
+    return sources(clean=True)

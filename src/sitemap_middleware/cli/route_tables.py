@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..sources.coverage import Param, Part, Route, join, marked
+from ..sources.coverage import Param, Part, Route, join
 from .loader import nodes
 
 _STARLETTE_PARAM = re.compile(r"{([a-zA-Z_][a-zA-Z0-9_]*)(?::([a-zA-Z_][a-zA-Z0-9_]*))?}")
@@ -55,11 +55,18 @@ def _docs(route: Route, docs: set[Any]) -> Route:
 def _starlette(routes: list[Any], prefix: tuple[Part, ...]) -> list[Route]:
     from starlette.convertors import CONVERTOR_TYPES
 
+    param = _starlette_param(CONVERTOR_TYPES)
     found: list[Route] = []
     for route in routes:
         kind = type(route).__name__
+        included = getattr(route, "original_router", None)
+        if included is not None:  # FastAPI's include_router(): the router, under a prefix
+            at = str(getattr(getattr(route, "include_context", None), "prefix", "") or "")
+            inner_prefix = join(prefix, _parse(at, _STARLETTE_PARAM, param))
+            found += _starlette(list(getattr(included, "routes", None) or ()), inner_prefix)
+            continue
         path = getattr(route, "path", "") or ""
-        parts = join(prefix, _parse(path, _STARLETTE_PARAM, _starlette_param(CONVERTOR_TYPES)))
+        parts = join(prefix, _parse(path, _STARLETTE_PARAM, param))
         if kind == "Mount" or kind == "Host":
             inner = getattr(route, "routes", None)
             app = getattr(route, "app", None)
@@ -125,8 +132,3 @@ def _parse(path: str, syntax: re.Pattern[str], param: Any, flask: bool = False) 
         at = match.end()
     parts.append(path[at:])
     return join(parts)
-
-
-def view_marked(route: Route) -> bool:
-    """The route's view (or its class) carries :func:`~..sources.coverage.not_in_sitemap`."""
-    return marked(route.view, getattr(route.view, "view_class", None))
