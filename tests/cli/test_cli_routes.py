@@ -50,7 +50,7 @@ def test_finds_exactly_the_uncovered_route(
     excluded = {path: r["excluded"] for path, r in by_status(report, "excluded").items()}
     assert excluded["/search"] == "not_in_sitemap"
     assert excluded["/subscribe"] == "not GET"
-    assert excluded[f"/drafts/{{slug}}"] == f"excluded: {DRAFTS}"
+    assert excluded["/drafts/{slug}"] == f"excluded: {DRAFTS}"
     assert any(why == "static files" for why in excluded.values())
     covered = by_status(report, "covered")
     assert covered["/products/{slug}"]["url"] == BASE + "products/chair"
@@ -65,7 +65,9 @@ def test_finds_exactly_the_uncovered_route(
 
 @pytest.mark.parametrize("framework", ["starlette", "flask"])
 def test_nothing_on_the_clean_site(framework: str, capsys: pytest.CaptureFixture[str]) -> None:
-    status, report = routes(capsys, "--app", f"tests.routes_site:{framework}_clean", "--exclude", DRAFTS)
+    status, report = routes(
+        capsys, "--app", f"tests.routes_site:{framework}_clean", "--exclude", DRAFTS
+    )
     assert (status, by_status(report, "uncovered"), report["static_source"]) == (0, {}, None)
 
 
@@ -168,5 +170,8 @@ def test_a_template_covers_before_a_loc_and_a_marked_view_is_excluded() -> None:
     assert rows[0].cover is not None and rows[0].cover.by == "template"
     assert rows[1].excluded == "not_in_sitemap"
     rows = classify([article], views)
-    assert rows[0].cover is not None and (rows[0].cover.source, rows[0].cover.by) == ("listed", "loc")
+    assert rows[0].cover is not None and (rows[0].cover.source, rows[0].cover.by) == (
+        "listed",
+        "loc",
+    )
     assert rows[0].cover.url == BASE + "articles/one"

@@ -411,7 +411,7 @@ ROUTES_EPILOG = """\
 examples:
   sitemap-middleware routes --app mysite.main:app
   sitemap-middleware routes --app mysite.main:app --exclude '/search*' --exclude '/api/*'
-  sitemap-middleware routes --app mysite.main:app --json | jq '.routes[] | select(.status == "uncovered")'"""
+  sitemap-middleware routes --app mysite.main:app --json | jq '.static_source'"""
 
 
 def _routes_parser(commands: Any, formatter: Any) -> None:

@@ -71,7 +71,9 @@ def _starlette(routes: list[Any], prefix: tuple[Part, ...]) -> list[Route]:
             inner = getattr(route, "routes", None)
             app = getattr(route, "app", None)
             if type(app).__name__ == "StaticFiles":
-                found.append(Route(join(parts, ("/", Param("path", ".*", "path"))), None, "", STATIC))
+                found.append(
+                    Route(join(parts, ("/", Param("path", ".*", "path"))), None, "", STATIC)
+                )
             elif isinstance(inner, list) and inner:
                 found += _starlette(inner, parts if kind == "Mount" else prefix)
             continue

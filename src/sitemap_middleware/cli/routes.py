@@ -61,7 +61,7 @@ async def source_views(sitemaps: Sequence[Sitemap], sample: int) -> list[SourceV
             error = None
             try:
                 locs = await sample_locs(source, sample)
-            except Exception as exc:  # noqa: BLE001 - reported; the templates still count
+            except Exception as exc:
                 first = (str(exc).splitlines() or [""])[0]  # SQLAlchemy's add the statement
                 locs, error = [], f"{type(exc).__name__}: {first}"
             views.append(SourceView(source.name, loc_templates(source), locs, base_url, error))
@@ -146,7 +146,9 @@ def _with_globs(routes: list[Route], globs: list[str]) -> list[Route]:
     return routes
 
 
-def write_report(rows: Sequence[Row], views: Sequence[SourceView], as_json: bool, out: TextIO) -> int:
+def write_report(
+    rows: Sequence[Row], views: Sequence[SourceView], as_json: bool, out: TextIO
+) -> int:
     """The report, text or JSON; the exit status (1 when a route is uncovered)."""
     uncovered = [row for row in rows if row.uncovered]
     static = [row.route.path for row in uncovered if row.route.parameterless]
@@ -180,7 +182,12 @@ def _as_json(rows: Sequence[Row], views: Sequence[SourceView], line: str | None)
         "uncovered": sum(row.uncovered for row in rows),
         "static_source": line,
         "sources": [
-            {"name": view.name, "templates": view.templates, "locs_read": len(view.locs), "error": view.error}
+            {
+                "name": view.name,
+                "templates": view.templates,
+                "locs_read": len(view.locs),
+                "error": view.error,
+            }
             for view in views
         ],
     }
@@ -202,7 +209,10 @@ def _as_text(rows: Sequence[Row], views: Sequence[SourceView], line: str | None)
     for view in views:
         if view.error:
             lines.append(f"  source {view.name!r} could not be read ({view.error}): templates only")
-    counts = {status: sum(_status(row) == status for row in rows) for status in ("covered", "excluded", "uncovered")}
+    counts = {
+        status: sum(_status(row) == status for row in rows)
+        for status in ("covered", "excluded", "uncovered")
+    }
     head = (
         f"{len(rows)} routes: {counts['covered']} covered, {counts['excluded']} excluded, "
         f"{counts['uncovered']} uncovered"

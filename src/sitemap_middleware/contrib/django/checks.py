@@ -91,7 +91,10 @@ def check_routes(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
         for source in sitemap.sources
     ]
     rows = classify(
-        django_routes(), views, excluded_globs(), lambda path: sitemap.routes.match(path) is not None
+        django_routes(),
+        views,
+        excluded_globs(),
+        lambda path: sitemap.routes.match(path) is not None,
     )
     warnings = []
     for row in rows:

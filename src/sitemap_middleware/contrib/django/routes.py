@@ -108,7 +108,13 @@ def _regex_parts(regex: str) -> tuple[Part, ...]:
                 break
             group = body[at + 1 : end]
             named = re.match(r"\?P<(\w+)>", group)
-            parts += ["".join(literal), Param(named.group(1) if named else "re", group[named.end() :] if named else group.removeprefix("?:"))]
+            parts += [
+                "".join(literal),
+                Param(
+                    named.group(1) if named else "re",
+                    group[named.end() :] if named else group.removeprefix("?:"),
+                ),
+            ]
             literal = []
             at = end + 1
         elif char in ".^$*+?{}[]|\\":
