@@ -10,7 +10,7 @@ from typing import Any
 
 from django.conf.urls.i18n import i18n_patterns
 from django.http import HttpRequest, HttpResponse
-from django.urls import path, re_path
+from django.urls import include, path, re_path
 from django.views import View
 
 from sitemap_middleware import IterableSource, not_in_sitemap
@@ -60,6 +60,7 @@ urlpatterns = [
     path("subscribe", Subscribe.as_view(), name="subscribe"),
     re_path(r"^articles/(?P<slug>[-\w]+)$", page, name="article"),
     *i18n_patterns(path("about-us", page, name="about-us")),
+    path("admin/", include(([path("", page, name="index")], "admin"))),  # as admin.site.urls
 ]
 
 

@@ -8,7 +8,8 @@ Routes, and what coverage says of each:
 * ``/contact``: **uncovered** (with ``clean``, the ``pages`` list holds it too);
 * ``/search``: excluded, its view marked with ``@not_in_sitemap``;
 * ``/drafts/{slug}``: uncovered unless excluded by the glob :data:`DRAFTS`;
-* ``/subscribe``: POST only; the sitemap's own paths and ``robots.txt``; static files.
+* ``/subscribe``: POST only; the sitemap's own path and ``robots.txt`` (Starlette); static
+  files; Django's admin (Django).
 
 Module attributes for ``--app``: ``starlette``, ``starlette_clean``, ``flask``,
 ``flask_clean``.
@@ -66,6 +67,7 @@ def starlette_app(clean: bool = False) -> Any:
             Route("/drafts/{slug}", page),
             Route("/subscribe", page, methods=["POST"]),
             Route("/robots.txt", page),
+            Route("/sitemap.xml", page),  # the middleware answers it first
             Mount("/static", StaticFiles(directory=tempfile.gettempdir()), name="static"),
         ]
     )

@@ -78,6 +78,7 @@ def test_text_report_with_the_static_line(capsys: pytest.CaptureFixture[str]) ->
     assert f"UNCOVERED  {UNCOVERED}" in out
     assert f"IterableSource([{UNCOVERED!r}], name='static')" in out.splitlines()[-1]
     assert "excluded   /robots.txt" in out
+    assert "excluded   /sitemap.xml" in out and out.count("the sitemap's") == 1
 
 
 def test_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
@@ -175,3 +176,16 @@ def test_a_template_covers_before_a_loc_and_a_marked_view_is_excluded() -> None:
         "loc",
     )
     assert rows[0].cover.url == BASE + "articles/one"
+
+
+def test_regex_routes_of_django() -> None:
+    pytest.importorskip("django")
+    from sitemap_middleware.contrib.django.routes import _regex_parts
+
+    year = Route(("/", *_regex_parts(r"^archive/(?P<year>[0-9]{4})/$")))
+    assert (year.path, year.shape) == ("/archive/{year}/", "/archive/{}/")
+    assert year.matches("/archive/2024/") and not year.matches("/archive/24/")
+    dotted = Route(("/", *_regex_parts(r"^feed\.xml$")))
+    assert dotted.path == "/feed.xml" and dotted.parameterless
+    loose = Route(("/", *_regex_parts(r"^(?:old|new)/.*$")))
+    assert loose.matches("/old/x") and not loose.parameterless

@@ -80,6 +80,7 @@ def test_sitemap_routes_reports_each_route(tables: None) -> None:
     assert rows["/products/{slug:slug}"]["url"] == BASE + "products/chair"
     assert rows["/subscribe"]["excluded"] == "not GET"  # a class-based view without get()
     assert rows["/search"]["excluded"] == "not_in_sitemap"
+    assert rows["/admin/{rest:path}"]["excluded"] == "admin"
     assert rows["/drafts/{slug:slug}"]["excluded"] == f"excluded: {DRAFTS}"
     assert all(source["error"] is None for source in report["sources"])
     out = io.StringIO()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand
 
 from .....cli.main import ROUTES_DESCRIPTION, add_routes_options
@@ -26,7 +27,11 @@ class Command(BaseCommand):  # type: ignore[misc]  # Django ships no types
         from ...conf import configured
         from ...routes import django_routes, excluded_globs
 
-        sitemap = configured().sitemap()
+        try:
+            sitemap = configured().sitemap()
+        except ImproperlyConfigured as exc:  # not set, wrong, or a sitemap per host
+            self.stderr.write(f"sitemap_routes: {exc}")
+            raise SystemExit(2) from exc
         exclude = [*excluded_globs(), *options["exclude"]]
         status = anyio.run(
             report_routes,
