@@ -189,3 +189,33 @@ def test_regex_routes_of_django() -> None:
     assert dotted.path == "/feed.xml" and dotted.parameterless
     loose = Route(("/", *_regex_parts(r"^(?:old|new)/.*$")))
     assert loose.matches("/old/x") and not loose.parameterless
+
+
+def test_mounted_applications() -> None:
+    """A Flask app mounted in Starlette: its rules under the mount's path; any other
+    mounted application: one excluded route for its whole path."""
+    from flask import Flask
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+
+    class WSGIAdapter:  # as a2wsgi's WSGIMiddleware holds the application
+        def __init__(self, app: Any) -> None:
+            self.app = app
+
+        async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+            pass
+
+    legacy = Flask("legacy")
+
+    @legacy.route("/page/<int:n>")
+    def page(n: int) -> str:
+        return str(n)
+
+    async def other(scope: Any, receive: Any, send: Any) -> None:
+        pass
+
+    app = Starlette(routes=[Mount("/old", app=WSGIAdapter(legacy)), Mount("/else", app=other)])
+    found = {route.path: route for route in app_routes(app) or []}
+    assert found["/old/page/{n:int}"].excluded is None
+    assert found["/old/page/{n:int}"].matches("/old/page/7")
+    assert found["/else/{path:path}"].excluded is not None

@@ -3,8 +3,10 @@ values; Django's are listed by :mod:`..contrib.django.routes`.
 
 Starlette: ``app.routes``, recursing into ``Mount``s (and routers) and ``Host``s, each
 ``{name}`` / ``{name:convertor}`` with its convertor's pattern; a ``Mount`` of static files
-is one excluded route. Flask: ``app.url_map.iter_rules()``, each ``<name>`` /
-``<converter:name>`` with its converter's pattern; the ``static`` endpoints are excluded.
+is one excluded route; a mounted Flask application's rules are listed under the mount's
+path, any other mounted application is one excluded route. Flask:
+``app.url_map.iter_rules()``, each ``<name>`` / ``<converter:name>`` with its converter's
+pattern; the ``static`` endpoints are excluded.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ _FLASK_PARAM = re.compile(r"<(?:([a-zA-Z_][a-zA-Z0-9_]*)(?:\([^>]*\))?:)?([a-zA-
 NOT_GET = "not GET"
 STATIC = "static files"
 DOCS = "API documentation"
+MOUNTED = "a mounted application (its routes are not listed)"
 
 
 def app_routes(app: object) -> list[Route] | None:
@@ -76,6 +79,15 @@ def _starlette(routes: list[Any], prefix: tuple[Part, ...]) -> list[Route]:
                 )
             elif isinstance(inner, list) and inner:
                 found += _starlette(inner, parts if kind == "Mount" else prefix)
+            elif kind == "Mount":  # an application of its own: a Flask app's rules, or unknown
+                listed = app_routes(app) if app is not None else None
+                if listed is not None:
+                    for inner_route in listed:
+                        inner_route.parts = join(parts, inner_route.parts)
+                    found += listed
+                else:
+                    rest = join(parts, ("/", Param("path", ".*", "path")))
+                    found.append(Route(rest, None, getattr(route, "name", "") or "", MOUNTED))
             continue
         if kind == "WebSocketRoute":
             found.append(Route(parts, frozenset(), getattr(route, "name", ""), "WebSocket"))

@@ -17,7 +17,7 @@ import fnmatch
 import re
 import string
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -82,10 +82,11 @@ class Route:
     excluded: str | None = None
     """Why it is not expected in a sitemap; None when it is."""
     view: object = None
-    regex: re.Pattern[str] = field(init=False, repr=False)
 
-    def __post_init__(self) -> None:
-        self.regex = re.compile(
+    @property
+    def regex(self) -> re.Pattern[str]:
+        """The pattern of the paths it matches (``re`` keeps the compiled ones)."""
+        return re.compile(
             "".join(
                 re.escape(part) if isinstance(part, str) else f"(?:{part.pattern})"
                 for part in self.parts
