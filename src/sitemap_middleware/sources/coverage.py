@@ -16,7 +16,7 @@ from __future__ import annotations
 import fnmatch
 import re
 import string
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -288,7 +288,7 @@ def classify(
     routes: Sequence[Route],
     sources: Sequence[SourceView],
     globs: Sequence[str] = (),
-    own: Any = None,
+    own: Callable[[str], bool] | None = None,
 ) -> list[Row]:
     """Each route's row, in the order given. ``own(path)``: whether a parameterless path is
     one the sitemap middleware answers itself (its documents, the key file)."""
