@@ -290,6 +290,7 @@ PROMISES = {
     f"{NAME}.cli": set(),  # sitemap-middleware and every COMMAND --help
     f"{NAME}.cli.main": set(),
     f"{NAME}.cli.render": set(),  # render needs only the application
+    f"{NAME}.cli.routes": set(),  # routes too
     f"{NAME}.cli.check": CLI,
     f"{NAME}.cli.app_transport": CLI,
     f"{NAME}.sources.sqlalchemy.source": SQLALCHEMY,
@@ -304,6 +305,8 @@ PROMISES = {
     f"{NAME}.contrib.django.project": DJANGO,
     f"{NAME}.contrib.django.management.commands.sitemap_render": DJANGO,
     f"{NAME}.contrib.django.management.commands.sitemap_check": DJANGO,
+    f"{NAME}.contrib.django.management.commands.sitemap_routes": DJANGO,
+    f"{NAME}.contrib.django.routes": DJANGO,
     f"{NAME}.contrib.django.sources": DJANGO | SQLALCHEMY,  # DjangoSource compiles with SQLAlchemy
 }
 

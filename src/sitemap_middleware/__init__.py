@@ -26,6 +26,7 @@ from .settings import (
     cdn_cache_control,
 )
 from .sources.base import ALL, AsyncSource, KeyRange, SyncSource
+from .sources.coverage import not_in_sitemap
 from .sources.extras import ExtensionOptions
 from .sources.iterable import AsyncIterableSource, IterableSource
 from .state.bad_rows import BadRow, BadRowStats, bad_row_stats
@@ -76,6 +77,7 @@ __all__ = [
     "Video",
     "bad_row_stats",
     "cdn_cache_control",
+    "not_in_sitemap",
     "purge_keys",
 ]
 

@@ -244,7 +244,7 @@ def helps(venv: Venv, *command: str) -> None:
 
 def all_command_helps(venv: Venv) -> None:
     helps(venv, "sitemap-middleware")
-    for command in ("check", "render", "indexnow"):
+    for command in ("check", "render", "indexnow", "routes"):
         helps(venv, "sitemap-middleware", command)
     version = venv.run("sitemap-middleware", "--version")
     assert version.returncode == 0 and "0." in version.stdout, version
@@ -479,7 +479,7 @@ def manage_commands_work(venv: Venv, documents: int) -> None:
     real run, in-process) and the project's sitemap over a real socket."""
     check = venv.run("python", "manage.py", "check")
     assert check.returncode == 0, check.stderr
-    for command in ("sitemap_render", "sitemap_check"):
+    for command in ("sitemap_render", "sitemap_check", "sitemap_routes"):
         helps(venv, "python", "manage.py", command)
     out = venv.work / "public"
     render = venv.run("python", "manage.py", "sitemap_render", "--out", out, "--quiet")

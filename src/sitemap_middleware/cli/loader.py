@@ -264,6 +264,11 @@ def wsgi_middlewares(app: object) -> list[SitemapWSGIMiddleware]:
     return [node for node, _ in _walk(app) if isinstance(node, SitemapWSGIMiddleware)]
 
 
+def nodes(app: object) -> list[object]:
+    """Every object of the application's stack, outermost first."""
+    return [node for node, _ in _walk(app)]
+
+
 def _walk(app: object) -> Iterator[tuple[object, str]]:
     """Every object of the application's stack, with the mount path in front of it."""
     # Held, not just their ids: a bound method made by getattr is gone once dropped, and

@@ -32,7 +32,8 @@ USAGE_ERROR = 2
 DESCRIPTION = """\
 Check a live sitemap the way a crawler reads it, render the sitemaps an
 application serves through SitemapMiddleware (ASGI) or SitemapWSGIMiddleware
-(WSGI) to static files, or push the application's changed rows to IndexNow."""
+(WSGI) to static files, push the application's changed rows to IndexNow, or
+list the application's routes that no source of its sitemap covers."""
 
 EPILOG = """\
 examples:
@@ -40,6 +41,7 @@ examples:
   sitemap-middleware check --json --sample 20 https://example.com/sitemap.xml
   sitemap-middleware render --app mysite.main:app --out public/
   sitemap-middleware indexnow --app mysite.main:app --once
+  sitemap-middleware routes --app mysite.main:app
 
 Run 'sitemap-middleware COMMAND --help' for the options of each command."""
 
@@ -208,6 +210,7 @@ def build_parser() -> argparse.ArgumentParser:
     _check_parser(commands, formatter)
     _render_parser(commands, formatter)
     _indexnow_parser(commands, formatter)
+    _routes_parser(commands, formatter)
     return parser
 
 
@@ -395,6 +398,91 @@ def _indexnow_parser(commands: Any, formatter: Any) -> None:
     )
 
 
+ROUTES_DESCRIPTION = """\
+List the application's GET routes (Starlette/FastAPI, Flask, Django) and,
+for each, whether a source of its sitemap covers it: a source's loc template
+maps onto the route (the same literal text, a placeholder where the route has
+a parameter), or a loc the source lists matches the route's pattern (the
+first --sample locs of each source are read; a list in memory whole).
+
+Excluded, and reported as such: routes not answering GET, the sitemap's own
+paths, robots.txt, static files, Django's admin, FastAPI's documentation,
+views marked with @not_in_sitemap, Django's SITEMAP_ROUTES_EXCLUDED globs,
+and --exclude globs.
+
+The uncovered routes without parameters are printed as a static source,
+ready to paste into sources=.
+
+Exit status: 0 when every route is covered or excluded, 1 when one is not,
+2 on a usage error or an application that cannot be loaded."""
+
+ROUTES_EPILOG = """\
+examples:
+  sitemap-middleware routes --app mysite.main:app
+  sitemap-middleware routes --app mysite.main:app --exclude '/search*' --exclude '/api/*'
+  sitemap-middleware routes --app mysite.main:app --json | jq '.static_source'"""
+
+
+def _routes_parser(commands: Any, formatter: Any) -> None:
+    routes = commands.add_parser(
+        "routes",
+        help="list the application's GET routes and whether its sitemap covers each",
+        description=ROUTES_DESCRIPTION,
+        epilog=ROUTES_EPILOG,
+        formatter_class=formatter,
+    )
+    routes.add_argument("--app", required=True, metavar="MODULE:ATTR", help="the application")
+    add_routes_options(routes)
+    _application_options(routes)
+
+
+def add_routes_options(parser: argparse.ArgumentParser) -> None:
+    """The options of ``routes`` but the application's (also Django's ``manage.py
+    sitemap_routes``)."""
+    from ..sources.coverage import SAMPLE
+
+    parser.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="a glob on the route path, such as '/search*' or '/api/*' (repeatable)",
+    )
+    parser.add_argument(
+        "--sample",
+        type=positive,
+        default=SAMPLE,
+        metavar="N",
+        help=f"locs read from each source (default {SAMPLE}; a list in memory is read whole)",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object, not text")
+
+
+def routes_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    """``routes`` with parsed options; the exit status."""
+    import anyio
+
+    from ..testing import StartupFailed
+    from .loader import LoadError
+    from .routes import RoutesOptions, run_routes
+
+    options = RoutesOptions(
+        app=args.app,
+        app_dir=args.app_dir,
+        factory=args.factory,
+        interface=args.interface,
+        exclude=args.exclude,
+        sample=args.sample,
+        json=args.json,
+    )
+    try:
+        with library_logging(stderr):
+            return anyio.run(run_routes, options, stdout, stderr)
+    except (LoadError, StartupFailed) as exc:
+        stderr.write(f"sitemap-middleware routes: {exc}\n")
+        return USAGE_ERROR
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; the exit status."""
     parser = build_parser()
@@ -406,6 +494,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return check_command(args, sys.stdout, sys.stderr)
     if args.command == "indexnow":
         return _indexnow(args, sys.stdout, sys.stderr)
+    if args.command == "routes":
+        return routes_command(args, sys.stdout, sys.stderr)
     return render_command(args, sys.stdout, sys.stderr)
 
 
