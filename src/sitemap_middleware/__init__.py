@@ -34,6 +34,7 @@ from .state.purges import Purger
 
 if TYPE_CHECKING:  # SQLAlchemy is an optional extra, imported on first use below
     from .sources.sqlalchemy.async_source import AsyncSQLAlchemySource
+    from .sources.sqlalchemy.purge_claims import ClaimedPurger
     from .sources.sqlalchemy.source import SQLAlchemySource
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "BadRow",
     "BadRowError",
     "BadRowStats",
+    "ClaimedPurger",
     "ConfigurationError",
     "Entry",
     "ExtensionOptions",
@@ -88,6 +90,10 @@ def __getattr__(name: str) -> object:
         from .sources.sqlalchemy.source import SQLAlchemySource
 
         return SQLAlchemySource
+    if name == "ClaimedPurger":
+        from .sources.sqlalchemy.purge_claims import ClaimedPurger
+
+        return ClaimedPurger
     if name == "AsyncSQLAlchemySource":
         from .sources.sqlalchemy.async_source import AsyncSQLAlchemySource
 

@@ -20,7 +20,7 @@ from sitemap_middleware import Freshness, Headers, Limits, SitemapApp, SitemapWS
 from sitemap_middleware.contrib.varnish import MAX_FIELD_BYTES, PurgeFailed, XkeyPurger
 from sitemap_middleware.state.purges import PurgeQueue
 
-from ..adapters import call
+from ..adapters import call, call_wsgi
 from ..clock import Clock, drive
 from ..support import article_source, articles, assert_valid_index, now_naive
 
@@ -298,3 +298,87 @@ def test_the_xkey_purger_splits_long_fields(varnish: Varnish) -> None:
     varnish.statuses = [405]
     with pytest.raises(PurgeFailed, match="405"):
         XkeyPurger(varnish.url).purge(["a"])
+
+
+class Recording:
+    """A purger that keeps the keys of each call."""
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+        self.lock = threading.Lock()
+
+    def purge(self, keys: Any) -> None:
+        with self.lock:
+            self.calls.append(list(keys))
+
+    def keys(self) -> list[str]:
+        with self.lock:
+            return [key for call in self.calls for key in call]
+
+
+def test_two_replicas_purge_each_change_once(engine: Engine) -> None:
+    """Two replicas of one database learn of an edit each by itself: with ClaimedPurger the
+    keys of that change are sent by one of them only; an explicit purge by each."""
+    from sitemap_middleware import ClaimedPurger
+
+    caches = [Recording(), Recording()]
+    replicas = [
+        drive(
+            SitemapWSGIApp(
+                sources=[article_source(engine)],
+                base_url=BASE,
+                limits=Limits(max_urls=100),
+                freshness=Freshness(refresh_interval=0, recount_interval=3600, exact_rows=0),
+                headers=Headers.cdn(),
+                purger=ClaimedPurger(cache, engine),
+            ),
+            Clock(),
+        )
+        for cache in caches
+    ]
+    try:
+        for replica in replicas:
+            assert call_wsgi(replica).status == 200
+        with engine.begin() as conn:  # page 1's row 5 edited now
+            conn.execute(update(articles).where(articles.c.id == 5).values(updated_at=now_naive()))
+        for _ in range(3):  # each replica refreshes at each request and finds the edit
+            for replica in replicas:
+                assert call_wsgi(replica).status == 200
+                for live in replica.sitemap.current_pages.values():
+                    assert live.idle.wait(10), "a refresh never ended"
+        for replica in replicas:
+            assert queue_of(replica).wait(10)
+        page_keys = ["sm-doc_example.com_sitemap-articles-1.xml", "sm-doc_example.com_sitemap.xml"]
+        sent = caches[0].keys() + caches[1].keys()
+        assert sorted(sent) == sorted(page_keys), sent  # once, by whichever claimed first
+        assert sum(queue_of(r).claimed_elsewhere for r in replicas) == len(page_keys)
+        for replica in replicas:  # an explicit purge is each caller's own
+            replica.purge("articles")
+            assert queue_of(replica).wait(10)
+        assert [c.keys().count("sm-src_example.com_articles") for c in caches] == [1, 1]
+    finally:
+        for replica in replicas:
+            replica.close(grace=1)
+
+
+def test_unreadable_claims_purge_from_here(engine: Engine) -> None:
+    """Claims that cannot be read never cost a purge: the replica sends it (twice is
+    harmless, never is stale)."""
+    from sqlalchemy import create_engine
+
+    from sitemap_middleware import ClaimedPurger
+
+    cache = Recording()
+    broken = create_engine("sqlite:////nonexistent-folder/claims.sqlite3")
+    app = SitemapWSGIApp(
+        sources=lists(),
+        base_url=BASE,
+        headers=Headers.cdn(),
+        purger=ClaimedPurger(cache, broken),
+    )
+    try:
+        queue_of(app).submit(["k1", "k2"], "v1")
+        assert queue_of(app).wait(10)
+        assert cache.keys() == ["k1", "k2"]
+    finally:
+        app.close(grace=1)

@@ -157,10 +157,11 @@ class Sitemap:
         self.purges.submit(keys)
         return keys
 
-    def _pages_moved(self, source: str, pages: list[int] | None) -> None:
-        """A refresh or recount moved these pages' validators: purge their documents."""
+    def _pages_moved(self, source: str, pages: list[int] | None, version: str) -> None:
+        """A refresh or recount moved these pages' validators: purge their documents, once
+        per version of the pages (see :class:`~sitemap_middleware.state.purges.Claims`)."""
         if self.purges is not None:
-            self.purges.submit(self.keys.of_pages(source, pages))
+            self.purges.submit(self.keys.of_pages(source, pages), version)
 
     def as_of(self, now: datetime) -> AsOf:
         """How a request at ``now`` reads lastmods (the settings' zone and tolerance)."""
@@ -258,7 +259,7 @@ def _current_pages(
     sources: list[AnySource],
     page_sizes: Mapping[str, int],
     settings: Settings,
-    moved: Callable[[str, list[int] | None], None] | None,
+    moved: Callable[[str, list[int] | None, str], None] | None,
 ) -> dict[str, CurrentPages]:
     """Pages kept current between recounts (``freshness.mode="incremental"``), by source name."""
     if settings.freshness.mode != "incremental":

@@ -143,10 +143,11 @@ class CurrentPages:
     the token of the pages kept current it was read beside: while they keep that token,
     the root's ``304``s answer with it, so they carry the entity tag its ``200`` sent."""
     lock: threading.Lock = field(default_factory=threading.Lock)
-    pages_moved: Callable[[str, list[int] | None], None] | None = None
+    pages_moved: Callable[[str, list[int] | None, str], None] | None = None
     """Told, once a refresh or recount moved the validators of pages it had counted before,
-    the source's name and those pages (numbered from 1), or None when the pages themselves
-    changed (one more, one less, cut): the purges of their documents."""
+    the source's name, those pages (numbered from 1), or None when the pages themselves
+    changed (one more, one less, cut), and the token of the pages after the change (the
+    same on every replica that read the same rows): the purges of their documents."""
 
     def __post_init__(self) -> None:
         self.idle.set()
@@ -355,7 +356,8 @@ class CurrentPages:
         assert before is None or isinstance(before, CountedPages)
         pages = moved_pages(before, after)
         if pages is None or pages:
-            self.pages_moved(self.source.name, pages)
+            version = "none" if after is None else after.whole.token
+            self.pages_moved(self.source.name, pages, version)
 
 
 _UNCOUNTED = object()

@@ -7,6 +7,12 @@ may block (an HTTP request): the keys queued meanwhile go out together with its 
 A purge that raises is tried again after each of :data:`RETRY_DELAYS` (the keys queued
 since join it), then given up and logged: the CDN then serves those documents until their
 ``s-maxage`` (and ``stale-while-revalidate``) have passed, no longer.
+
+Every replica learns of a change by itself and queues its purge. A purger that also
+:class:`Claims` purges (:class:`~sitemap_middleware.sources.sqlalchemy.ClaimedPurger`)
+sends each change once across replicas: a purge a refresh queues carries the token of the
+pages after the change, the same on every replica that read the same rows, and only the
+replica that claims (key, token) first sends it.
 """
 
 from __future__ import annotations
@@ -34,6 +40,16 @@ class Purger(Protocol):
         """Drop every document carrying any of ``keys``."""
 
 
+@runtime_checkable
+class Claims(Protocol):
+    """A purger that sends each change once across replicas."""
+
+    def claim(self, changes: Sequence[tuple[str, str]]) -> set[str]:
+        """Of ``changes`` (a key, the version of the documents it names), the keys this
+        process is first to claim, to purge; raises when the claims cannot be read (the
+        keys are then purged anyway: twice is harmless, never is stale)."""
+
+
 class PurgeQueue:
     """The keys waiting to be purged, and the thread that purges them (started with the
     first keys)."""
@@ -41,7 +57,7 @@ class PurgeQueue:
     def __init__(self, purger: Purger, retry_delays: Sequence[float] = RETRY_DELAYS) -> None:
         self.purger = purger
         self.retry_delays = tuple(retry_delays)
-        self._pending: dict[str, None] = {}  # an ordered set
+        self._pending: dict[str, str | None] = {}  # key -> the version it purges, if any
         self._busy = False
         self._closed = False
         self._condition = threading.Condition()
@@ -53,13 +69,19 @@ class PurgeQueue:
         self.given_up = 0
         """Keys given up after every try failed."""
 
-    def submit(self, keys: Iterable[str]) -> None:
-        """Queue ``keys``; returns at once."""
+        self.claimed_elsewhere = 0
+        """Keys another replica had claimed for the same version (not sent from here)."""
+
+    def submit(self, keys: Iterable[str], version: str | None = None) -> None:
+        """Queue ``keys``; returns at once. ``version``: the token of the documents after the
+        change, for a purger that :class:`Claims` (None: an explicit purge, always sent)."""
         with self._condition:
             if self._closed:
                 return
             for key in keys:
-                self._pending[key] = None
+                # An explicit purge of a key stays explicit whatever change joins it.
+                known = key in self._pending and self._pending[key] is None
+                self._pending[key] = None if version is None or known else version
             if not self._pending:
                 return
             if self._thread is None:
@@ -86,7 +108,7 @@ class PurgeQueue:
         if thread is not None:
             thread.join(max(grace, 0.1))
 
-    def _take(self, keys: dict[str, None], delay: float | None) -> bool:
+    def _take(self, keys: dict[str, str | None], delay: float | None) -> bool:
         """Wait for keys (at most ``delay`` seconds, if given), then add the pending ones to
         ``keys``; False once closed."""
         with self._condition:
@@ -98,18 +120,44 @@ class PurgeQueue:
                 self._busy = False
                 self._condition.notify_all()
                 return False
-            keys.update(self._pending)
+            for key, version in self._pending.items():
+                keys[key] = None if key in keys and keys[key] is None else version
             self._pending.clear()
             self._busy = True
             return True
 
+    def _claimed(self, keys: dict[str, str | None]) -> list[str]:
+        """The keys to send from here: each explicit one, and each change this replica
+        claimed first (all of them when the claims cannot be read)."""
+        changes = [(key, version) for key, version in keys.items() if version is not None]
+        if not changes or not isinstance(self.purger, Claims):
+            return list(keys)
+        try:
+            won = self.purger.claim(changes)
+        except Exception as exc:
+            logger.warning(
+                "sitemap purge claims unreadable (%s: %s); purging %d keys from here",
+                type(exc).__name__,
+                str(exc)[:200],
+                len(changes),
+            )
+            return list(keys)
+        self.claimed_elsewhere += len(changes) - len(won)
+        return [key for key, version in keys.items() if version is None or key in won]
+
     def _run(self) -> None:
-        keys: dict[str, None] = {}
+        keys: dict[str, str | None] = {}
+        decided: set[str] = set()  # the keys of the batch already claimed (or not)
         failed = 0
         while self._take(keys, None if not failed else self.retry_delays[failed - 1]):
+            fresh = {key: version for key, version in keys.items() if key not in decided}
+            for key in set(fresh) - set(self._claimed(fresh)):
+                del keys[key]
+            decided.update(fresh)
             batch = list(keys)
             try:
-                self.purger.purge(batch)
+                if batch:
+                    self.purger.purge(batch)
             except Exception as exc:
                 self.failures += 1
                 failed += 1
@@ -132,9 +180,11 @@ class PurgeQueue:
                 )
                 self.given_up += len(batch)
             else:
-                self.purged += 1
-                logger.debug("sitemap purged %d keys", len(batch))
+                if batch:
+                    self.purged += 1
+                    logger.debug("sitemap purged %d keys", len(batch))
             keys.clear()
+            decided.clear()
             failed = 0
             with self._condition:
                 self._busy = bool(self._pending)
