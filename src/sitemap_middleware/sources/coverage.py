@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from .base import ALL, AsyncSource, Source, SyncSource
+from .iterable import IterableSource
 
 V = TypeVar("V")
 
@@ -176,8 +177,14 @@ def loc_templates(source: Source) -> list[str]:
 
 
 def in_memory(source: Source) -> bool:
-    """A list source holding its items: reading them all reads nothing but memory."""
-    return getattr(source, "_items", None) is not None
+    """A list source holding its items: reading them all reads nothing but memory (an
+    adopted Django ``Sitemap`` has an ``_items`` method, which queries)."""
+    return _memory_items(source) is not None
+
+
+def _memory_items(source: Source) -> tuple[object, ...] | None:
+    items = getattr(source, "_items", None) if isinstance(source, IterableSource) else None
+    return items if isinstance(items, tuple) else None
 
 
 def _first_locs(source: SyncSource, count: int) -> list[str]:
@@ -195,7 +202,7 @@ async def sample_locs(source: Source, count: int = SAMPLE) -> list[str]:
     """The first ``count`` locs of a source (every loc of a list in memory): one batch read,
     as the sitemap reads its first page, the iterator closed after it."""
     if in_memory(source):
-        count = max(count, len(getattr(source, "_items", ())))
+        count = max(count, len(_memory_items(source) or ()))
     if isinstance(source, SyncSource):
         return await source.in_thread(lambda: _first_locs(source, count))
     if isinstance(source, AsyncSource):
@@ -212,7 +219,7 @@ def memory_locs(source: Source) -> list[str]:
     """The locs of a list source in memory (no I/O); none for any other source."""
     if not in_memory(source) or not isinstance(source, SyncSource):
         return []
-    return _first_locs(source, len(getattr(source, "_items", ())) or 1)
+    return _first_locs(source, len(_memory_items(source) or ()) or 1)
 
 
 @dataclass(frozen=True)

@@ -87,3 +87,24 @@ def test_sitemap_routes_reports_each_route(tables: None) -> None:
     with project(clean=True):
         call_command("sitemap_routes", stdout=out)  # exit status 0: no SystemExit
     assert "0 uncovered" in out.getvalue()
+
+
+def adopted_sources() -> Any:
+    from sitemap_middleware.contrib.django import django_sitemap_sources
+
+    from ...django_site.shop.sitemaps import SITEMAPS
+
+    return django_sitemap_sources(SITEMAPS)
+
+
+def test_the_check_reads_no_query_from_adopted_sitemap_classes() -> None:
+    """An adopted ``Sitemap`` class is no list in memory (its ``_items`` is a method that
+    queries): the check matches its routes by template only, and never fails on it."""
+    settings = {"sources": f"{__name__}.adopted_sources", "base_url": BASE}
+    with (
+        override_settings(ROOT_URLCONF="tests.routes_django", SITEMAP_MIDDLEWARE=settings),
+        CaptureQueriesContext(connections["default"]) as queries,
+    ):
+        warnings = [m for m in run_checks() if m.id.startswith("sitemap_middleware")]
+    assert all(m.id == "sitemap_middleware.W002" for m in warnings), warnings
+    assert len(queries) == 0
