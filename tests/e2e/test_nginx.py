@@ -396,7 +396,7 @@ def test_the_site_and_its_sitemap_answer_under_the_prefix(
         page = fetch(site.nginx, PREFIX + "/" + child.removeprefix(BASE))
         assert page.status == 200
         urls += locs(assert_valid_urlset(page.body, sitemap_schema))
-    assert len(urls) == 3 + ROWS - ROWS // 50  # static pages + public articles
+    assert len(urls) == 4 + ROWS - ROWS // 50  # static pages + public articles
     assert all(url.startswith(BASE) for url in urls)
     for url in [*urls[:4], urls[-1], BASE + "articles/caf%C3%A9-cr%C3%A8me"]:
         assert url in urls
