@@ -36,6 +36,7 @@ from ..settings import (
     make_shared_settings,
 )
 from ..sources.arguments import build_sources
+from ..state.bad_rows import BadRowStats
 from ..state.purges import PurgeQueue, Purger
 from . import responses
 from .exchange import Request, Response
@@ -359,3 +360,34 @@ def purge_served(served: Sitemap | Sites, source: str | None, host: str | None) 
     if host is not None:
         raise ValueError("purge: host= names one of the sites of sites=; this serves one sitemap")
     return served.purge(source)
+
+
+class ServesSites:
+    """What every adapter says of what it serves: one sitemap (``sources=``) or a sitemap per
+    host (``sites=``), in ``served``."""
+
+    served: Sitemap | Sites
+
+    @property
+    def sites(self) -> Sites | None:
+        """The sites of ``sites=``; None for one sitemap."""
+        return self.served if isinstance(self.served, Sites) else None
+
+    @property
+    def sitemap(self) -> Sitemap:
+        """The sitemap of ``sources=`` (with ``sites=``: ``sites.sitemaps``, by host)."""
+        if isinstance(self.served, Sites):
+            raise NoSingleSitemap("sites: this middleware has a sitemap per host (.sites)")
+        return self.served
+
+    @property
+    def stats(self) -> dict[str, BadRowStats]:
+        """Bad rows per source, counted since start (with ``sites=``: per host and source,
+        ``"host/source"``, of the sites kept)."""
+        if isinstance(self.served, Sites):
+            return {
+                f"{host}/{name}": stats
+                for host, sitemap in self.served.sitemaps.items()
+                for name, stats in sitemap.rules.stats.items()
+            }
+        return self.served.rules.stats

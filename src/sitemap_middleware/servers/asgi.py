@@ -23,9 +23,8 @@ from ..core.handler import SitemapAborted, Transfer, arun_effects, handle
 from ..core.routing import Target
 from ..core.sending import Chunk, End, Event, Start, adrive, response_events, transfer_events
 from ..core.sitemap import Request, Response, Sitemap
-from ..core.sites import NoSingleSitemap, Sites, configure, purge_served, sitemaps_of
+from ..core.sites import ServesSites, Sites, configure, purge_served, sitemaps_of
 from ..settings import AdapterOptions, Settings
-from ..state.bad_rows import BadRowStats
 from ..state.purges import Purger
 from .asgi_robots import robots_txt
 from .async_effects import AsyncEffectRunner, AsyncTransferChunks
@@ -64,7 +63,7 @@ async def _not_found_app(scope: Scope, receive: Receive, send: Send) -> None:
     await send({"type": "http.response.body", "body": b""})
 
 
-class SitemapMiddleware:
+class SitemapMiddleware(ServesSites):
     """Serves the sitemap in front of any ASGI application.
 
     ``mode="intercept"`` (default): requests for ``path`` never reach the app.
@@ -97,33 +96,9 @@ class SitemapMiddleware:
         """Performs the handler's reads; IndexNow given this middleware reads through it."""
 
     @property
-    def sites(self) -> Sites | None:
-        """The sites of ``sites=``; None for one sitemap."""
-        return self.served if isinstance(self.served, Sites) else None
-
-    @property
-    def sitemap(self) -> Sitemap:
-        """The sitemap of ``sources=`` (with ``sites=``: ``sites.sitemaps``, by host)."""
-        if isinstance(self.served, Sites):
-            raise NoSingleSitemap("sites: this middleware has a sitemap per host (.sites)")
-        return self.served
-
-    @property
     def settings(self) -> Settings:
         """The settings (with ``sites=``: those shared by every site)."""
         return self.served.settings
-
-    @property
-    def stats(self) -> dict[str, BadRowStats]:
-        """Bad rows per source, counted since start (with ``sites=``: per host and source,
-        ``"host/source"``, of the sites kept)."""
-        if isinstance(self.served, Sites):
-            return {
-                f"{host}/{name}": stats
-                for host, sitemap in self.served.sitemaps.items()
-                for name, stats in sitemap.rules.stats.items()
-            }
-        return self.served.rules.stats
 
     async def recount(self) -> None:
         """Read the pages of every source kept current whole, now (see ``freshness``): after

@@ -23,9 +23,8 @@ from ..core.handler import Transfer, handle, run_effects
 from ..core.routing import Target
 from ..core.sending import Chunk, End, Event, Start, drive, response_events, transfer_events
 from ..core.sitemap import Request, Response, Sitemap
-from ..core.sites import NoSingleSitemap, Sites, configure, purge_served, sitemaps_of
+from ..core.sites import ServesSites, Sites, configure, purge_served, sitemaps_of
 from ..settings import AdapterOptions, Settings
-from ..state.bad_rows import BadRowStats
 from ..state.purges import Purger
 from .resolving import find
 from .sync_effects import SyncEffectRunner, SyncTransferChunks
@@ -63,7 +62,7 @@ def _not_found_app(environ: Environ, start_response: StartResponse) -> Iterable[
     return []
 
 
-class SitemapWSGIMiddleware:
+class SitemapWSGIMiddleware(ServesSites):
     """Serves the sitemap in front of any WSGI application.
 
     The same keyword settings as :class:`~sitemap_middleware.SitemapMiddleware`.
@@ -91,33 +90,9 @@ class SitemapWSGIMiddleware:
         """Performs the reads (async sources: on its own event loop, ``reads.loop``)."""
 
     @property
-    def sites(self) -> Sites | None:
-        """The sites of ``sites=``; None for one sitemap."""
-        return self.served if isinstance(self.served, Sites) else None
-
-    @property
-    def sitemap(self) -> Sitemap:
-        """The sitemap of ``sources=`` (with ``sites=``: ``sites.sitemaps``, by host)."""
-        if isinstance(self.served, Sites):
-            raise NoSingleSitemap("sites: this middleware has a sitemap per host (.sites)")
-        return self.served
-
-    @property
     def settings(self) -> Settings:
         """The settings (with ``sites=``: those shared by every site)."""
         return self.served.settings
-
-    @property
-    def stats(self) -> dict[str, BadRowStats]:
-        """Bad rows per source, counted since start (with ``sites=``: per host and source,
-        ``"host/source"``, of the sites kept)."""
-        if isinstance(self.served, Sites):
-            return {
-                f"{host}/{name}": stats
-                for host, sitemap in self.served.sitemaps.items()
-                for name, stats in sitemap.rules.stats.items()
-            }
-        return self.served.rules.stats
 
     def recount(self) -> None:
         """Read the pages of every source kept current whole, now (see ``freshness``): after

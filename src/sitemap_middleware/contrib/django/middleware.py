@@ -28,11 +28,10 @@ from ...core.handler import Transfer, arun_effects, handle, run_effects
 from ...core.routing import Target
 from ...core.sending import Chunk, End, Event, Start, adrive, drive, transfer_events
 from ...core.sitemap import Response, Sitemap
-from ...core.sites import NoSingleSitemap, Sites, purge_served, sitemaps_of
+from ...core.sites import ServesSites, Sites, purge_served, sitemaps_of
 from ...servers.async_effects import AsyncEffectRunner, AsyncTransferChunks
 from ...servers.resolving import afind, find
 from ...servers.sync_effects import SyncEffectRunner, SyncTransferChunks, start_thread
-from ...state.bad_rows import BadRowStats
 from . import robots_txt
 from .conf import SETTING, configured
 from .responses import complete, is_asgi, request_from, route_path, streaming
@@ -43,7 +42,7 @@ GetResponse = Callable[[HttpRequest], HttpResponseBase]
 AsyncGetResponse = Callable[[HttpRequest], Awaitable[HttpResponseBase]]
 
 
-class SitemapMiddleware:
+class SitemapMiddleware(ServesSites):
     """Serves the sitemap ``settings.SITEMAP_MIDDLEWARE`` describes (see :mod:`.conf`).
 
     Put it first in ``MIDDLEWARE``: the middleware listed before it see its answers on
@@ -68,30 +67,6 @@ class SitemapMiddleware:
         self._deferred = threading.local()  # jobs a request's thread runs once answered
         # A refresh started by a request outlives the request's thread for sync work.
         self._async = AsyncEffectRunner(background=background_context)
-
-    @property
-    def sites(self) -> Sites | None:
-        """The sites of ``'sites'``; None for one sitemap."""
-        return self.served if isinstance(self.served, Sites) else None
-
-    @property
-    def sitemap(self) -> Sitemap:
-        """The sitemap of ``'sources'`` (with ``'sites'``: ``sites.sitemaps``, by host)."""
-        if isinstance(self.served, Sites):
-            raise NoSingleSitemap("sites: this middleware has a sitemap per host (.sites)")
-        return self.served
-
-    @property
-    def stats(self) -> dict[str, BadRowStats]:
-        """Bad rows per source, counted since start (with ``'sites'``: per host and source,
-        ``"host/source"``, of the sites kept)."""
-        if isinstance(self.served, Sites):
-            return {
-                f"{host}/{name}": stats
-                for host, sitemap in self.served.sitemaps.items()
-                for name, stats in sitemap.rules.stats.items()
-            }
-        return self.served.rules.stats
 
     def recount(self) -> None:
         """Read the pages of every source kept current whole, now (see ``freshness``)."""
