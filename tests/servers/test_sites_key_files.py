@@ -119,4 +119,4 @@ def test_site_config_checks_its_indexnow() -> None:
 
 def test_shared_indexnow_beside_sites_names_the_site_setting() -> None:
     with pytest.raises(ConfigurationError, match=r"SiteConfig\(indexnow=\.\.\.\)"):
-        SitemapApp(sites=configs(), indexnow=IndexNowSettings(key=KEY_A))  # type: ignore[call-arg]
+        SitemapApp(sites=configs(), indexnow=IndexNowSettings(key=KEY_A))
