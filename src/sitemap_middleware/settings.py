@@ -603,7 +603,16 @@ def _check_key_location(location: str | None, path: str) -> None:
         )
 
 
-SITE_OVERRIDES = ("index", "strict", "headers", "limits", "lastmods", "freshness", "gzip")
+SITE_OVERRIDES = (
+    "index",
+    "strict",
+    "headers",
+    "limits",
+    "lastmods",
+    "freshness",
+    "gzip",
+    "indexnow",
+)
 """The settings a :class:`SiteConfig` may set for its own site (the others are shared)."""
 SHARED_ONLY = ("base_url", "allowed_hosts", "indexnow")
 """Settings that cannot sit beside ``sites=``: each site has its own base URL and host."""
@@ -640,6 +649,9 @@ class SiteConfig:
     """The site's own ``freshness``."""
     gzip: Gzip | Literal[False] | None = None
     """The site's own ``gzip``."""
+    indexnow: IndexNowSettings | None = None
+    """The site's own IndexNow key (``None``: no IndexNow for the site): its key file is
+    served at the site's host only, and its pushes carry only the site's URLs."""
 
     def __post_init__(self) -> None:
         try:
@@ -659,6 +671,10 @@ class SiteConfig:
             gzip: object = self.gzip
             object.__setattr__(
                 self, "gzip", Gzip() if gzip is True else _maybe("gzip", Gzip, gzip, "False")
+            )
+        if self.indexnow is not None:
+            object.__setattr__(
+                self, "indexnow", _maybe("indexnow", IndexNowSettings, self.indexnow, "None")
             )
         if self.index is not None:
             _one_of("index", self.index, INDEX_MODES)
@@ -687,7 +703,7 @@ def make_shared_settings(options: Mapping[str, Any]) -> Settings:
                 name,
                 "not a setting beside sites=: each site answers the host of its own "
                 "SiteConfig.base_url"
-                + (" (IndexNow for several sites is not supported)" if name == "indexnow" else ""),
+                + (" (each site's key: SiteConfig(indexnow=...))" if name == "indexnow" else ""),
             )
     return make_settings({**options, "base_url": PLACEHOLDER_URL})
 

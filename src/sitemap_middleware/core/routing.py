@@ -32,6 +32,8 @@ from typing import TypeAlias
 
 # Pages of 64-bit integer keys: up to 19 digits (2**63 - 1 keys, one a page).
 _PAGE = re.compile(r"[1-9][0-9]{0,18}")
+_KEY_FILE = re.compile(r"/[A-Za-z0-9-]{8,128}\.txt")
+"""The shape of ``/{key}.txt`` (the form of :data:`.spec.INDEXNOW_KEY`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,11 +96,19 @@ class Routes:
     """Paths of the root, the pages and their ``.gz`` files."""
 
     def __init__(
-        self, path: str, names: Iterable[str], html: bool = False, key_path: str | None = None
+        self,
+        path: str,
+        names: Iterable[str],
+        html: bool = False,
+        key_path: str | None = None,
+        key_paths: frozenset[str] | None = frozenset(),
     ) -> None:
         self.root = path
         self.html = html
         self.key_path = key_path
+        # Beside sites=, before the host is known: the key files of every site of a mapping,
+        # or (None, a resolver's sites being unknown) any path of the key file's shape.
+        self.key_paths = key_paths
         directory, _, filename = path.rpartition("/")
         self.child_prefix = f"{directory}/{filename.removesuffix('.xml')}-"
         # Longest first: "news-2024" must win over "news" for "sitemap-news-2024-1.xml".
@@ -137,9 +147,16 @@ class Routes:
             case _:
                 return self.html_path(target)
 
+    def match_claimed(self, path: str) -> Target:
+        """The target of a path :class:`~.sites.Sites` claimed for this site's host: a key
+        file path of another site (or of none) names nothing here, a 404."""
+        return self.match(path) or NOT_FOUND
+
     def match(self, path: str) -> Target | None:
         """The target a route path names; None when the path is not the sitemap's."""
         if path == self.key_path:
+            return KEY_FILE
+        if path in self.key_paths if self.key_paths is not None else _KEY_FILE.fullmatch(path):
             return KEY_FILE
         if self.html and path.endswith(".html"):
             target = self.match(path.removesuffix(".html") + ".xml")

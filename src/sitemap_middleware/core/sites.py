@@ -103,8 +103,9 @@ class Sites:
         """The shared settings (their ``base_url`` is a placeholder, never used)."""
         self.clock = clock
         # Which paths are ours is decided before the host is known: the shape of the paths
-        # (the root, the children's prefix); each site's own routes name its pages.
-        self.routes = Routes(settings.path, (), settings.html, None)
+        # (the root, the children's prefix, the key files); each site's own routes name its
+        # pages and its key file (another site's key path is a 404 on its host).
+        self.routes = Routes(settings.path, (), settings.html, None, frozenset())
         self.slots = Slots(settings.load.max_generations)
         """One bound on the generations of every site: the process's, not each site's."""
         self.purges = None if purger is None else purge_queue(purger, settings)
@@ -113,8 +114,14 @@ class Sites:
         self.resolver: Resolver | None = None
         if isinstance(sites, Mapping):
             self._configs = _checked(sites, settings)
+            self.routes.key_paths = frozenset(
+                config.indexnow.key_path
+                for config in self._configs.values()
+                if config.indexnow is not None
+            )
         elif callable(sites) and not isinstance(sites, type):
             self.resolver = sites
+            self.routes.key_paths = None
         else:
             raise ConfigurationTypeError(
                 "sites: must be a mapping of host -> SiteConfig or a function host -> "

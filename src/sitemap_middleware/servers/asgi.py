@@ -199,8 +199,7 @@ class SitemapMiddleware(ServesSites):
             )
         if isinstance(found, Response):
             return await _send(send, found, request.method)
-        target = found.routes.match(path)
-        assert target is not None  # the shape of the path is ours
+        target = found.routes.match_claimed(path)
         await self.serve(target, scope, receive, send, found)
 
     async def _fallback(

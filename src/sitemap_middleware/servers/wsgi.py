@@ -176,8 +176,7 @@ class SitemapWSGIMiddleware(ServesSites):
             )
         if isinstance(found, Response):
             return _respond(start_response, found, request.method)
-        target = found.routes.match(path)
-        assert target is not None  # the shape of the path is ours
+        target = found.routes.match_claimed(path)
         return self.serve(target, environ, start_response, found)
 
     def serve(
