@@ -26,8 +26,8 @@ from sitemap_middleware import (
     Lastmods,
     Limits,
     Load,
-    Settings,
     RobotsFilter,
+    Settings,
     Tenants,
 )
 from sitemap_middleware import settings as settings_module
