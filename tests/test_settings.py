@@ -26,6 +26,7 @@ from sitemap_middleware import (
     Lastmods,
     Limits,
     Load,
+    RobotsFilter,
     Settings,
     Tenants,
 )
@@ -144,6 +145,11 @@ CHECKS: dict[str, tuple[list[Any], list[Any]]] = {
     "tenants.ttl": ([-1, 86_401, True], [0, 0.5, 86_400]),
     "tenants.timeout": ([0, 301, None], [0.001, 300]),
     "tenants.retry_after": ([-1, 86_401], [0, 86_400]),
+    "robots_filter": (
+        [5, None, "yes", Tenants()],
+        [False, True, RobotsFilter(), {}, {"ttl": 60}],
+    ),
+    "robots_filter.ttl": ([0, 86_401, True, None], [1, 0.5 + 1, 86_400]),
 }
 GROUP_OF = {kind.group: kind for kind in GROUPS}
 

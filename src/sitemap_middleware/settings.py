@@ -399,8 +399,52 @@ class Tenants:
         _int("tenants.retry_after", self.retry_after, 0, 86_400)
 
 
-Group = Headers | Limits | Lastmods | Freshness | Load | Gzip | IndexNowSettings | Tenants
-G = TypeVar("G", Headers, Limits, Lastmods, Freshness, Load, Gzip, IndexNowSettings, Tenants)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RobotsFilter:
+    """Locs the site's own ``robots.txt`` disallows, left out of the sitemap: off by default;
+    ``robots_filter=True`` (or ``RobotsFilter(ttl=60)``) turns it on. It needs protego
+    (``pip install 'sitemap_middleware[robots]'``): without it the middleware fails to start.
+
+    The middleware asks the application in process for ``/robots.txt`` (a plain ``GET`` with
+    the base URL's ``Host``), on the first request for a document and again once ``ttl`` has
+    passed, and leaves out every loc the ``User-agent: *`` group disallows (RFC 9309
+    matching). Each one left out is a bad row (counted, logged once: ``robots-disallowed``),
+    never silent, and the ETag of every document carries a digest of the rules, so that a
+    change of what is left out moves the validators. A ``4xx`` (no file) allows everything
+    (RFC 9309); a ``5xx``, a redirect it cannot follow in process, or an application that
+    raises keeps the last rules read (with none read yet: nothing is left out), and is
+    logged."""
+
+    group: ClassVar[str] = "robots_filter"
+
+    ttl: float = 300.0
+    """Seconds (1 to 86,400) the rules read are used before ``/robots.txt`` is asked for
+    again."""
+
+    def __post_init__(self) -> None:
+        _seconds("robots_filter.ttl", self.ttl, 1, 86_400)
+        if find_spec("protego") is None:
+            raise _fail(
+                "robots_filter",
+                "matching robots.txt rules needs protego (not installed): "
+                "pip install 'sitemap_middleware[robots]'",
+            )
+
+
+Group = (
+    Headers
+    | Limits
+    | Lastmods
+    | Freshness
+    | Load
+    | Gzip
+    | IndexNowSettings
+    | Tenants
+    | RobotsFilter
+)
+G = TypeVar(
+    "G", Headers, Limits, Lastmods, Freshness, Load, Gzip, IndexNowSettings, Tenants, RobotsFilter
+)
 GROUPS: tuple[type[Group], ...] = (
     Headers,
     Limits,
@@ -410,6 +454,7 @@ GROUPS: tuple[type[Group], ...] = (
     Gzip,
     IndexNowSettings,
     Tenants,
+    RobotsFilter,
 )
 
 
@@ -489,6 +534,10 @@ class Settings:
     """IndexNow's key file and pushes; ``None``: no IndexNow."""
     tenants: Tenants = Tenants()
     """With ``sites=``: how many sites are kept, how long a resolver's answer holds."""
+    robots_filter: RobotsFilter | Literal[False] = False
+    """Leave out the locs the application's own ``robots.txt`` disallows for every crawler
+    (``User-agent: *``); ``False`` (the default): every loc is listed. ``True`` is
+    ``RobotsFilter()``."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.path, str) or not _PATH.fullmatch(self.path):
@@ -519,6 +568,13 @@ class Settings:
             object.__setattr__(self, "gzip", Gzip())
         elif gzip is not False:
             object.__setattr__(self, "gzip", _maybe("gzip", Gzip, gzip, "False"))
+        robots_filter: object = self.robots_filter
+        if robots_filter is True:
+            object.__setattr__(self, "robots_filter", RobotsFilter())
+        elif robots_filter is not False:
+            object.__setattr__(
+                self, "robots_filter", _maybe("robots_filter", RobotsFilter, robots_filter, "False")
+            )
         if self.indexnow is not None:
             indexnow = _maybe("indexnow", IndexNowSettings, self.indexnow, "None")
             object.__setattr__(self, "indexnow", indexnow)
@@ -728,6 +784,7 @@ class Options(TypedDict, total=False):
     gzip: Gzip | Literal[False]
     indexnow: IndexNowSettings | None
     tenants: Tenants
+    robots_filter: RobotsFilter | Literal[False]
 
 
 class SharedOptions(TypedDict, total=False):
@@ -747,6 +804,7 @@ class SharedOptions(TypedDict, total=False):
     load: Load
     gzip: Gzip | Literal[False]
     tenants: Tenants
+    robots_filter: RobotsFilter | Literal[False]
 
 
 class AdapterOptions(SharedOptions, total=False):

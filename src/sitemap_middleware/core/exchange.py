@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import TypeAlias
 
 from ..sources.base import AnySource, KeyRange
+from ..state.robots_rules import Rules
 from .hosts import SiteForHost
 from .routing import DocumentTarget
 
@@ -71,6 +72,8 @@ class UrlsetPlan:
     """News older than this lose their ``news:news`` (None: the parts have no news)."""
     listed_until_values: tuple[datetime | None, ...]
     """Per part, ``listed_until`` its summary was read under: later lastmods are not served."""
+    robots: Rules | None = None
+    """With ``robots_filter``: the rules its ETag was made with, which its body follows."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +87,8 @@ class TablePlan:
     host_site: SiteForHost
     gzip: bool
     listed_until_values: tuple[datetime | None, ...]
+    robots: Rules | None = None
+    """As :attr:`UrlsetPlan.robots`."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ from typing import Any
 from ..output import html
 from ..settings import Settings
 from ..sources.base import AnySource
+from ..state.robots_rules import RobotsRules
 from .exchange import (
     DocumentPlan,
     Head,
@@ -48,8 +49,12 @@ class Planner:
         sources: Sequence[AnySource],
         page_sizes: Mapping[str, int],
         keys: SurrogateKeys | None = None,
+        robots: RobotsRules | None = None,
     ) -> None:
+        """``robots``: with ``robots_filter``, the rules of the site's robots.txt (their
+        digest is part of every ETag)."""
         self._settings = settings
+        self._robots = robots
         self._sources = sources
         self._page_sizes = page_sizes
         self._keys = keys
@@ -83,7 +88,18 @@ class Planner:
         index = self.is_index(target, summaries)
         coding = self._representation(request, target)
         news_cutoff, tick = self._news(parts, now)
-        etag = self._etag(host_site, target, index, parts, summaries, tick, coding)
+        # One read of the rules: the ETag and the body are made with the same ones.
+        robots = None if self._robots is None else self._robots.current
+        etag = self._etag(
+            host_site,
+            target,
+            index,
+            parts,
+            summaries,
+            tick,
+            coding,
+            robots.digest if robots else None,
+        )
         newest = [summary.newest for summary in summaries]
         # The server writes the Date (see validators.DATE_LAG): the clock caps Last-Modified
         # below any Date it can write for this request (RFC 9110 §8.8.2.1).
@@ -99,10 +115,19 @@ class Planner:
         if index:
             document = IndexPlan(head, tuple(parts), host_site, gzip, target.html)
         elif target.html:
-            document = TablePlan(head, target, tuple(parts), host_site, gzip, listed_until_values)
+            document = TablePlan(
+                head, target, tuple(parts), host_site, gzip, listed_until_values, robots
+            )
         else:
             document = UrlsetPlan(
-                head, target, tuple(parts), host_site, gzip, news_cutoff, listed_until_values
+                head,
+                target,
+                tuple(parts),
+                host_site,
+                gzip,
+                news_cutoff,
+                listed_until_values,
+                robots,
             )
         return document if request.method == "GET" else HeadPlan(document)
 
@@ -135,9 +160,12 @@ class Planner:
         summaries: Sequence[Summary],
         tick: datetime | None,
         coding: str,
+        robots: str | None = None,
     ) -> str:
         # Each representation has its own tag (RFC 9110 §8.8.3.3).
         representation = coding + "+html" if target.html else coding
+        if robots is not None:  # what robots.txt leaves out changes the bytes
+            representation += f"+robots:{robots}"
         key = (
             host_site.fingerprint,
             target,

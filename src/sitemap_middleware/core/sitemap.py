@@ -31,6 +31,7 @@ from datetime import UTC, datetime
 from ..output import html
 from ..output.body import Body, Document, Urlset
 from ..output.entry import EntryRules
+from ..output.robots_gate import RobotsGate
 from ..output.sitemapindex import IndexDocument
 from ..settings import ConfigurationError, ConfigurationTypeError, Settings
 from ..sources.arguments import build_sources
@@ -39,6 +40,7 @@ from ..state.bad_rows import register, tally_of
 from ..state.current_pages import CurrentPages, keep_current
 from ..state.purges import PurgeQueue, Purger
 from ..state.remembered_pages import RememberedPages, RememberedSummaries
+from ..state.robots_rules import RobotsRules
 from . import robots
 from .dates import AsOf
 from .effects import Effects
@@ -122,7 +124,14 @@ class Sitemap:
         )
         self.remembered_pages = RememberedPages(self.page_sizes)
         self.remembered_summaries = RememberedSummaries(settings.freshness.summary_ttl)
-        self.planner = Planner(settings, self.sources, self.page_sizes, self.keys)
+        # robots_filter: the site's robots.txt rules, read by the adapters (protego is
+        # imported here, so that a missing extra fails at start).
+        self.robots_rules = (
+            None if settings.robots_filter is False else RobotsRules(settings.robots_filter.ttl)
+        )
+        self.planner = Planner(
+            settings, self.sources, self.page_sizes, self.keys, self.robots_rules
+        )
         self.index_document = IndexDocument(
             settings, self.routes, self.by_name, self.remembered_pages
         )
@@ -252,7 +261,8 @@ class Sitemap:
                 document = Urlset(
                     host_site.renderer, self.settings, shapes, plan.news_cutoff, listed_until_values
                 )
-        return Body(document, self.settings, plan.gzip)
+        gate = None if plan.robots is None else RobotsGate(host_site.rules, plan.robots)
+        return Body(document, self.settings, plan.gzip, gate)
 
 
 def _current_pages(

@@ -13,6 +13,7 @@ from .entry import Batch
 from .extensions import NAMESPACES, Shape, urlset_open
 from .fast_path import Renderer
 from .gzip import GzipStream
+from .robots_gate import RobotsGate
 from .xml import UrlsetWriter
 
 
@@ -86,8 +87,17 @@ class Body:
     :meth:`defer_gzip` is called, by the caller.
     """
 
-    def __init__(self, document: Document, settings: Settings, gzip: bool = False) -> None:
+    def __init__(
+        self,
+        document: Document,
+        settings: Settings,
+        gzip: bool = False,
+        gate: RobotsGate | None = None,
+    ) -> None:
+        """``gate``: leaves out the rows the site's ``robots.txt`` disallows
+        (``robots_filter``)."""
         self.document = document
+        self._gate = gate
         self.chunk_bytes = settings.limits.chunk_bytes
         self._gzip = GzipStream(settings.gzip_files.level) if gzip else None
         self._deferred = False
@@ -110,6 +120,8 @@ class Body:
 
     def feed(self, source: str, batch: Batch) -> bytes:
         """A chunk once enough is gathered, else ``b""``; bad rows follow the bad-row rule."""
+        if self._gate is not None:
+            batch = self._gate.admit(source, batch)
         data = self.document.write(source, batch)
         if data:
             self._pending.append(data)

@@ -10,7 +10,10 @@ The bad-row rule:
 * either way the problem is logged once per process (source name, row key,
   reason; long values cut to about 200 characters) and counted in the
   source's :class:`~sitemap_middleware.state.bad_rows.BadRowStats` (rows and URLs);
-* with ``strict=True`` a :class:`BadRowError` is raised instead.
+* with ``strict=True`` a :class:`BadRowError` is raised instead;
+* a row whose loc the site's ``robots.txt`` disallows (``robots_filter``) is skipped and
+  reported the same way (``robots-disallowed``), but never raised: it is the site's choice,
+  not a bad value.
 """
 
 from __future__ import annotations
@@ -338,6 +341,15 @@ class EntryRules:
         """A row whose loc the document already lists: skipped, reported as a bad row."""
         self._skip(source, key, f"duplicate loc {url} (listed earlier in this document)")
 
+    def robots_disallowed(self, source: str, key: Any, url: str) -> None:
+        """A row whose loc the site's ``robots.txt`` disallows (``robots_filter``): skipped,
+        counted and logged as a bad row; a choice of the site, so never raised with
+        ``strict``."""
+        reason = f"row skipped: robots-disallowed: {url} (robots.txt, User-agent: *)"
+        self._marks.entry = None
+        self._count(source, key, reason, True, 1)
+        self._report(source, key, reason, strict=False)
+
     def _skip(self, source: str, key: Any, reason: str, urls: int = 1) -> None:
         """Report a row (or one language version of it) left out of the document.
 
@@ -391,9 +403,9 @@ class EntryRules:
             tally = self.tallies.setdefault(source, Tally())
         return tally
 
-    def _report(self, source: str, key: Any, reason: str) -> None:
+    def _report(self, source: str, key: Any, reason: str, strict: bool = True) -> None:
         message = f"source {source!r}, row {shorten(repr(key))}: {shorten(reason, 2 * MAX_VALUE)}"
-        if self.strict:
+        if strict and self.strict:
             raise BadRowError(message)
         # Crawlers fetch the same rows again and again: one log line per problem,
         # within a bound so a table full of bad rows cannot grow memory.

@@ -26,7 +26,7 @@ from ..core.sitemap import Request, Response, Sitemap
 from ..core.sites import ServesSites, Sites, configure, purge_served, sitemaps_of
 from ..settings import AdapterOptions, Settings
 from ..state.purges import Purger
-from .asgi_robots import robots_txt
+from .asgi_robots import read_rules, robots_txt
 from .async_effects import AsyncEffectRunner, AsyncTransferChunks
 from .resolving import afind
 from .types import ASGIApp, Message, Receive, Scope, Send
@@ -237,7 +237,10 @@ class SitemapMiddleware(ServesSites):
         """Answer a request for one of the sitemap's documents (``sitemap``: the host's,
         with ``sites=``)."""
         request = request_from(scope)
-        handling = handle(sitemap or self.sitemap, request, target, datetime.now(UTC))
+        sitemap = sitemap or self.sitemap
+        if sitemap.robots_rules is not None and sitemap.robots_rules.due():
+            await read_rules(sitemap, self.app, scope)
+        handling = handle(sitemap, request, target, datetime.now(UTC))
         outcome = await arun_effects(handling, self.reads.perform)
         if isinstance(outcome, Response):
             return await _send(send, outcome, request.method)

@@ -4,14 +4,20 @@ The application is asked for a GET of it (the conditional headers removed:
 :data:`.robots.NOT_FORWARDED`); its answer is held until complete, then
 rewritten by :meth:`.core.Sitemap.robots`, or passed on as it came when the
 core declines or the answer grows past :data:`.robots.MAX_BYTES`.
+
+With ``robots_filter``, :func:`read_rules` asks the app for the same file for the
+sitemap's own use (:mod:`..state.robots_rules`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
+import anyio
+
 from ..core import robots
 from ..core.sitemap import Request, Response, Sitemap
+from ..state import robots_rules
 from .types import ASGIApp, Message, Receive, Scope, Send
 
 
@@ -94,3 +100,64 @@ class _Capture:
             (name.decode("latin-1"), value.decode("latin-1"))
             for name, value in messages[0].get("headers", ())
         ]
+
+
+async def read_rules(sitemap: Sitemap, app: ASGIApp, scope: Scope) -> None:
+    """``robots_filter``: ask the app in process for its ``/robots.txt`` (a plain ``GET``
+    with the base URL's ``Host``) and hand the answer to the sitemap's rules; a failure is
+    an answer too (the rules say what it means)."""
+    rules = sitemap.robots_rules
+    assert rules is not None
+    root_path = str(scope.get("root_path", ""))
+    path = root_path + robots_rules.PATH
+    origin = sitemap.site.origin
+    inner: Scope = {
+        "type": "http",
+        "asgi": scope.get("asgi", {"version": "3.0"}),
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": origin.partition(":")[0],
+        "path": path,
+        "raw_path": path.encode("ascii", "replace"),
+        "root_path": root_path,
+        "query_string": b"",
+        "headers": [(b"host", origin.partition("://")[2].encode("ascii"))],
+        "server": scope.get("server"),
+        "client": scope.get("client"),
+        "state": dict(scope.get("state", {})),
+        "extensions": {},
+    }
+    done = anyio.Event()
+    asked = False
+    status: int | None = None
+    body: list[bytes] = []
+    size = 0
+
+    async def receive() -> Message:
+        nonlocal asked
+        if not asked:
+            asked = True
+            return {"type": "http.request", "body": b"", "more_body": False}
+        await done.wait()  # the app may listen for a disconnect while it answers
+        return {"type": "http.disconnect"}
+
+    async def send(message: Message) -> None:
+        nonlocal status, size
+        if message["type"] == "http.response.start":
+            status = int(message["status"])
+        elif message["type"] == "http.response.body":
+            if size < robots_rules.MAX_BYTES:
+                chunk = message.get("body", b"")
+                body.append(chunk)
+                size += len(chunk)
+            if not message.get("more_body", False):
+                done.set()
+
+    try:
+        await app(inner, receive, send)
+    except Exception as exc:  # the app's failure: the rules say what it means
+        rules.read(None, failure=f"{type(exc).__name__}: {exc}")
+        return
+    finally:
+        done.set()
+    rules.read(status, b"".join(body), "" if status is not None else "no answer")

@@ -29,7 +29,7 @@ from ..state.purges import Purger
 from .resolving import find
 from .sync_effects import SyncEffectRunner, SyncTransferChunks
 from .types import Environ, ExcInfo, StartResponse, WSGIApp, close_iterable
-from .wsgi_robots import robots_txt
+from .wsgi_robots import read_rules, robots_txt
 
 T = TypeVar("T")
 
@@ -189,8 +189,11 @@ class SitemapWSGIMiddleware(ServesSites):
         """Answer a request for one of the sitemap's documents (``sitemap``: the host's,
         with ``sites=``)."""
         request = request_from(environ)
+        sitemap = sitemap or self.sitemap
+        if sitemap.robots_rules is not None and sitemap.robots_rules.due():
+            read_rules(sitemap, self.app, environ)
         outcome = run_effects(
-            handle(sitemap or self.sitemap, request, target, datetime.now(UTC)),
+            handle(sitemap, request, target, datetime.now(UTC)),
             self.reads.perform,
         )
         if isinstance(outcome, Response):

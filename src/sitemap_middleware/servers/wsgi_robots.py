@@ -4,15 +4,20 @@ The application is asked for a GET of it (the conditional headers removed:
 :data:`.robots.NOT_FORWARDED`); its answer is read whole, then rewritten by
 :meth:`.core.Sitemap.robots`, or passed on as it came when the core declines or
 the answer grows past :data:`.robots.MAX_BYTES`.
+
+With ``robots_filter``, :func:`read_rules` asks the app for the same file for the
+sitemap's own use (:mod:`..state.robots_rules`).
 """
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from ..core import robots
 from ..core.sitemap import Request, Response, Sitemap
+from ..state import robots_rules
 from .types import Environ, ExcInfo, StartResponse, WSGIApp, close_iterable
 
 
@@ -74,3 +79,59 @@ class _Passed:
 
     def close(self) -> None:
         close_iterable(self._result)
+
+
+_PASSED_ON = ("wsgi.version", "wsgi.errors", "wsgi.multithread", "wsgi.multiprocess")
+
+
+def read_rules(sitemap: Sitemap, app: WSGIApp, environ: Environ) -> None:
+    """``robots_filter``: ask the app in process for its ``/robots.txt`` (a plain ``GET``
+    with the base URL's ``Host``) and hand the answer to the sitemap's rules; a failure is
+    an answer too (the rules say what it means)."""
+    rules = sitemap.robots_rules
+    assert rules is not None
+    origin = sitemap.site.origin
+    scheme, _, host = origin.partition("://")
+    name, _, port = host.rpartition(":") if host.rpartition(":")[2].isdigit() else (host, "", "")
+    inner: dict[str, Any] = {key: environ[key] for key in _PASSED_ON if key in environ}
+    inner.update(
+        {
+            "REQUEST_METHOD": "GET",
+            "SCRIPT_NAME": environ.get("SCRIPT_NAME", ""),
+            "PATH_INFO": robots_rules.PATH,
+            "QUERY_STRING": "",
+            "SERVER_NAME": name,
+            "SERVER_PORT": port or ("443" if scheme == "https" else "80"),
+            "SERVER_PROTOCOL": "HTTP/1.1",
+            "HTTP_HOST": host,
+            "wsgi.url_scheme": scheme,
+            "wsgi.input": io.BytesIO(),
+            "wsgi.run_once": False,
+        }
+    )
+    statuses: list[str] = []
+    body: list[bytes] = []
+
+    def capture(
+        status: str, headers: list[tuple[str, str]], exc_info: ExcInfo | None = None
+    ) -> Callable[[bytes], object]:
+        statuses[:] = [status]
+        return body.append
+
+    try:
+        result = app(inner, capture)
+        try:
+            size = sum(map(len, body))
+            for chunk in result:
+                if size < robots_rules.MAX_BYTES:
+                    body.append(chunk)
+                    size += len(chunk)
+        finally:
+            close_iterable(result)
+    except Exception as exc:  # the app's failure: the rules say what it means
+        rules.read(None, failure=f"{type(exc).__name__}: {exc}")
+        return
+    if not statuses:
+        rules.read(None, failure="no status line")
+        return
+    rules.read(int(statuses[0].split()[0]), b"".join(body))
