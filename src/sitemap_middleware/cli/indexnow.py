@@ -9,13 +9,15 @@ its lifespan, so its middleware stack is built); every sitemap configured with
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 import anyio
 
 from ..contrib.indexnow import IndexNow, Round
 from ..contrib.indexnow.steps import Report
+from ..core.sites import Sites
 from ..core.spec import INDEXNOW_MAX_URLS
+from ..servers.resolving import site_config
 from ..testing import with_lifespan
 from .loader import (
     Interface,
@@ -23,6 +25,8 @@ from .loader import (
     import_attribute,
     resolve_app,
     sitemap_holders,
+    sites_middlewares,
+    sites_of,
     wsgi_middlewares,
 )
 from .logs import after_startup
@@ -42,6 +46,8 @@ class IndexNowOptions:
     lag: float = 0.0
     rounds: int | None = None
     """With ``every``: stop after this many rounds (None: until interrupted)."""
+    hosts: tuple[str, ...] = ()
+    """With ``sites=``: the sites pushed, by host (none: every site of a mapping)."""
 
 
 class NotConfigured(LoadError):
@@ -70,13 +76,17 @@ async def run_indexnow(options: IndexNowOptions, stdout: TextIO, stderr: TextIO)
 
 
 async def _pushers(app: object, options: IndexNowOptions) -> list[IndexNow]:
+    pushers = await _site_pushers(app, options)
+    if options.hosts and not sites_of(app):
+        raise LoadError("--host: the application has no middleware given sites=")
     holders = [h for h in sitemap_holders(app) if h.sitemap.settings.indexnow]
-    if not holders:
+    pushers += [IndexNow(h, max_urls=options.max_urls, lag=options.lag) for h in holders]
+    if not pushers:
         raise NotConfigured(
             "no sitemap of the application is configured with indexnow.key; set it (and "
-            "optionally indexnow.endpoint) in the middleware's settings"
+            "optionally indexnow.endpoint) in the middleware's settings, or a site's "
+            "SiteConfig(indexnow=...) beside sites="
         )
-    pushers = [IndexNow(h, max_urls=options.max_urls, lag=options.lag) for h in holders]
     for pusher in pushers:
         missing = await pusher.missing_tables()
         if missing:
@@ -85,6 +95,41 @@ async def _pushers(app: object, options: IndexNowOptions) -> list[IndexNow]:
                 "with sitemap_middleware.contrib.indexnow.install(engine)"
             )
     return pushers
+
+
+async def _site_pushers(app: object, options: IndexNowOptions) -> list[IndexNow]:
+    """The pushers of the sites of each middleware given ``sites=``: those named with
+    ``--host`` (each must be some middleware's), else every site of a mapping."""
+    pushers: list[IndexNow] = []
+    named: set[str] = set()
+    for middleware in sites_middlewares(app):
+        sites = cast(Sites, getattr(middleware, "sites"))  # noqa: B009
+        try:
+            if not options.hosts:
+                if sites.configs is None:
+                    raise LoadError(
+                        "the application's sites come from a resolver, which cannot list "
+                        "them: name the hosts to push with --host (repeat it for several)"
+                    )
+                found = IndexNow.for_mapped_sites(middleware, **_options(options))
+            else:
+                found = []
+                for host in options.hosts:
+                    config = await site_config(sites, host)
+                    if config is not None:
+                        named.add(host)
+                        found += await IndexNow.for_sites(middleware, [host], **_options(options))
+        except ValueError as error:
+            raise LoadError(f"--host: {error}") from None
+        pushers += found
+    unknown = [host for host in options.hosts if host not in named]
+    if unknown and sites_of(app):
+        raise LoadError(f"--host: no site for {', '.join(map(repr, unknown))}")
+    return pushers
+
+
+def _options(options: IndexNowOptions) -> dict[str, Any]:
+    return {"max_urls": options.max_urls, "lag": options.lag}
 
 
 async def _rounds(pushers: list[IndexNow], options: IndexNowOptions, stdout: TextIO) -> int:

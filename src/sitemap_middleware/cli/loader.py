@@ -30,19 +30,18 @@ from __future__ import annotations
 import importlib
 import inspect
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, cast
 from urllib.parse import urlsplit
 
-import anyio.to_thread
-
 from ..core.sitemap import Sitemap
 from ..core.sites import Sites
-from ..core.urls import Site, normalize_host
+from ..core.urls import Site
 from ..servers.asgi import SitemapMiddleware
+from ..servers.resolving import site_config
 from ..servers.wsgi import SitemapWSGIMiddleware
-from ..settings import ConfigurationError, Settings, SiteConfig, make_settings
+from ..settings import ConfigurationError, Settings, make_settings
 
 Interface = Literal["asgi", "wsgi"]
 
@@ -178,29 +177,22 @@ def sites_of(app: object) -> list[tuple[str, Sites]]:
     ]
 
 
+def sites_middlewares(app: object) -> list[object]:
+    """Every built middleware of ``app`` given ``sites=`` (each holds its ``sites``)."""
+    return [node for node, _ in _walk(app) if isinstance(getattr(node, "sites", None), Sites)]
+
+
 async def sites_mounted(app: object, host: str) -> list[Mounted]:
     """The sitemaps ``host`` gets from the middlewares of ``app`` given ``sites=`` (the
     resolver asked as a request would ask it: a sync one in a worker thread)."""
-    normal = normalize_host(host, "https")
-    if normal is None:
-        raise LoadError(f"--host: {host!r} is not a host name such as 'shop.example.com'")
     found = []
     for prefix, sites in sites_of(app):
-        configs = sites.configs
-        answer: object
-        if configs is not None:
-            answer = configs.get(normal)
-        else:
-            assert sites.resolver is not None
-            answer = await _resolved(sites.resolver, normal)
-        if answer is None:
-            continue
-        if not isinstance(answer, SiteConfig) or answer.host not in (
-            normal,
-            normal.removesuffix(":80"),
-        ):
-            raise LoadError(f"--host: the sites resolver gave {answer!r} for {normal!r}")
-        found.append(Mounted(prefix, answer.settings(sites.settings)))
+        try:
+            config = await site_config(sites, host)
+        except ValueError as error:
+            raise LoadError(f"--host: {error}") from None
+        if config is not None:
+            found.append(Mounted(prefix, config.settings(sites.settings)))
     return found
 
 
@@ -231,16 +223,6 @@ async def host_root_url(app: object, host: str, url: str | None = None) -> str:
     if origin not in {mounted.settings.site.origin for mounted in found}:
         raise LoadError(f"--host: {url} is not on the site of {host!r}; leave URL out")
     return url
-
-
-async def _resolved(resolver: Callable[[str], object], host: str) -> object:
-    if inspect.iscoroutinefunction(resolver) or inspect.iscoroutinefunction(
-        getattr(resolver, "__call__", None)  # noqa: B004
-    ):
-        answer = resolver(host)
-    else:
-        answer = await anyio.to_thread.run_sync(resolver, host)
-    return await answer if inspect.isawaitable(answer) else answer
 
 
 class SitemapHolder(Protocol):

@@ -174,6 +174,11 @@ lifespan). Several processes may run this at once: each change is pushed once
 (the watermark row is locked while a post is out); a crash between a post and
 its commit pushes that one post again.
 
+An application given sites= is pushed site by site, each under its own key
+(SiteConfig(indexnow=...)): every site of a mapping, or those named with
+--host (repeated; a resolver cannot list its sites, so it needs them). Each
+site pushes its own sources' rows and the queued URLs under its base URL.
+
 Exit status: 0 when every push succeeded or had nothing to do; 1 when the
 endpoint rejected a post (400, 403, 422: the message says what) or kept asking
 to wait (429, 5xx, network errors: retried with growing delays first), or the
@@ -185,7 +190,8 @@ INDEXNOW_EPILOG = """\
 examples:
   sitemap-middleware indexnow --app mysite.main:app --once
   sitemap-middleware indexnow --app mysite.main:app --every 60
-  sitemap-middleware indexnow --app mysite.main:app --dry-run"""
+  sitemap-middleware indexnow --app mysite.main:app --dry-run
+  sitemap-middleware indexnow --app shops.main:app --host a.example --host b.example"""
 
 RENDER_EPILOG = """\
 examples:
@@ -389,6 +395,13 @@ def _indexnow_parser(commands: Any, formatter: Any) -> None:
         default=0.0,
         metavar="SECONDS",
         help="push only rows whose lastmod is at least SECONDS old (writes that commit late)",
+    )
+    indexnow.add_argument(
+        "--host",
+        action="append",
+        dest="hosts",
+        metavar="HOST",
+        help="with sites=: push this host's site only (repeat for several; a resolver needs it)",
     )
     indexnow.add_argument(
         "--factory", action="store_true", default=None, help="call ATTR to get the application"
@@ -629,6 +642,7 @@ def _indexnow(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         app_dir=args.app_dir,
         max_urls=min(args.max_urls, INDEXNOW_MAX_URLS),
         lag=max(0.0, args.lag),
+        hosts=tuple(args.hosts or ()),
     )
     try:
         with library_logging(stderr):

@@ -158,12 +158,18 @@ class SitemapMiddleware(ServesSites):
                 await self.aclose()
             return message
 
-        indexnow = self.settings.indexnow
-        if indexnow is not None and indexnow.every is not None:
+        if self._pushes_indexnow():
             from ..contrib.indexnow.background import with_indexnow
 
             return await with_indexnow(self, self.app, scope, receive_then_close, send)
         return await self.app(scope, receive_then_close, send)
+
+    def _pushes_indexnow(self) -> bool:
+        """Whether the lifespan runs IndexNow's pushes: ``indexnow.every`` set for the
+        sitemap, or for a site of a ``sites=`` mapping (a resolver's are pushed by the CLI)."""
+        configs = self.sites.configs if self.sites is not None else None
+        settings = [c.indexnow for c in configs.values()] if configs else [self.settings.indexnow]
+        return any(s is not None and s.every is not None for s in settings)
 
     async def _per_host(
         self, sites: Sites, path: str, scope: Scope, receive: Receive, send: Send

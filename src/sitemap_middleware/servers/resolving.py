@@ -19,6 +19,8 @@ from typing import Any
 from ..core.exchange import Request, Response
 from ..core.sitemap import Sitemap
 from ..core.sites import Resolve, Sites
+from ..core.urls import normalize_host
+from ..settings import SiteConfig
 
 
 class ResolverTimeout(TimeoutError):
@@ -86,3 +88,38 @@ def _named(error: Exception, timeout: float) -> Exception:
     if isinstance(error, TimeoutError) and not isinstance(error, ResolverTimeout):
         return ResolverTimeout(f"no answer within tenants.timeout={timeout:g}s")
     return error
+
+
+async def site_config(sites: Sites, host: str) -> SiteConfig | None:
+    """The site of ``host`` outside a request (the CLI's ``--host``, IndexNow's pushers): a
+    mapping's, or the resolver's answer as a request would get it (a sync resolver in a
+    worker thread, under ``tenants.timeout``); None when there is none. Raises
+    ``ValueError`` for a host that is not one and for an answer that is not that host's
+    site, :class:`ResolverTimeout` for a resolver that took too long."""
+    normal = normalize_host(host, "https")
+    if normal is None:
+        raise ValueError(f"{host!r} is not a host name such as 'shop.example.com'")
+    configs = sites.configs
+    if configs is not None:
+        return configs.get(normal) or configs.get(normal.removesuffix(":80"))
+    resolver = sites.resolver
+    assert resolver is not None
+    timeout = sites.settings.tenants.timeout
+
+    async def ask() -> Any:
+        if sites.is_async:
+            return await _awaited(resolver(normal))
+        return await _awaited(await asyncio.to_thread(resolver, normal))
+
+    try:
+        answer = await asyncio.wait_for(ask(), timeout)
+    except TimeoutError as error:
+        raise _named(error, timeout) from error
+    if answer is None:
+        return None
+    if not isinstance(answer, SiteConfig) or answer.host not in (
+        normal,
+        normal.removesuffix(":80"),
+    ):
+        raise ValueError(f"the sites resolver gave {answer!r} for {normal!r}")
+    return answer

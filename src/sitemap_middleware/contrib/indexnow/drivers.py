@@ -161,7 +161,7 @@ def actions(step: PushStep, dialect: str, naive_timezone: tzinfo) -> Actions:
         yield Sleep(step.seconds)
         return None
     if isinstance(step, ReadQueue):
-        rows = yield Execute(store.queued_statement(step.limit), rows=True)
+        rows = yield Execute(store.queued_statement(step.limit, step.prefix), rows=True)
         return [tuple(row) for row in rows]
     if isinstance(step, Begin):
         yield Execute(store.start_statement(dialect, step.feed, step.mark))
@@ -193,7 +193,7 @@ def _claim(feed: str, dialect: str) -> Actions:
 
 def _advance(step: Advance) -> Any:
     if step.dequeue is not None:
-        return store.dequeue_statement(step.dequeue)
+        return store.dequeue_statement(step.dequeue, step.prefix)
     assert step.mark is not None
     return store.advance_statement(step.feed, step.mark)
 

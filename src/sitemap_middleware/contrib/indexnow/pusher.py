@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import logging
 import ssl
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -25,9 +25,11 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from ...core.sitemap import Sitemap
+from ...core.sites import Sites, build_sitemap
 from ...core.spec import INDEXNOW_MAX_URLS
 from ...servers.async_effects import AsyncEffectRunner
-from ...settings import ConfigurationError
+from ...servers.resolving import site_config
+from ...settings import ConfigurationError, SiteConfig
 from ...sources.base import AnySource
 from . import store
 from .answers import Backoff
@@ -67,6 +69,11 @@ class IndexNow:
         clock: Callable[[], datetime] | None = None,
     ) -> None:
         sitemap = app if isinstance(app, Sitemap) else getattr(app, "sitemap", None)
+        if isinstance(getattr(app, "sites", None), Sites):
+            raise ConfigurationError(
+                "app: this middleware serves a sitemap per host (sites=); make one pusher "
+                "per site with IndexNow.for_sites(app)"
+            )
         if not isinstance(sitemap, Sitemap):
             raise ConfigurationError(
                 "app: give a SitemapMiddleware, SitemapWSGIMiddleware or their Sitemap, got "
@@ -90,8 +97,55 @@ class IndexNow:
         self.first_delay, self.max_delay = first_delay, max_delay
         self.clock = clock or (lambda: datetime.now(UTC))
         self.sources = [s for s in sitemap.sources if s.pushable and _engine(s) is not None]
+        self.queue_prefix: str | None = None
+        """One of several sites' pusher: the queued URLs under its base URL are its own."""
         self._tls: ssl.SSLContext | None = None
         self.skipped = [s.name for s in sitemap.sources if s not in self.sources]
+
+    @classmethod
+    async def for_sites(
+        cls, app: object, hosts: Iterable[str] | None = None, **options: Any
+    ) -> list[IndexNow]:
+        """A pusher per site of a middleware given ``sites=`` whose site sets ``indexnow``:
+        every site of a mapping (or the ``hosts`` named), the ``hosts`` named of a resolver
+        (which cannot list its sites). ``options`` are the constructor's. Each pushes its
+        own sources under its own key, and the queued URLs under its base URL."""
+        sites = _sites(app)
+        if hosts is None:
+            return cls.for_mapped_sites(app, **options)
+        configs = []
+        for host in hosts:
+            try:
+                config = await site_config(sites, host)
+            except ValueError as error:
+                raise ConfigurationError(f"hosts: {error}") from None
+            if config is None:
+                raise ConfigurationError(f"hosts: no site for {host!r}")
+            configs.append(config)
+        return [cls._of_site(app, sites, config, options) for config in configs if config.indexnow]
+
+    @classmethod
+    def for_mapped_sites(cls, app: object, **options: Any) -> list[IndexNow]:
+        """:meth:`for_sites` of every site of a ``sites=`` mapping, without a loop."""
+        sites = _sites(app)
+        if sites.configs is None:
+            raise ConfigurationError(
+                "hosts: a sites resolver cannot list its sites; name the hosts to push, "
+                "e.g. IndexNow.for_sites(app, hosts=['shop.example.com'])"
+            )
+        configs = sites.configs.values()
+        return [cls._of_site(app, sites, config, options) for config in configs if config.indexnow]
+
+    @classmethod
+    def _of_site(
+        cls, app: object, sites: Sites, config: SiteConfig, options: dict[str, Any]
+    ) -> IndexNow:
+        pusher = cls(build_sitemap(config, sites.settings), **options)
+        runner = getattr(app, "reads", None)  # the ASGI adapter's, as for one sitemap
+        if isinstance(runner, AsyncEffectRunner):
+            pusher.runner = runner
+        pusher.queue_prefix = pusher.sitemap.site.base_url
+        return pusher
 
     @property
     def tls(self) -> ssl.SSLContext:
@@ -127,7 +181,11 @@ class IndexNow:
         return self._job(source.name, self.feed(source), per_read, dry_run)
 
     def _queue_job(self, dry_run: bool) -> Job:
-        return self._job("queue", store.QUEUE_FEED, self.submission.max_urls, dry_run)
+        if self.queue_prefix is None:
+            return self._job("queue", store.QUEUE_FEED, self.submission.max_urls, dry_run)
+        feed = store.queue_feed(self.queue_prefix)
+        job = self._job("queue", feed, self.submission.max_urls, dry_run)
+        return replace(job, queue_prefix=self.queue_prefix)
 
     async def push(self, dry_run: bool = False) -> Round:
         """One round: every source's changes since its mark, then the queued URLs.
@@ -191,6 +249,15 @@ class IndexNow:
             if not found:
                 missing.append(engine.url.render_as_string(hide_password=True))
         return missing
+
+
+def _sites(app: object) -> Sites:
+    sites = getattr(app, "sites", None)
+    if not isinstance(sites, Sites):
+        raise ConfigurationError(
+            "app: give a middleware given sites=; for one sitemap, use IndexNow(app)"
+        )
+    return sites
 
 
 def _has_tables(conn: Any) -> bool:

@@ -62,7 +62,11 @@ class ReadChanges:
 
 @dataclass(frozen=True, slots=True)
 class ReadQueue:
+    """The oldest ``limit`` queued URLs, as ``(id, url)``; with ``prefix``, only those that
+    start with it (one site's, when sites share the queue)."""
+
     limit: int
+    prefix: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +84,8 @@ class Advance:
     feed: str
     mark: Mark | None = None
     dequeue: int | None = None
+    prefix: str | None = None
+    """With ``dequeue``: only the queued URLs that start with it (one site's)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +140,9 @@ class Job:
     dry_run: bool = False
     lag: float = 0.0
     """Seconds the pushed rows stay behind the clock (writes that commit late)."""
+    queue_prefix: str | None = None
+    """The queue's job of one of several sites: only the queued URLs under the site's base
+    URL are its (None: every queued URL, those of other hosts logged and dropped)."""
 
     def listed_until(self) -> datetime:
         """The latest lastmod pushed now."""
@@ -193,10 +202,14 @@ def push_queue(job: Job) -> Steps:
         if found is BUSY:
             report.busy = True
             return report
-        if found is MISSING:  # a database the tables were not installed in through install()
-            yield Release()
-            return report
-        queued: list[tuple[int, str]] = yield ReadQueue(job.rows_per_read)
+        if found is MISSING:
+            if job.queue_prefix is None:  # the shared queue's row: not made by install()
+                yield Release()
+                return report
+            if not job.dry_run:  # a site's own queue row, made on its first push
+                yield Begin(job.feed, Mark("", None))
+                continue
+        queued: list[tuple[int, str]] = yield ReadQueue(job.rows_per_read, job.queue_prefix)
         if not queued:
             yield Release()
             return report
@@ -215,7 +228,7 @@ def push_queue(job: Job) -> Steps:
                 return done
         if done == ACCEPTED:
             report.rows += len(queued)
-            yield Advance(job.feed, dequeue=queued[-1][0])
+            yield Advance(job.feed, dequeue=queued[-1][0], prefix=job.queue_prefix)
 
 
 ACCEPTED, AGAIN = "accepted", "again"

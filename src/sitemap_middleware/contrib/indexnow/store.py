@@ -110,12 +110,23 @@ def advance_statement(feed: str, mark: Mark) -> Executable:
     )
 
 
-def queued_statement(limit: int) -> Executable:
-    return select(QUEUE.c.id, QUEUE.c.url).order_by(QUEUE.c.id).limit(limit)
+def queue_feed(base_url: str) -> str:
+    """The row whose lock guards one site's part of the queue (sites sharing a database)."""
+    return f"{QUEUE_FEED} {base_url}"
 
 
-def dequeue_statement(last: int) -> Executable:
-    return delete(QUEUE).where(QUEUE.c.id <= last)
+def queued_statement(limit: int, prefix: str | None = None) -> Executable:
+    stmt = select(QUEUE.c.id, QUEUE.c.url)
+    if prefix is not None:
+        stmt = stmt.where(QUEUE.c.url.startswith(prefix, autoescape=True))
+    return stmt.order_by(QUEUE.c.id).limit(limit)
+
+
+def dequeue_statement(last: int, prefix: str | None = None) -> Executable:
+    stmt = delete(QUEUE).where(QUEUE.c.id <= last)
+    if prefix is not None:
+        stmt = stmt.where(QUEUE.c.url.startswith(prefix, autoescape=True))
+    return stmt
 
 
 SUPPORTED = ("sqlite", "postgresql")
