@@ -13,6 +13,7 @@ Django's middleware's too).
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import time
 from collections.abc import Awaitable, Callable
 
@@ -117,12 +118,14 @@ async def aask(
     rules: RobotsRules,
     call: Callable[[], Awaitable[Answer]],
     inline: Callable[[], Awaitable[bool]] | None = None,
+    context: contextvars.Context | None = None,
 ) -> None:
     """``robots_filter``: when :meth:`.RobotsRules.due`, ``call`` the application for its
     ``/robots.txt`` in a task of its own, waited for at most ``rules.timeout`` seconds (a
     view that hangs, even in a thread, cannot hold up the sitemap; its late answer is taken
-    when it comes), or in this task when ``inline()`` says so. With no rules read yet, a
-    request that is not the one asking waits for its answer as long."""
+    when it comes), or in this task when ``inline()`` says so. The task runs in ``context``
+    (default: a copy of this one's). With no rules read yet, a request that is not the one
+    asking waits for its answer as long."""
     reading = rules.due()
     if reading is None:
         running = rules.running()
@@ -147,7 +150,7 @@ async def aask(
         return await answer()
     # Not cancelled at the timeout: a sync view's thread cannot be stopped, and the task
     # ends with it (its answer taken); it is only no longer waited for.
-    task = asyncio.get_running_loop().create_task(answer())
+    task = asyncio.get_running_loop().create_task(answer(), context=context)
     _ASKING.add(task)
     task.add_done_callback(_ASKING.discard)
     await asyncio.wait((task,), timeout=rules.timeout)

@@ -17,7 +17,7 @@ import io
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from itertools import chain
 
-from asgiref.sync import ThreadSensitiveContext, sync_to_async
+from asgiref.sync import sync_to_async
 from django.core.handlers.asgi import ASGIRequest
 from django.core.handlers.wsgi import WSGIRequest
 from django.http import HttpRequest, HttpResponseBase, StreamingHttpResponse
@@ -28,7 +28,7 @@ from ...core.sitemap import Sitemap
 from ...servers import asgi_robots, wsgi_robots
 from ...state.robots_rules import MAX_BYTES
 from .responses import complete, request_from
-from .threads import begin_read, end_read, in_django, in_transaction, reading
+from .threads import begin_read, end_read, in_django, in_transaction, reading, thread_of_its_own
 
 
 def as_plain_get(request: HttpRequest) -> None:
@@ -164,17 +164,21 @@ async def aread_rules(
         inline = await in_django(in_transaction)
         return inline
 
+    context, end_thread = thread_of_its_own()
+
     async def call() -> asgi_robots.Answer:
         if inline:
             return await _aread(await get_response(plain_get(sitemap, request)))
-        async with ThreadSensitiveContext():
+        try:  # in ``context``: the connections its thread opens are closed after
             await sync_to_async(begin_read)()
             try:
                 return await _aread(await get_response(plain_get(sitemap, request)))
             finally:
                 await sync_to_async(end_read)()
+        finally:
+            end_thread()
 
-    await asgi_robots.aask(rules, call, transaction)
+    await asgi_robots.aask(rules, call, transaction, context)
 
 
 def _read(response: HttpResponseBase) -> wsgi_robots.Answer:
