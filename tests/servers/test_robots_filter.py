@@ -184,6 +184,20 @@ def test_a_missing_robots_txt_after_rules_allows_everything(kind: str) -> None:
     assert site.sitemap.robots_rules is not None and site.sitemap.robots_rules.status == 404
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_rules_are_the_apps_not_the_middlewares_own_robots_txt(kind: str) -> None:
+    """The middleware answers /robots.txt itself (the app's, or a minimal one when the app
+    has none, with its ``Sitemap:`` line); the rules are read from the app below it."""
+    served = RobotsServed(status=404, body=b"not here")
+    site = Site(kind, served, robots_filter=True)
+    own = site.get("/robots.txt")
+    assert own.status == 200 and b"Sitemap: https://example.com/sitemap.xml" in own.body
+    assert site.listed() == LOCS
+    rules = site.sitemap.robots_rules
+    assert rules is not None and rules.status == 404
+    assert served.asked == ["example.com", "example.com"]  # the client's, the rules'
+
+
 def hanging_kinds() -> list[tuple[str, str]]:
     """Each adapter with each kind of view its application can have."""
     return [(kind, "sync") for kind in KINDS] + [(kind, "async") for kind in ASYNC_KINDS]
