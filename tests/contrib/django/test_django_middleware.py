@@ -127,6 +127,10 @@ def test_a_missing_or_wrong_setting_stops_the_handler() -> None:
             r"^SITEMAP_MIDDLEWARE\['indexnow'\]\['key'\]: required",
         ),
         (
+            {"sources": ["/"], "base_url": BASE, "robots_filter": {"timeout": 0}},
+            r"^SITEMAP_MIDDLEWARE\['robots_filter'\]\['timeout'\]: must be a number of seconds ",
+        ),
+        (
             {"sources": ["/"], "base_url": BASE, "limits": 10},
             r"^SITEMAP_MIDDLEWARE\['limits'\]: must be a Limits or a mapping of its settings",
         ),
