@@ -20,7 +20,7 @@ from sitemap_middleware import (
     RobotsFilter,
     SitemapMiddleware,
 )
-from sitemap_middleware.state.robots_rules import RobotsRules, digest_of
+from sitemap_middleware.state.robots_rules import ALLOW_ALL, RobotsRules, digest_of
 from sitemap_middleware.testing import Response as ClientResponse
 
 from ..robots_site import (
@@ -30,6 +30,7 @@ from ..robots_site import (
     KINDS,
     LOCS,
     UNAVAILABLE,
+    Clock,
     RobotsServed,
     Site,
     listed,
@@ -275,6 +276,29 @@ def test_a_robots_txt_that_hangs_after_rules_keeps_them(
         assert len(served.asked) == 2
 
     anyio.run(scenario)
+
+
+def test_one_request_at_a_time_and_one_that_hangs_holds_the_others_for_the_ttl() -> None:
+    clock = Clock()
+    rules = RobotsRules(10, clock=clock, timeout=0.5)
+    first = rules.due()
+    assert first is not None and rules.due() is None  # one at a time
+    assert rules.running() is first  # no rules yet: the others wait for its answer
+    rules.timed_out(first)
+    assert rules.current is None and rules.status is None
+    clock.now += 9.9
+    assert rules.due() is None  # it still hangs: no second request beside it
+    clock.now += 0.1
+    second = rules.due()
+    assert second is not None and second is not first
+    # The first one's late answer is taken, and does not end the second.
+    rules.read(200, b"User-agent: *\nDisallow: /x\n", reading=first)
+    assert first.ended.is_set() and not second.ended.is_set()
+    assert rules.current is not None and not rules.current.allowed("https://example.com/x")
+    assert rules.running() is None  # rules read: nobody waits any more
+    rules.timed_out(second)
+    rules.read(404, reading=second)
+    assert rules.current is ALLOW_ALL and rules.due() is None  # within the ttl
 
 
 def test_a_timeout_is_checked_by_name() -> None:

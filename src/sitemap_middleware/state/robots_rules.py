@@ -92,11 +92,13 @@ def protego_parser() -> Callable[[str], Matcher]:
 class Reading:
     """One request for the file under way: :meth:`RobotsRules.read` ends it."""
 
-    __slots__ = ("ended", "started")
+    __slots__ = ("asked_at", "ended", "started")
 
-    def __init__(self, started: float) -> None:
+    def __init__(self, started: float, asked_at: float) -> None:
         self.started = started
-        """On :func:`time.monotonic`."""
+        """On :func:`time.monotonic`: its ``timeout`` is waited for in real time."""
+        self.asked_at = asked_at
+        """On the rules' ``clock``, as their ``ttl``."""
         self.ended = threading.Event()
 
 
@@ -136,15 +138,15 @@ class RobotsRules:
         may ask again; after that, one per ``ttl``. A request that did not answer in time
         holds the others back until it ends, or for ``ttl``: a view that hangs does not
         take a thread per request."""
-        now = time.monotonic()
         with self._lock:
+            now = self.clock()
             reading = self._reading
-            if reading is not None and now - reading.started < max(self.ttl, self.timeout):
+            if reading is not None and now - reading.asked_at < max(self.ttl, self.timeout):
                 return None
-            fresh = self._read_at is not None and self.clock() - self._read_at < self.ttl
+            fresh = self._read_at is not None and now - self._read_at < self.ttl
             if self.current is not None and fresh:
                 return None
-            self._reading = Reading(now)
+            self._reading = Reading(time.monotonic(), now)
             return self._reading
 
     def running(self) -> Reading | None:
@@ -190,7 +192,7 @@ class RobotsRules:
         """``reading`` gave no answer within ``timeout``: the file is unreachable for now
         (its answer is taken if it comes later)."""
         with self._lock:
-            if reading.ended.is_set():
+            if self._reading is not reading:  # answered meanwhile (or long given up)
                 return
             self._read_at = self.clock()
             self.status = None
