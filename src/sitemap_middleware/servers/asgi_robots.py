@@ -146,7 +146,12 @@ async def aask(
         finally:
             rules.read(status, body, failure, reading)
 
-    if inline is not None and await inline():
+    try:
+        here = inline is not None and await inline()
+    except BaseException:  # cancelled, say: the request is not left claimed
+        rules.read(None, failure="interrupted", reading=reading)
+        raise
+    if here:
         return await answer()
     # Not cancelled at the timeout: a sync view's thread cannot be stopped, and the task
     # ends with it (its answer taken); it is only no longer waited for.

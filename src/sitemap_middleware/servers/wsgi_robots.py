@@ -91,6 +91,9 @@ _PASSED_ON = ("wsgi.version", "wsgi.errors", "wsgi.multithread", "wsgi.multiproc
 Answer = tuple[int | None, bytes]
 """The application's answer for ``/robots.txt``: its status (None: it gave none), its body."""
 
+THREAD = "sitemap-middleware robots.txt"
+"""The name of the threads that ask the application for its robots.txt."""
+
 
 def ask(
     rules: RobotsRules, call: Callable[[], Answer], inline: Callable[[], bool] = lambda: False
@@ -117,16 +120,22 @@ def ask(
         finally:
             rules.read(status, body, failure, reading)
 
-    if inline():
+    try:
+        here = inline()
+    except BaseException:  # the request is not left claimed
+        rules.read(None, failure="interrupted", reading=reading)
+        raise
+    if here:
         return answer()
     context = contextvars.copy_context()
-    threading.Thread(target=context.run, args=(answer,), name=THREAD, daemon=True).start()
+    thread = threading.Thread(target=context.run, args=(answer,), name=THREAD, daemon=True)
+    try:
+        thread.start()
+    except RuntimeError as exc:  # no thread to be had: an answer too
+        rules.read(None, failure=f"{type(exc).__name__}: {exc}", reading=reading)
+        return
     if not reading.ended.wait(rules.timeout):
         rules.timed_out(reading)
-
-
-THREAD = "sitemap-middleware robots.txt"
-"""The name of the threads that ask the application for its robots.txt."""
 
 
 def environ_for(origin: str, environ: Environ) -> Environ:
