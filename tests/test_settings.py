@@ -150,6 +150,7 @@ CHECKS: dict[str, tuple[list[Any], list[Any]]] = {
         [False, True, RobotsFilter(), {}, {"ttl": 60}],
     ),
     "robots_filter.ttl": ([0, 86_401, True, None], [1, 0.5 + 1, 86_400]),
+    "robots_filter.timeout": ([0, 0.001, 61, True, None, "5"], [0.01, 5, 60]),
 }
 GROUP_OF = {kind.group: kind for kind in GROUPS}
 

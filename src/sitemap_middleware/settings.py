@@ -410,19 +410,29 @@ class RobotsFilter:
     passed, and leaves out every loc the ``User-agent: *`` group disallows (RFC 9309
     matching). Each one left out is a bad row (counted, logged once: ``robots-disallowed``),
     never silent, and the ETag of every document carries a digest of the rules, so that a
-    change of what is left out moves the validators. A ``4xx`` (no file) allows everything
-    (RFC 9309); a ``5xx``, a redirect it cannot follow in process, or an application that
-    raises keeps the last rules read (with none read yet: nothing is left out), and is
-    logged."""
+    change of what is left out moves the validators.
+
+    What an answer means follows RFC 9309: a ``4xx`` (no file) allows everything. A ``5xx``,
+    a redirect it cannot follow in process, an application that raises, or no answer within
+    ``timeout`` is an unreachable file: the last rules read are kept (as a crawler keeps its
+    cached copy), and with none read yet every document is a ``503`` with ``Retry-After``
+    (``headers.retry_after``) until the file can be read: neither a disallowed loc nor an
+    emptied sitemap is ever published. Each is logged."""
 
     group: ClassVar[str] = "robots_filter"
 
     ttl: float = 300.0
     """Seconds (1 to 86,400) the rules read are used before ``/robots.txt`` is asked for
     again."""
+    timeout: float = 5.0
+    """Seconds (0.01 to 60) the application is given to answer for ``/robots.txt``; past
+    them it is unreachable for now, and its late answer is taken when it comes. Inside a
+    database transaction of Django's (a ``TestCase``'s), a sync view answers in the request's
+    own thread, where the transaction's rows are seen, without the bound."""
 
     def __post_init__(self) -> None:
         _seconds("robots_filter.ttl", self.ttl, 1, 86_400)
+        _seconds("robots_filter.timeout", self.timeout, 0.01, 60)
         if find_spec("protego") is None:
             raise _fail(
                 "robots_filter",

@@ -1,119 +1,41 @@
 """``robots_filter``: the locs the app's own robots.txt disallows are left out of the
 sitemap, counted and logged as bad rows, and the validators move with the rules; through
-the ASGI and WSGI middleware, each around an app that serves a robots.txt it can change."""
+the ASGI, WSGI and Django middleware (under Django's WSGI and ASGI handlers), each in front
+of an app that serves a robots.txt it can change (:mod:`tests.robots_site`). A robots.txt
+that cannot be read (it hangs past ``timeout``, raises, answers 5xx) never lets a
+disallowed loc through nor empties the sitemap: the last rules read, or a 503."""
 
 from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable
 
 import anyio
 import pytest
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import PlainTextResponse, Response
-from starlette.routing import Route
 
 from sitemap_middleware import (
     ConfigurationError,
     MissingExtra,
     RobotsFilter,
     SitemapMiddleware,
-    SitemapWSGIMiddleware,
 )
-from sitemap_middleware.core.sitemap import Sitemap
-from sitemap_middleware.state.robots_rules import RobotsRules, digest_of
-from sitemap_middleware.testing import ASGIClient, WSGIClient
+from sitemap_middleware.state.robots_rules import ALLOW_ALL, RobotsRules, digest_of
 from sitemap_middleware.testing import Response as ClientResponse
 
-BASE = "https://example.com/"
-LOCS = ["/", "/public/a", "/private/b", "/private/c", "/drafts/d"]
-DISALLOW_PRIVATE = b"User-agent: *\nDisallow: /private/\n\nUser-agent: Googlebot\nDisallow: /\n"
-
-
-@dataclass
-class RobotsServed:
-    """What the app answers for /robots.txt, changed by the tests; each request counted."""
-
-    status: int = 200
-    body: bytes = DISALLOW_PRIVATE
-    raises: bool = False
-    asked: list[str] = field(default_factory=list)
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def starlette_app(served: RobotsServed) -> Starlette:
-    async def robots(request: Request) -> Response:
-        served.asked.append(request.headers.get("host", ""))
-        if served.raises:
-            raise RuntimeError("robots.txt view failed")
-        return PlainTextResponse(served.body, status_code=served.status)
-
-    return Starlette(routes=[Route("/robots.txt", robots)])
-
-
-def wsgi_app(served: RobotsServed) -> Callable[..., Iterable[bytes]]:
-    def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
-        if environ["PATH_INFO"] != "/robots.txt":
-            start_response("404 Not Found", [("content-type", "text/plain")])
-            return [b""]
-        served.asked.append(environ.get("HTTP_HOST", ""))
-        if served.raises:
-            raise RuntimeError("robots.txt view failed")
-        start_response(f"{served.status} X", [("content-type", "text/plain")])
-        return [served.body]
-
-    return app
-
-
-class Site:
-    """One middleware around an app whose robots.txt the test controls."""
-
-    def __init__(self, kind: str, served: RobotsServed, **settings: Any) -> None:
-        self.kind = kind
-        options: dict[str, Any] = {"sources": {"pages": LOCS}, "base_url": BASE, **settings}
-        self.middleware: SitemapMiddleware | SitemapWSGIMiddleware
-        if kind == "asgi":
-            self.middleware = SitemapMiddleware(starlette_app(served), **options)
-        else:
-            self.middleware = SitemapWSGIMiddleware(wsgi_app(served), **options)
-        self.clock = Clock()
-        rules = self.sitemap.robots_rules
-        if rules is not None:
-            rules.clock = self.clock
-
-    @property
-    def sitemap(self) -> Sitemap:
-        return self.middleware.sitemap
-
-    def get(self, path: str = "/sitemap.xml", headers: dict[str, str] | None = None) -> Any:
-        if isinstance(self.middleware, SitemapMiddleware):
-            client = ASGIClient(self.middleware, BASE)
-
-            async def request() -> ClientResponse:
-                return await client.request("GET", path, headers)
-
-            return anyio.run(request)
-        return WSGIClient(self.middleware, BASE).request("GET", path, headers)
-
-    def listed(self) -> list[str]:
-        response = self.get()
-        assert response.status == 200, response
-        text = response.body.decode()
-        return [loc for loc in LOCS if f"<loc>{BASE.rstrip('/')}{loc}</loc>" in text]
-
-
-KINDS = ["asgi", "wsgi"]
+from ..robots_site import (
+    ALLOWED,
+    ASYNC_KINDS,
+    BASE,
+    KINDS,
+    LOCS,
+    UNAVAILABLE,
+    Clock,
+    RobotsServed,
+    Site,
+    listed,
+    starlette_app,
+)
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -199,21 +121,190 @@ def test_a_failing_robots_txt_keeps_the_last_rules(
         caplog.clear()
 
 
+def assert_unavailable(response: ClientResponse) -> None:
+    """The answer when no rules can be read: try later, and nothing published."""
+    assert response.status == 503, response
+    assert response.header("retry-after") == "120"  # headers.retry_after
+    assert response.header("cache-control") == "no-store"
+    assert response.body == UNAVAILABLE and b"<loc>" not in response.body
+
+
+FAILURES = {
+    "500": ({"status": 500}, "answered 500"),
+    "503": ({"status": 503}, "answered 503"),
+    "redirect": ({"status": 301}, "answered 301"),
+    "raises": ({"raises": True}, "failed (RuntimeError: robots.txt view failed)"),
+}
+"""How a robots.txt can fail, and how the log says it (Django answers 500 for a view that
+raises: its handler turns the exception into a response)."""
+
+
+@pytest.mark.parametrize("failure", sorted(FAILURES))
 @pytest.mark.parametrize("kind", KINDS)
-def test_a_failing_robots_txt_with_no_rules_read_leaves_nothing_out(
-    kind: str, caplog: pytest.LogCaptureFixture
+def test_an_unreadable_robots_txt_with_no_rules_read_is_a_503(
+    kind: str, failure: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    served = RobotsServed(status=500)
+    """RFC 9309 2.3.1.4: an unreachable robots.txt is a complete disallow; for a sitemap
+    that is no document at all (a 503 with Retry-After, as for a failing source), never the
+    locs it may disallow nor an empty sitemap a crawler would believe."""
+    options, logged = FAILURES[failure]
+    served = RobotsServed(**options)  # type: ignore[arg-type]
     site = Site(kind, served, robots_filter=True)
+    if kind.startswith("django") and failure == "raises":
+        logged = "answered 500"
     with caplog.at_level(logging.WARNING, "sitemap_middleware"):
-        assert site.listed() == LOCS
-    assert "answered 500" in caplog.text and "no loc is left out" in caplog.text
-    # Once the file can be read, the rules apply (and the validators say so).
-    etag = site.get().header("etag")
-    served.status = 200
-    site.clock.now += 300
-    assert site.get(headers={"if-none-match": etag}).status == 200
-    assert site.listed() == ["/", "/public/a", "/drafts/d"]
+        assert_unavailable(site.get())
+        assert_unavailable(site.get("/sitemap-pages-1.xml"))
+    warnings = [r.getMessage() for r in caplog.records if r.name == "sitemap_middleware"]
+    assert (
+        warnings
+        == [
+            f"robots_filter: the application's /robots.txt {logged}; "
+            "none read yet: the sitemap answers 503"
+        ]
+        * 2
+    )
+    assert site.middleware.stats["pages"].urls_skipped == 0
+    # Asked again at each request until it can be read (no ttl to wait for), then the
+    # rules apply at once.
+    assert len(served.asked) == 2
+    served.status, served.raises = 200, False
+    assert site.listed() == ALLOWED
+    assert len(served.asked) == 3
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_missing_robots_txt_after_rules_allows_everything(kind: str) -> None:
+    """A 4xx is no file (RFC 9309 2.3.1.3): the rules read before no longer apply."""
+    served = RobotsServed()
+    site = Site(kind, served, robots_filter=RobotsFilter(ttl=10))
+    assert site.listed() == ALLOWED
+    served.status = 404
+    site.clock.now += 10
+    assert site.listed() == LOCS
+    assert site.sitemap.robots_rules is not None and site.sitemap.robots_rules.status == 404
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_rules_are_the_apps_not_the_middlewares_own_robots_txt(kind: str) -> None:
+    """The middleware answers /robots.txt itself (the app's, or a minimal one when the app
+    has none, with its ``Sitemap:`` line); the rules are read from the app below it."""
+    served = RobotsServed(status=404, body=b"not here")
+    site = Site(kind, served, robots_filter=True)
+    own = site.get("/robots.txt")
+    assert own.status == 200 and b"Sitemap: https://example.com/sitemap.xml" in own.body
+    assert site.listed() == LOCS
+    rules = site.sitemap.robots_rules
+    assert rules is not None and rules.status == 404
+    assert served.asked == ["example.com", "example.com"]  # the client's, the rules'
+
+
+def hanging_kinds() -> list[tuple[str, str]]:
+    """Each adapter with each kind of view its application can have."""
+    return [(kind, "sync") for kind in KINDS] + [(kind, "async") for kind in ASYNC_KINDS]
+
+
+async def until(probe: Callable[[], bool]) -> None:
+    """Until ``probe`` comes true: what a view that was released does in its own thread or
+    task (its late answer taken by the rules)."""
+    with anyio.fail_after(30):
+        while not probe():  # noqa: ASYNC110 (set by another thread)
+            await anyio.sleep(0.01)
+
+
+@pytest.mark.parametrize(("kind", "view"), hanging_kinds())
+def test_a_robots_txt_that_hangs_is_given_timeout_seconds(
+    kind: str, view: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A view that does not answer within ``robots_filter.timeout``: the sitemap answers
+    without it (a 503 with no rules read yet), it is not asked again while it hangs, and
+    its late answer is taken when it comes."""
+    served = RobotsServed(hangs=True, view=view)
+    site = Site(kind, served, robots_filter=RobotsFilter(timeout=0.2))
+
+    async def scenario() -> None:
+        with caplog.at_level(logging.WARNING, "sitemap_middleware"):
+            assert_unavailable(await site.aget())
+            assert not served.release.is_set() and served.answered == 0  # it still hangs
+            assert_unavailable(await site.aget())
+        assert served.asked == ["example.com"]  # one request hangs: no other is made
+        assert (
+            caplog.messages.count(
+                "robots_filter: the application's /robots.txt gave no answer within 0.2 s; "
+                "none read yet: the sitemap answers 503"
+            )
+            == 1
+        )
+        served.release.set()
+        rules = site.sitemap.robots_rules
+        assert rules is not None
+        await until(lambda: rules.current is not None)
+        assert listed(await site.aget()) == ALLOWED
+        assert served.asked == ["example.com"]  # the late answer was taken
+
+    anyio.run(scenario)
+
+
+@pytest.mark.parametrize(("kind", "view"), hanging_kinds())
+def test_a_robots_txt_that_hangs_after_rules_keeps_them(
+    kind: str, view: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    served = RobotsServed(view=view)
+    site = Site(kind, served, robots_filter=RobotsFilter(ttl=60, timeout=0.2))
+
+    async def scenario() -> None:
+        first = await site.aget()
+        assert listed(first) == ALLOWED
+        served.hangs, served.body = True, b"User-agent: *\nDisallow: /\n"
+        everything = digest_of(served.body.decode())
+        site.clock.now += 60
+        with caplog.at_level(logging.WARNING, "sitemap_middleware"):
+            kept = await site.aget(headers={"if-none-match": first.header("etag") or ""})
+            assert kept.status == 304
+            assert listed(await site.aget()) == ALLOWED
+        assert (served.answered, len(served.asked)) == (1, 2)
+        assert (
+            "robots_filter: the application's /robots.txt gave no answer within 0.2 s; "
+            "the last rules read are kept"
+        ) in caplog.messages
+        served.release.set()
+        rules = site.sitemap.robots_rules
+        assert rules is not None
+        await until(lambda: rules.current is not None and rules.current.digest == everything)
+        # Its late answer is taken: everything disallowed now, every page a 404.
+        assert (await site.aget()).status == 404
+        assert len(served.asked) == 2
+
+    anyio.run(scenario)
+
+
+def test_one_request_at_a_time_and_one_that_hangs_holds_the_others_for_the_ttl() -> None:
+    clock = Clock()
+    rules = RobotsRules(10, clock=clock, timeout=0.5)
+    first = rules.due()
+    assert first is not None and rules.due() is None  # one at a time
+    assert rules.running() is first  # no rules yet: the others wait for its answer
+    rules.timed_out(first)
+    assert rules.current is None and rules.status is None
+    clock.now += 9.9
+    assert rules.due() is None  # it still hangs: no second request beside it
+    clock.now += 0.1
+    second = rules.due()
+    assert second is not None and second is not first
+    # The first one's late answer is taken, and does not end the second.
+    rules.read(200, b"User-agent: *\nDisallow: /x\n", reading=first)
+    assert first.ended.is_set() and not second.ended.is_set()
+    assert rules.current is not None and not rules.current.allowed("https://example.com/x")
+    assert rules.running() is None  # rules read: nobody waits any more
+    rules.timed_out(second)
+    rules.read(404, reading=second)
+    assert rules.current is ALLOW_ALL and rules.due() is None  # within the ttl
+
+
+def test_a_timeout_is_checked_by_name() -> None:
+    with pytest.raises(ConfigurationError, match=r"^robots_filter\.timeout: .*0\.01 to 60"):
+        RobotsFilter(timeout=0)
+    assert RobotsFilter().timeout == 5.0
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -69,6 +69,11 @@ def handle(sitemap: Sitemap, request: Request, target: Target, now: datetime) ->
             return key_file.key_file_response(sitemap.settings, request)
         case NotFoundTarget():
             return responses.not_found()
+    robots = sitemap.robots_rules
+    if robots is not None and robots.current is None:
+        # robots_filter with no rules read (the app's robots.txt unreachable, its failure
+        # logged): nothing is published rather than locs it may disallow, or none.
+        return sitemap.errors.unavailable()
     as_of = sitemap.as_of(now)
     path = sitemap.routes.path_of(target)
     failed = f"sitemap {path}: a source failed before the response"

@@ -127,7 +127,9 @@ class Sitemap:
         # robots_filter: the site's robots.txt rules, read by the adapters (protego is
         # imported here, so that a missing extra fails at start).
         self.robots_rules = (
-            None if settings.robots_filter is False else RobotsRules(settings.robots_filter.ttl)
+            None
+            if settings.robots_filter is False
+            else RobotsRules(settings.robots_filter.ttl, timeout=settings.robots_filter.timeout)
         )
         self.planner = Planner(
             settings, self.sources, self.page_sizes, self.keys, self.robots_rules

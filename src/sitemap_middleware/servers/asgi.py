@@ -244,7 +244,7 @@ class SitemapMiddleware(ServesSites):
         with ``sites=``)."""
         request = request_from(scope)
         sitemap = sitemap or self.sitemap
-        if sitemap.robots_rules is not None and sitemap.robots_rules.due():
+        if sitemap.robots_rules is not None:
             await read_rules(sitemap, self.app, scope)
         handling = handle(sitemap, request, target, datetime.now(UTC))
         outcome = await arun_effects(handling, self.reads.perform)

@@ -6,11 +6,15 @@ rewritten by :meth:`.core.Sitemap.robots`, or passed on as it came when the
 core declines or the answer grows past :data:`.robots.MAX_BYTES`.
 
 With ``robots_filter``, :func:`read_rules` asks the app for the same file for the
-sitemap's own use (:mod:`..state.robots_rules`).
+sitemap's own use (:mod:`..state.robots_rules`), bounded by its ``timeout`` (:func:`aask`,
+Django's middleware's too).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
+import time
 from collections.abc import Awaitable, Callable
 
 import anyio
@@ -18,6 +22,7 @@ import anyio
 from ..core import robots
 from ..core.sitemap import Request, Response, Sitemap
 from ..state import robots_rules
+from ..state.robots_rules import RobotsRules
 from .types import ASGIApp, Message, Receive, Scope, Send
 
 
@@ -102,16 +107,67 @@ class _Capture:
         ]
 
 
-async def read_rules(sitemap: Sitemap, app: ASGIApp, scope: Scope) -> None:
-    """``robots_filter``: ask the app in process for its ``/robots.txt`` (a plain ``GET``
-    with the base URL's ``Host``) and hand the answer to the sitemap's rules; a failure is
-    an answer too (the rules say what it means)."""
-    rules = sitemap.robots_rules
-    assert rules is not None
+Answer = tuple[int | None, bytes]
+"""The application's answer for ``/robots.txt``: its status (None: it gave none), its body."""
+
+_ASKING: set[asyncio.Task[None]] = set()
+"""The requests for robots.txt under way (the loop keeps weak references to tasks)."""
+
+
+async def aask(
+    rules: RobotsRules,
+    call: Callable[[], Awaitable[Answer]],
+    inline: Callable[[], Awaitable[bool]] | None = None,
+    context: contextvars.Context | None = None,
+) -> None:
+    """``robots_filter``: when :meth:`.RobotsRules.due`, ``call`` the application for its
+    ``/robots.txt`` in a task of its own, waited for at most ``rules.timeout`` seconds (a
+    view that hangs, even in a thread, cannot hold up the sitemap; its late answer is taken
+    when it comes), or in this task when ``inline()`` says so. The task runs in ``context``
+    (default: a copy of this one's). With no rules read yet, a request that is not the one
+    asking waits for its answer as long."""
+    reading = rules.due()
+    if reading is None:
+        running = rules.running()
+        if running is not None:
+            deadline = running.started + rules.timeout
+            # A threading.Event: the answer may come in another thread, or event loop.
+            while not running.ended.is_set() and time.monotonic() < deadline:  # noqa: ASYNC110
+                await anyio.sleep(0.005)
+        return
+
+    async def answer() -> None:
+        status, body, failure = None, b"", "interrupted"
+        try:
+            status, body = await call()
+            failure = "" if status is not None else "no answer"
+        except Exception as exc:  # the app's failure: the rules say what it means
+            failure = f"{type(exc).__name__}: {exc}"
+        finally:
+            rules.read(status, body, failure, reading)
+
+    try:
+        here = inline is not None and await inline()
+    except BaseException:  # cancelled, say: the request is not left claimed
+        rules.read(None, failure="interrupted", reading=reading)
+        raise
+    if here:
+        return await answer()
+    # Not cancelled at the timeout: a sync view's thread cannot be stopped, and the task
+    # ends with it (its answer taken); it is only no longer waited for.
+    task = asyncio.get_running_loop().create_task(answer(), context=context)
+    _ASKING.add(task)
+    task.add_done_callback(_ASKING.discard)
+    await asyncio.wait((task,), timeout=rules.timeout)
+    if not reading.ended.is_set():
+        rules.timed_out(reading)
+
+
+def scope_for(origin: str, scope: Scope) -> Scope:
+    """The ASGI scope of a plain ``GET /robots.txt`` with the ``Host`` of ``origin``."""
     root_path = str(scope.get("root_path", ""))
     path = root_path + robots_rules.PATH
-    origin = sitemap.site.origin
-    inner: Scope = {
+    return {
         "type": "http",
         "asgi": scope.get("asgi", {"version": "3.0"}),
         "http_version": "1.1",
@@ -127,37 +183,46 @@ async def read_rules(sitemap: Sitemap, app: ASGIApp, scope: Scope) -> None:
         "state": dict(scope.get("state", {})),
         "extensions": {},
     }
-    done = anyio.Event()
-    asked = False
-    status: int | None = None
-    body: list[bytes] = []
-    size = 0
 
-    async def receive() -> Message:
-        nonlocal asked
-        if not asked:
-            asked = True
-            return {"type": "http.request", "body": b"", "more_body": False}
-        await done.wait()  # the app may listen for a disconnect while it answers
-        return {"type": "http.disconnect"}
 
-    async def send(message: Message) -> None:
-        nonlocal status, size
-        if message["type"] == "http.response.start":
-            status = int(message["status"])
-        elif message["type"] == "http.response.body":
-            if size < robots_rules.MAX_BYTES:
-                chunk = message.get("body", b"")
-                body.append(chunk)
-                size += len(chunk)
-            if not message.get("more_body", False):
-                done.set()
+async def read_rules(sitemap: Sitemap, app: ASGIApp, scope: Scope) -> None:
+    """``robots_filter``: ask the app in process for its ``/robots.txt`` (a plain ``GET``
+    with the base URL's ``Host``) and hand the answer to the sitemap's rules (:func:`aask`);
+    a failure is an answer too (the rules say what it means)."""
+    rules = sitemap.robots_rules
+    assert rules is not None
 
-    try:
-        await app(inner, receive, send)
-    except Exception as exc:  # the app's failure: the rules say what it means
-        rules.read(None, failure=f"{type(exc).__name__}: {exc}")
-        return
-    finally:
-        done.set()
-    rules.read(status, b"".join(body), "" if status is not None else "no answer")
+    async def call() -> Answer:
+        done = anyio.Event()
+        asked = False
+        status: int | None = None
+        body: list[bytes] = []
+        size = 0
+
+        async def receive() -> Message:
+            nonlocal asked
+            if not asked:
+                asked = True
+                return {"type": "http.request", "body": b"", "more_body": False}
+            await done.wait()  # the app may listen for a disconnect while it answers
+            return {"type": "http.disconnect"}
+
+        async def send(message: Message) -> None:
+            nonlocal status, size
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            elif message["type"] == "http.response.body":
+                if size < robots_rules.MAX_BYTES:
+                    chunk = message.get("body", b"")
+                    body.append(chunk)
+                    size += len(chunk)
+                if not message.get("more_body", False):
+                    done.set()
+
+        try:
+            await app(scope_for(sitemap.site.origin, scope), receive, send)
+        finally:
+            done.set()
+        return status, b"".join(body)
+
+    await aask(rules, call)

@@ -190,7 +190,7 @@ class SitemapWSGIMiddleware(ServesSites):
         with ``sites=``)."""
         request = request_from(environ)
         sitemap = sitemap or self.sitemap
-        if sitemap.robots_rules is not None and sitemap.robots_rules.due():
+        if sitemap.robots_rules is not None:
             read_rules(sitemap, self.app, environ)
         outcome = run_effects(
             handle(sitemap, request, target, datetime.now(UTC)),

@@ -6,18 +6,23 @@ The application is asked for a GET of it (the conditional headers removed:
 the answer grows past :data:`.robots.MAX_BYTES`.
 
 With ``robots_filter``, :func:`read_rules` asks the app for the same file for the
-sitemap's own use (:mod:`..state.robots_rules`).
+sitemap's own use (:mod:`..state.robots_rules`), bounded by its ``timeout`` (:func:`ask`,
+Django's middleware's too).
 """
 
 from __future__ import annotations
 
+import contextvars
 import io
+import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from ..core import robots
 from ..core.sitemap import Request, Response, Sitemap
 from ..state import robots_rules
+from ..state.robots_rules import RobotsRules
 from .types import Environ, ExcInfo, StartResponse, WSGIApp, close_iterable
 
 
@@ -83,14 +88,58 @@ class _Passed:
 
 _PASSED_ON = ("wsgi.version", "wsgi.errors", "wsgi.multithread", "wsgi.multiprocess")
 
+Answer = tuple[int | None, bytes]
+"""The application's answer for ``/robots.txt``: its status (None: it gave none), its body."""
 
-def read_rules(sitemap: Sitemap, app: WSGIApp, environ: Environ) -> None:
-    """``robots_filter``: ask the app in process for its ``/robots.txt`` (a plain ``GET``
-    with the base URL's ``Host``) and hand the answer to the sitemap's rules; a failure is
-    an answer too (the rules say what it means)."""
-    rules = sitemap.robots_rules
-    assert rules is not None
-    origin = sitemap.site.origin
+THREAD = "sitemap-middleware robots.txt"
+"""The name of the threads that ask the application for its robots.txt."""
+
+
+def ask(
+    rules: RobotsRules, call: Callable[[], Answer], inline: Callable[[], bool] = lambda: False
+) -> None:
+    """``robots_filter``: when :meth:`.RobotsRules.due`, ``call`` the application for its
+    ``/robots.txt`` in a thread of its own, waited for at most ``rules.timeout`` seconds (a
+    view that hangs cannot hold up the sitemap; its late answer is taken when it comes), or
+    in this thread when ``inline()`` says so (rows of a transaction of this thread's). With
+    no rules read yet, a request that is not the one asking waits for its answer as long."""
+    reading = rules.due()
+    if reading is None:
+        running = rules.running()
+        if running is not None:
+            running.ended.wait(max(0.0, running.started + rules.timeout - time.monotonic()))
+        return
+
+    def answer() -> None:
+        status, body, failure = None, b"", "interrupted"
+        try:
+            status, body = call()
+            failure = "" if status is not None else "no status line"
+        except Exception as exc:  # the app's failure: the rules say what it means
+            failure = f"{type(exc).__name__}: {exc}"
+        finally:
+            rules.read(status, body, failure, reading)
+
+    try:
+        here = inline()
+    except BaseException:  # the request is not left claimed
+        rules.read(None, failure="interrupted", reading=reading)
+        raise
+    if here:
+        return answer()
+    context = contextvars.copy_context()
+    thread = threading.Thread(target=context.run, args=(answer,), name=THREAD, daemon=True)
+    try:
+        thread.start()
+    except RuntimeError as exc:  # no thread to be had: an answer too
+        rules.read(None, failure=f"{type(exc).__name__}: {exc}", reading=reading)
+        return
+    if not reading.ended.wait(rules.timeout):
+        rules.timed_out(reading)
+
+
+def environ_for(origin: str, environ: Environ) -> Environ:
+    """The WSGI environ of a plain ``GET /robots.txt`` with the ``Host`` of ``origin``."""
     scheme, _, host = origin.partition("://")
     name, _, port = host.rpartition(":") if host.rpartition(":")[2].isdigit() else (host, "", "")
     inner: dict[str, Any] = {key: environ[key] for key in _PASSED_ON if key in environ}
@@ -109,16 +158,27 @@ def read_rules(sitemap: Sitemap, app: WSGIApp, environ: Environ) -> None:
             "wsgi.run_once": False,
         }
     )
-    statuses: list[str] = []
-    body: list[bytes] = []
+    return inner
 
-    def capture(
-        status: str, headers: list[tuple[str, str]], exc_info: ExcInfo | None = None
-    ) -> Callable[[bytes], object]:
-        statuses[:] = [status]
-        return body.append
 
-    try:
+def read_rules(sitemap: Sitemap, app: WSGIApp, environ: Environ) -> None:
+    """``robots_filter``: ask the app in process for its ``/robots.txt`` (a plain ``GET``
+    with the base URL's ``Host``) and hand the answer to the sitemap's rules (:func:`ask`);
+    a failure is an answer too (the rules say what it means)."""
+    rules = sitemap.robots_rules
+    assert rules is not None
+
+    def call() -> Answer:
+        inner = environ_for(sitemap.site.origin, environ)
+        statuses: list[str] = []
+        body: list[bytes] = []
+
+        def capture(
+            status: str, headers: list[tuple[str, str]], exc_info: ExcInfo | None = None
+        ) -> Callable[[bytes], object]:
+            statuses[:] = [status]
+            return body.append
+
         result = app(inner, capture)
         try:
             size = sum(map(len, body))
@@ -128,10 +188,6 @@ def read_rules(sitemap: Sitemap, app: WSGIApp, environ: Environ) -> None:
                     size += len(chunk)
         finally:
             close_iterable(result)
-    except Exception as exc:  # the app's failure: the rules say what it means
-        rules.read(None, failure=f"{type(exc).__name__}: {exc}")
-        return
-    if not statuses:
-        rules.read(None, failure="no status line")
-        return
-    rules.read(int(statuses[0].split()[0]), b"".join(body))
+        return (int(statuses[0].split()[0]) if statuses else None), b"".join(body)
+
+    ask(rules, call)

@@ -1,15 +1,19 @@
 """``robots_filter``: the rules of the application's own ``robots.txt``, kept between requests.
 
 The adapters ask the application for ``/robots.txt`` when :meth:`RobotsRules.due` says so
-and hand its answer to :meth:`RobotsRules.read`; a plan takes :attr:`RobotsRules.current`,
-whose :attr:`Rules.digest` goes into the document's ETag and whose :meth:`Rules.allowed`
-decides which locs its body lists (:mod:`..output.robots_gate`). What an answer means
+(one request at a time, given ``timeout`` seconds) and hand its answer to
+:meth:`RobotsRules.read`; a plan takes :attr:`RobotsRules.current`, whose
+:attr:`Rules.digest` goes into the document's ETag and whose :meth:`Rules.allowed` decides
+which locs its body lists (:mod:`..output.robots_gate`). What an answer means
 (RFC 9309 2.3.1):
 
 * ``2xx``: its rules, from its first :data:`MAX_BYTES`, matched for ``User-agent: *``;
-* ``4xx``: no file: everything allowed;
-* anything else (``5xx``, a redirect, no answer): the last rules read are kept (none read
-  yet: nothing is left out), and the answer is logged.
+* ``4xx``: no file: everything allowed (2.3.1.3);
+* anything else (``5xx``, a redirect, an exception, no answer within ``timeout``): the file
+  is unreachable (2.3.1.4). The last rules read are kept (a crawler may keep its cached
+  copy while the file is unreachable, 2.4); with none read yet :attr:`RobotsRules.current`
+  is None and the sitemap answers ``503`` with ``Retry-After`` (the RFC's "complete
+  disallow" would be an empty sitemap, which crawlers would believe). Each is logged.
 
 Matching is protego's, imported when the first sitemap with the setting is built (a
 missing one is a :class:`~sitemap_middleware.MissingExtra` naming the setting and the
@@ -85,44 +89,82 @@ def protego_parser() -> Callable[[str], Matcher]:
     return parse
 
 
+class Reading:
+    """One request for the file under way: :meth:`RobotsRules.read` ends it."""
+
+    __slots__ = ("asked_at", "ended", "started")
+
+    def __init__(self, started: float, asked_at: float) -> None:
+        self.started = started
+        """On :func:`time.monotonic`: its ``timeout`` is waited for in real time."""
+        self.asked_at = asked_at
+        """On the rules' ``clock``, as their ``ttl``."""
+        self.ended = threading.Event()
+
+
 class RobotsRules:
-    """The rules of one sitemap's site, read again every ``ttl`` seconds (on ``clock``)."""
+    """The rules of one sitemap's site, read again every ``ttl`` seconds (on ``clock``); a
+    request for the file is given ``timeout`` seconds (on :func:`time.monotonic`)."""
 
     def __init__(
         self,
         ttl: float,
         parse: Callable[[str], Matcher] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        timeout: float = 5.0,
     ) -> None:
         self.ttl = ttl
+        self.timeout = timeout
         self._parse = parse or protego_parser()
         self.clock = clock
         """Seconds, monotonic: ``ttl`` is counted on it (a test drives its own)."""
         self._lock = threading.Lock()
         self._read_at: float | None = None
-        self._reading = False
-        self.current = ALLOW_ALL
-        """The rules to plan with now."""
-        self.taken = False
-        """Whether an answer that decides (``2xx``, ``4xx``) was read."""
+        self._reading: Reading | None = None
+        self.current: Rules | None = None
+        """The rules to plan with now; None: none read yet (the sitemap answers ``503``)."""
         self.status: int | None = None
         """The status of the last answer (None: no answer yet, or none at all)."""
 
-    def due(self) -> bool:
-        """Whether the caller should ask for the file now. Before the first answer every
-        request asks (none may list what the rules disallow); after it, one caller per
-        ``ttl`` does, while the others go on with the rules they have."""
-        with self._lock:
-            if self._read_at is None:
-                return True
-            if self._reading or self.clock() - self._read_at < self.ttl:
-                return False
-            self._reading = True
-            return True
+    @property
+    def taken(self) -> bool:
+        """Whether an answer that decides (``2xx``, ``4xx``) was read."""
+        return self.current is not None
 
-    def read(self, status: int | None, body: bytes = b"", failure: str = "") -> Rules:
+    def due(self) -> Reading | None:
+        """A :class:`Reading` when the caller should ask for the file now, else None. One
+        caller asks at a time, the others go on with the rules they have (with none read
+        yet they wait for its answer: :meth:`running`). Until rules are read every request
+        may ask again; after that, one per ``ttl``. A request that did not answer in time
+        holds the others back until it ends, or for ``ttl``: a view that hangs does not
+        take a thread per request."""
+        with self._lock:
+            now = self.clock()
+            reading = self._reading
+            if reading is not None and now - reading.asked_at < max(self.ttl, self.timeout):
+                return None
+            fresh = self._read_at is not None and now - self._read_at < self.ttl
+            if self.current is not None and fresh:
+                return None
+            self._reading = Reading(time.monotonic(), now)
+            return self._reading
+
+    def running(self) -> Reading | None:
+        """The request for the file under way while no rules are read yet: a caller waits
+        for it (until ``started + timeout``) rather than answer ``503`` at once."""
+        with self._lock:
+            return self._reading if self.current is None else None
+
+    def read(
+        self,
+        status: int | None,
+        body: bytes = b"",
+        failure: str = "",
+        reading: Reading | None = None,
+    ) -> Rules | None:
         """Take the application's answer (``status`` None: it gave none, ``failure`` says
-        why); returns the rules now current."""
+        why) to ``reading``; returns the rules now current. An answer that comes after its
+        ``timeout`` is taken too."""
         rules: Rules | None
         if status is not None and 200 <= status < 300:
             text = body[:MAX_BYTES].decode("utf-8", "replace")
@@ -133,17 +175,36 @@ class RobotsRules:
             rules = None
         with self._lock:
             self._read_at = self.clock()
-            self._reading = False
             self.status = status
             if rules is not None:
-                self.current, self.taken = rules, True
-            taken = self.taken
+                self.current = rules
+            if reading is not None and self._reading is reading:
+                self._reading = None
+            current = self.current
         if rules is None:
             what = f"answered {status}" if status is not None else f"failed ({failure})"
-            logger.warning(
-                "robots_filter: the application's %s %s; %s",
-                PATH,
-                what,
-                "the last rules read are kept" if taken else "none read yet: no loc is left out",
-            )
-        return self.current
+            self._unreachable(what, current)
+        if reading is not None:  # last: whoever waits for it finds the answer taken
+            reading.ended.set()
+        return current
+
+    def timed_out(self, reading: Reading) -> None:
+        """``reading`` gave no answer within ``timeout``: the file is unreachable for now
+        (its answer is taken if it comes later)."""
+        with self._lock:
+            if self._reading is not reading:  # answered meanwhile (or long given up)
+                return
+            self._read_at = self.clock()
+            self.status = None
+            current = self.current
+        self._unreachable(f"gave no answer within {self.timeout:g} s", current)
+
+    def _unreachable(self, what: str, current: Rules | None) -> None:
+        logger.warning(
+            "robots_filter: the application's %s %s; %s",
+            PATH,
+            what,
+            "the last rules read are kept"
+            if current is not None
+            else "none read yet: the sitemap answers 503",
+        )

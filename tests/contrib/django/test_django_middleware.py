@@ -127,6 +127,10 @@ def test_a_missing_or_wrong_setting_stops_the_handler() -> None:
             r"^SITEMAP_MIDDLEWARE\['indexnow'\]\['key'\]: required",
         ),
         (
+            {"sources": ["/"], "base_url": BASE, "robots_filter": {"timeout": 0}},
+            r"^SITEMAP_MIDDLEWARE\['robots_filter'\]\['timeout'\]: must be a number of seconds ",
+        ),
+        (
             {"sources": ["/"], "base_url": BASE, "limits": 10},
             r"^SITEMAP_MIDDLEWARE\['limits'\]: must be a Limits or a mapping of its settings",
         ),
@@ -196,3 +200,17 @@ async def test_robots_txt_gets_the_sitemap_line() -> None:
         assert robots.body.decode().splitlines()[-1] == "Sitemap: https://example.com/sitemap.xml"
         head = await call(app.handler, "HEAD", wsgi=kind is WSGIHandler, path="/robots.txt")
         assert head.status == 200 and head.body == b""
+
+
+async def test_robots_filter_under_a_sync_middleware_below_the_asgi_handler() -> None:
+    """Ours runs sync there (a sync-only middleware below it): the project's robots.txt is
+    asked through that middleware from a thread, as an ``ASGIRequest``."""
+    for kind in (WSGIHandler, ASGIHandler):
+        app = built(
+            kind, [MIDDLEWARE, SYNC_ONLY], sources=["/a"], base_url=BASE, robots_filter=True
+        )
+        assert not app.middleware.is_async
+        answer = await call(app.handler, wsgi=kind is WSGIHandler)
+        assert answer.status == 200 and b"<loc>https://example.com/a</loc>" in answer.body
+        rules = app.sitemap.robots_rules
+        assert rules is not None and rules.status == 404  # SyncOnly's URLconf: no views

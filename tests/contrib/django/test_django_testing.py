@@ -165,6 +165,9 @@ class Checks:
                 published=published,
             )
 
+    def entitle(self, number: int, title: str) -> None:
+        Article.objects.using(self.alias).filter(id=number).update(title=title)
+
     def edit(self, number: int, slug: str) -> None:
         """A rename that moves the lastmod to now, as ``auto_now`` does."""
         now = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=1)
@@ -273,6 +276,35 @@ class SyncChecks(Checks):
         first = get(Client())  # a new middleware: what a process started now answers
         assert (after.etag, after.last_modified) == (first.etag, first.last_modified)
 
+    def test_robots_txt_is_read_in_the_tests_transaction(self) -> None:
+        """``robots_filter`` with its defaults: the project's robots.txt view reads the
+        test's rows (in the request's thread, where the test's transaction is), and the locs
+        it disallows are left out, each logged."""
+        with self.settings(**robots_settings(self.alias)):  # type: ignore[attr-defined]
+            self.articles(1, 2, 3)
+            self.entitle(2, "private")
+            with self.assertLogs("sitemap_middleware", "WARNING") as logs:  # type: ignore[attr-defined]
+                assert self.get().locs() == self.expect("a-1", "a-3")
+            assert_left_out(logs.output, "a-2")
+            self.entitle(3, "private")  # read again once the ttl has passed, not before
+            assert self.get().locs() == self.expect("a-1", "a-3")
+
+
+def robots_settings(alias: str) -> dict[str, Any]:
+    """The project's robots.txt from its rows, and ``robots_filter`` on."""
+    return {
+        "SITEMAP_MIDDLEWARE": {**settings.SITEMAP_MIDDLEWARE, "robots_filter": True},
+        "ROOT_URLCONF": "tests.django_site.robots_urls",
+        "ROBOTS_ALIAS": alias,
+    }
+
+
+def assert_left_out(output: list[str], *slugs: str) -> None:
+    """The log says each loc left out, and only those; nothing else is logged."""
+    assert len(output) == len(slugs), output
+    for line, slug in zip(output, slugs, strict=True):
+        assert "robots-disallowed" in line and f"{BASE}articles/{slug} " in line, line
+
 
 class AsyncChecks(Checks):
     """Through ``self.async_client`` (Django's ASGI handler, on the test's event loop)."""
@@ -336,6 +368,17 @@ class AsyncChecks(Checks):
             first = await aget(AsyncClient())  # a new middleware, as a process started now
             assert (after.etag, after.last_modified) == (first.etag, first.last_modified)
             await self.settle()
+
+    async def test_robots_txt_is_read_in_the_tests_transaction(self) -> None:
+        """As under ``Client``: the robots.txt view runs in Django's thread for sync work,
+        the test's, where its transaction is."""
+        with self.settings(**robots_settings(self.alias)):  # type: ignore[attr-defined]
+            await self.awrite(self.articles, 1, 2, 3)
+            await self.awrite(self.entitle, 2, "private")
+            with self.assertLogs("sitemap_middleware", "WARNING") as logs:  # type: ignore[attr-defined]
+                assert (await self.get()).locs() == self.expect("a-1", "a-3")
+                await self.settle()
+            assert_left_out(logs.output, "a-2")
 
     async def awrite(self, write: Callable[..., None], *arguments: Any) -> None:
         """A write from async test code, in the test's thread (its transaction's)."""

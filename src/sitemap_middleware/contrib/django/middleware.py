@@ -196,7 +196,10 @@ class SitemapMiddleware(ServesSites):
         """Answer a request for one of the sitemap's documents (sync: WSGI; ``sitemap``: the
         host's, with ``'sites'``)."""
         core_request = request_from(request)
-        handling = handle(sitemap or self.sitemap, core_request, target, datetime.now(UTC))
+        sitemap = sitemap or self.sitemap
+        if sitemap.robots_rules is not None:
+            robots_txt.read_rules(sitemap, request, cast(GetResponse, self.get_response))
+        handling = handle(sitemap, core_request, target, datetime.now(UTC))
         try:
             outcome = run_effects(handling, self._sync.perform)
         finally:
@@ -231,7 +234,11 @@ class SitemapMiddleware(ServesSites):
     ) -> HttpResponseBase:
         """Answer a request for one of the sitemap's documents (async: ASGI)."""
         core_request = request_from(request)
-        handling = handle(sitemap or self.sitemap, core_request, target, datetime.now(UTC))
+        sitemap = sitemap or self.sitemap
+        if sitemap.robots_rules is not None:
+            get_response = cast(AsyncGetResponse, self.get_response)
+            await robots_txt.aread_rules(sitemap, request, get_response)
+        handling = handle(sitemap, core_request, target, datetime.now(UTC))
         outcome = await arun_effects(handling, self._async.perform)
         if isinstance(outcome, Response):
             return complete(outcome, core_request.method)

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from functools import wraps
 from typing import Any, ParamSpec, TypeVar, cast
 
-from asgiref.sync import SyncToAsync, sync_to_async
+from asgiref.sync import SyncToAsync, ThreadSensitiveContext, sync_to_async
 from django.db import connections
 
 T = TypeVar("T")
@@ -41,6 +41,23 @@ def background_context() -> contextvars.Context:
     context = contextvars.copy_context()
     context.run(cast(Any, SyncToAsync.thread_sensitive_context).set, None)
     return context
+
+
+def thread_of_its_own() -> tuple[contextvars.Context, Callable[[], None]]:
+    """A context (the caller's, copied) whose sync work runs in a thread of its own, not in
+    the request's thread for sync work (a call that hangs there would hold up the request),
+    and the function that lets that thread end once the work is done."""
+    key = ThreadSensitiveContext()  # never entered: asgiref's key for an executor of its own
+    context = contextvars.copy_context()
+    context.run(cast(Any, SyncToAsync.thread_sensitive_context).set, key)
+
+    def end() -> None:
+        executors = cast(Any, SyncToAsync).context_to_thread_executor
+        executor = executors.pop(key, None)
+        if executor is not None:
+            executor.shutdown(wait=False)
+
+    return context, end
 
 
 def in_transaction() -> bool:
