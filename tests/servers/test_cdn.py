@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -382,3 +383,36 @@ def test_unreadable_claims_purge_from_here(engine: Engine) -> None:
         assert cache.keys() == ["k1", "k2"]
     finally:
         app.close(grace=1)
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_claim_lands_once_whichever_replica_asks(backend: str, tmp_path: Path) -> None:
+    """Two replicas' purgers on one database: each (key, version) is won by the first to
+    claim it, a new version is won again, and a claim lost is no error (ON CONFLICT DO
+    NOTHING: nothing in the server's log)."""
+    from sqlalchemy import create_engine, text
+
+    from sitemap_middleware import ClaimedPurger
+
+    from ..postgres import driver_url, schema_name, server_url
+
+    if backend == "sqlite":
+        shared = create_engine(f"sqlite:///{tmp_path / 'claims.sqlite3'}")
+        table = "sitemap_purge_claims"
+    else:
+        shared = create_engine(driver_url(server_url(), "psycopg"))
+        table = f"claims_{schema_name()}"
+    first, second = (
+        ClaimedPurger(Recording(), shared, table),
+        ClaimedPurger(Recording(), shared, table),
+    )
+    try:
+        changes = [("k1", "v1"), ("k2", "v1")]
+        assert first.claim(changes) == {"k1", "k2"}
+        assert second.claim(changes) == set()
+        assert second.claim([("k1", "v2"), ("k2", "v1")]) == {"k1"}
+        assert first.claim([("k1", "v2")]) == set()
+    finally:
+        with shared.begin() as conn:
+            conn.execute(text(f'DROP TABLE IF EXISTS "{table}"'))
+        shared.dispose()

@@ -28,6 +28,7 @@ from sqlalchemy import (
     insert,
     inspect,
 )
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DatabaseError, IntegrityError
 
 from ...state.purges import Purger
@@ -66,14 +67,30 @@ class ClaimedPurger:
         now = datetime.now(UTC)
         won: set[str] = set()
         with self.engine.connect() as connection:
-            for key, version in changes:
-                digest = hashlib.sha256(f"{key}\x1f{version}".encode()).hexdigest()
-                try:
-                    with connection.begin():
-                        connection.execute(insert(self.table).values(claim=digest, claimed_at=now))
-                except IntegrityError:  # another replica's: it sends this purge
-                    continue
-                won.add(key)
+            dialect = connection.dialect.name
+            if dialect in ("postgresql", "sqlite"):
+                # ON CONFLICT DO NOTHING: a claim another replica holds inserts no row, with
+                # no error in the server's log; one transaction for them all.
+                upsert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+                with connection.begin():
+                    for key, version in changes:
+                        values = {"claim": _digest(key, version), "claimed_at": now}
+                        stmt = upsert(self.table).values(values).on_conflict_do_nothing()
+                        inserted = stmt.returning(self.table.c.claim)
+                        if connection.execute(inserted).first() is not None:  # the row is ours
+                            won.add(key)
+            else:
+                for key, version in changes:
+                    try:
+                        with connection.begin():
+                            connection.execute(
+                                insert(self.table).values(
+                                    claim=_digest(key, version), claimed_at=now
+                                )
+                            )
+                    except IntegrityError:  # another replica's: it sends this purge
+                        continue
+                    won.add(key)
             self._sweep(connection, now)
         return won
 
@@ -95,3 +112,7 @@ class ClaimedPurger:
         self._swept_at = time.monotonic()
         with connection.begin():
             connection.execute(delete(self.table).where(self.table.c.claimed_at < now - KEEP))
+
+
+def _digest(key: str, version: str) -> str:
+    return hashlib.sha256(f"{key}\x1f{version}".encode()).hexdigest()
