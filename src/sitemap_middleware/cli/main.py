@@ -513,7 +513,7 @@ def check_command(
         from .baseline import BaselineError
         from .check import CheckOptions, run_check
         from .loader import LoadError
-        from .report import as_json, as_text
+        from .report import as_text, write_json
         from .schemas import SchemaError, Schemas
     except ImportError as exc:
         stderr.write(
@@ -548,6 +548,8 @@ def check_command(
     except BaselineError as exc:
         stderr.write(f"sitemap-middleware check: {exc}\n")
         return USAGE_ERROR
+    if indexable is not None:
+        indexable.progress = stderr  # a bar while URLs are requested, if it is a terminal
     options = CheckOptions(
         url=args.url or "",
         schemas=schemas,
@@ -569,7 +571,11 @@ def check_command(
     except (LoadError, StartupFailed) as exc:
         stderr.write(f"sitemap-middleware check: {exc}\n")
         return USAGE_ERROR
-    stdout.write((as_json(report) if args.json else as_text(report)) + "\n")
+    if args.json:
+        write_json(report, stdout)
+        stdout.write("\n")
+    else:
+        stdout.write(as_text(report) + "\n")
     return report.exit_status
 
 
