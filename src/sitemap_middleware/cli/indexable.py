@@ -358,7 +358,7 @@ class _Audit:
             sampled = self._sampled(plan, self._advance)
             await self.pace.stream(sampled, self._page, self._judge)
             wanted: dict[str, str] = {}
-            for _, loc, alternates in self.pending.read(0, self.pending_count):
+            for _, _loc, alternates in self.pending.read(0, self.pending_count):
                 for alternate in alternates:
                     key = resource(alternate)
                     if key not in self.alternates:

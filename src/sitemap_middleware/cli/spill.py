@@ -27,7 +27,7 @@ class Spill:
     @property
     def _file(self) -> IO[bytes]:
         if self._opened is None:
-            self._opened = tempfile.TemporaryFile()
+            self._opened = tempfile.TemporaryFile()  # noqa: SIM115 - open as long as the spill
             self._close = weakref.finalize(self, self._opened.close)
         return self._opened
 
