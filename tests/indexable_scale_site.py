@@ -2,7 +2,8 @@
 
 Two sources, ``en`` and ``de``, of ``INDEXABLE_URLS`` URLs in all (default 20,000;
 sitemaps of 5,000 URLs), each English page and its German one listing each other as
-hreflang alternates in their sitemap entries. Every page answers ``200`` with its own
+hreflang alternates in their sitemap entries. The entries are generated for each
+request, so the site itself holds none of them: what the audit keeps is what grows. Every page answers ``200`` with its own
 canonical, except a few planted faults (:data:`EVERY`-th pair, offsets 1 to 3): the
 German entry of pair 1 lists no alternate (nor does its page), so the English URL's
 alternate does not list it back; the English page of pair 2 answers ``404``; the
@@ -16,7 +17,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from sitemap_middleware import Entry, Limits, SitemapMiddleware
+from collections.abc import Iterator
+
+from sitemap_middleware import Entry, IterableSource, Limits, SitemapMiddleware
 
 BASE = "http://site.test/"
 EVERY = 5_000
@@ -33,16 +36,22 @@ def findings(urls: int) -> dict[str, int]:
 _CODES = {1: "indexable.hreflang", 2: "indexable.status", 3: "indexable.noindex"}
 
 
-def sources(urls: int) -> dict[str, list[Entry]]:
+def sources(urls: int) -> list[IterableSource]:
     pairs = range(urls // 2)
 
     def both(i: int) -> dict[str, str]:
         return {"en": f"/en/{i}", "de": f"/de/{i}"}
 
-    return {
-        "en": [Entry(f"/en/{i}", alternates=both(i)) for i in pairs],
-        "de": [Entry(f"/de/{i}", alternates={} if i % EVERY == 1 else both(i)) for i in pairs],
-    }
+    def english() -> Iterator[Entry]:
+        return (Entry(f"/en/{i}", alternates=both(i)) for i in pairs)
+
+    def german() -> Iterator[Entry]:
+        return (Entry(f"/de/{i}", alternates={} if i % EVERY == 1 else both(i)) for i in pairs)
+
+    return [
+        IterableSource(english, name="en", version=lambda: "1", alternates=2),
+        IterableSource(german, name="de", version=lambda: "1", alternates=2),
+    ]
 
 
 def build(urls: int, base: str = BASE) -> Any:

@@ -372,6 +372,7 @@ class _Audit:
                     loc, frozenset(alternates), lists_back, self.alternates
                 ):
                     self.report.record(sources[index], found)
+            self._show()  # with the hreflang findings, judged last
         finally:
             self.pending.close()
             self.progress.close()
@@ -466,7 +467,11 @@ class _Audit:
     def _advance(self) -> None:
         self.done += 1
         if self.progress.due(self.done >= self.total):
-            self.progress.count(self.done, self.total, "URLs", f"{self.report.findings:,} findings")
+            self._show()
+
+    def _show(self) -> None:
+        found = f"{self.report.findings:,} findings"
+        self.progress.count(self.done, self.total, "URLs", found)
 
 
 async def _visit(pace: Pace, url: str) -> Visit:
