@@ -3,11 +3,11 @@
 Two sources, ``en`` and ``de``, of ``INDEXABLE_URLS`` URLs in all (default 20,000;
 sitemaps of 5,000 URLs), each English page and its German one listing each other as
 hreflang alternates in their sitemap entries. The entries are generated for each
-request, so the site itself holds none of them: what the audit keeps is what grows. Every page answers ``200`` with its own
-canonical, except a few planted faults (:data:`EVERY`-th pair, offsets 1 to 3): the
-German entry of pair 1 lists no alternate (nor does its page), so the English URL's
-alternate does not list it back; the English page of pair 2 answers ``404``; the
-German page of pair 3 is ``noindex``.
+request, so the site itself holds none of them: what the audit keeps is what grows.
+Every page answers ``200`` with its own canonical, except a few planted faults (in
+each :data:`EVERY` pairs): the German entry of pair 1 lists no alternate (nor does its
+page), so the English URL's alternate does not list it back; the English page of pair
+2 answers ``404``; the German page of pair 3 is ``noindex``.
 
 ``app`` is a factory (``check --app tests.indexable_scale_site:app``), read at each call.
 """
@@ -15,9 +15,8 @@ German page of pair 3 is ``noindex``.
 from __future__ import annotations
 
 import os
-from typing import Any
-
 from collections.abc import Iterator
+from typing import Any
 
 from sitemap_middleware import Entry, IterableSource, Limits, SitemapMiddleware
 

@@ -128,9 +128,17 @@ def test_memory_does_not_grow_with_the_urls_audited(
     gc.collect()
     tracemalloc.start()
     try:
+        options = ["--audit-delay", "0", "--audit-concurrency", "4", "--app", app]
         status = main(
-            ["check", "--json", "--no-conditional", "--audit-delay", "0"]
-            + ["--audit-concurrency", "4", "--app", app, "--audit-indexable", "all", IN_PROCESS]
+            [
+                "check",
+                "--json",
+                "--no-conditional",
+                *options,
+                "--audit-indexable",
+                "all",
+                IN_PROCESS,
+            ]
         )
         peak = tracemalloc.get_traced_memory()[1]
     finally:
