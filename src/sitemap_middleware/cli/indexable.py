@@ -348,13 +348,15 @@ class _Audit:
         started = time.perf_counter()
         self.total = sum(planned.total for planned in plan)
         lists_back = self.collector.lists_back
-        for _, candidate in self._sampled(plan):
-            own = resource(candidate.loc)
-            for alternate in candidate.alternates:
-                key = resource(alternate)
-                if key != own and not lists_back(alternate, candidate.loc):
-                    self.wanted.add(digest(key))
         try:
+            # First the alternates that no entry lists back, so that the answer of one that
+            # is a listed URL too is kept when it is requested as such (not requested twice).
+            for _, candidate in self._sampled(plan):
+                own = resource(candidate.loc)
+                for alternate in candidate.alternates:
+                    key = resource(alternate)
+                    if key != own and not lists_back(alternate, candidate.loc):
+                        self.wanted.add(digest(key))
             sampled = self._sampled(plan, self._advance)
             await self.pace.stream(sampled, self._page, self._judge)
             wanted: dict[str, str] = {}
