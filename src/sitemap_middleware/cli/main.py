@@ -103,6 +103,8 @@ indexable.noindex (meta robots, googlebot or bingbot, or X-Robots-Tag, for
 all or for one crawler), indexable.hreflang (an hreflang alternate of its
 sitemap entry lists it back neither in its own entry nor on its page). With
 --baseline FILE (an earlier --json report), only findings not in FILE count.
+Its memory does not grow with the URLs requested (a few digests aside), and on
+a terminal a progress bar shows them, their rate and the findings so far.
 
 Exit status: 0 when every check passes, 1 when one fails (an audit finding
 judged FAIL included), 2 on a usage error or when a document could not be
