@@ -351,7 +351,7 @@ class _Audit:
         try:
             # First the alternates that no entry lists back, so that the answer of one that
             # is a listed URL too is kept when it is requested as such (not requested twice).
-            for _, candidate in self._sampled(plan):
+            for _, candidate in self._sampled(plan, once=False):
                 own = resource(candidate.loc)
                 for alternate in candidate.alternates:
                     key = resource(alternate)
@@ -384,18 +384,21 @@ class _Audit:
         summary.seconds = time.perf_counter() - started
 
     def _sampled(
-        self, plan: list[_Planned], duplicate: Callable[[], None] | None = None
+        self,
+        plan: list[_Planned],
+        duplicate: Callable[[], None] | None = None,
+        once: bool = True,
     ) -> Iterator[tuple[int, Candidate]]:
-        """Each source's URLs in turn, each once in its source (``duplicate`` is called for
-        each other time), read as they are needed."""
-        requested = DigestSet()
+        """Each source's URLs in turn, read as they are needed; with ``once``, each once in
+        its source (``duplicate`` is called for each other time)."""
+        requested = DigestSet() if once else None
         for index, planned in enumerate(plan):
             for part, share in planned.parts:
                 candidates = self.collector.candidates(part)
                 if share is not None:
                     candidates = take(list(candidates), share, self.options.seed)
                 for candidate in candidates:
-                    if requested.add(digest(f"{index} {candidate.loc}")):
+                    if requested is None or requested.add(digest(f"{index} {candidate.loc}")):
                         yield index, candidate
                     elif duplicate is not None:
                         duplicate()
