@@ -14,7 +14,6 @@ judged as a crawler would index them (:mod:`.indexable`), after that.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -25,6 +24,7 @@ from ..core.spec import MAX_BYTES
 from .audit import AuditOptions, AuditSummary, SitemapAudit, collect, run_audit
 from .check_options import USER_AGENT
 from .conditional import probe
+from .digests import DigestMap, digest
 from .document import Document, inspect
 from .fetch import NetworkError, decode, request
 from .findings import Findings
@@ -160,9 +160,9 @@ class _Checker:
         self.now = datetime.now(UTC)
         # Enough to read a document of the protocol's maximum, even slightly inflated by gzip.
         self.read_limit = max(options.max_bytes, MAX_BYTES)
-        # blake2b of each loc's resource -> the earliest document (in the index's order)
-        # that lists it, for duplicates across documents.
-        self.seen: dict[bytes, int] = {}
+        # A digest of each loc's resource -> the earliest document (in the index's order)
+        # that lists it, for duplicates across documents: 24 to 48 bytes a URL.
+        self.seen = DigestMap()
 
     async def document(self, report: DocumentReport) -> Document | None:
         """Fetch and check one document; the rules' view of it, if it could be read."""
@@ -274,9 +274,9 @@ class _Checker:
         self, reports: list[DocumentReport], position: int, document: Document
     ) -> None:
         """Report each loc another child lists too, on the later child of the two."""
-        own: set[bytes] = set()
+        own: set[int] = set()
         for loc in document.locs:
-            key = _digest(loc)
+            key = digest(resource(loc))
             if key in own:  # a duplicate within the document: reported by its own rules
                 continue
             own.add(key)
@@ -291,11 +291,6 @@ class _Checker:
                 f"{loc} (also in {reports[earlier].url})",
             )
         document.locs = []
-
-
-def _digest(loc: str) -> bytes:
-    """A short key for a loc's resource (every spelling of it has this key)."""
-    return hashlib.blake2b(resource(loc).encode("utf-8", "surrogatepass"), digest_size=12).digest()
 
 
 def _is_html_page(content_type: str | None, body: bytes) -> bool:

@@ -1,18 +1,28 @@
 """The indexability audit in ``check``'s two outputs: lines of text, or one JSON member.
 
 Per source, each kind of finding with its count and examples; in JSON also every
-finding (``found``: code, source, URL, subject, detail, whether it is new), the
-list ``--baseline`` reads back.
+page's answer (``pages``) and every finding (``found``: code, source, URL, subject,
+detail, whether it is new), the list ``--baseline`` reads back. Those two lists are
+read back from disk as they are written (:class:`Streamed`), never held whole.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from .indexable import IndexableReport, SourceAudit
-from .indexable_rules import CODES, MESSAGES, Found
+from .indexable import MAX_EXAMPLES, IndexableReport, SourceAudit
+from .indexable_rules import MESSAGES, Found
 
-MAX_EXAMPLES = 5
+__all__ = ["MAX_EXAMPLES", "Streamed", "indexable_json", "indexable_lines"]
+
+
+class Streamed:
+    """A JSON array whose items are written one by one as ``items()`` yields them
+    (:func:`~.report.write_json`)."""
+
+    def __init__(self, items: Callable[[], Iterator[Any]]) -> None:
+        self.items = items
 
 
 def indexable_json(report: IndexableReport) -> dict[str, Any]:
@@ -38,21 +48,10 @@ def indexable_json(report: IndexableReport) -> dict[str, Any]:
             for robots in summary.robots
         ],
         "baseline": report.baseline_file,
-        "findings": len(report.found),
-        "new": len(report.new),
+        "findings": report.findings,
+        "new": report.new,
         "sources": [_source_json(report, source) for source in report.sources],
-        "found": [
-            {
-                "code": found.code,
-                "source": source.name,
-                "url": found.url,
-                "subject": found.subject,
-                "detail": found.detail,
-                "new": report.is_new(found),
-            }
-            for source in report.sources
-            for found in source.found
-        ],
+        "found": Streamed(report.found),
     }
 
 
@@ -61,22 +60,19 @@ def _source_json(report: IndexableReport, source: SourceAudit) -> dict[str, Any]
         "source": source.name,
         "sitemaps": source.sitemaps,
         "urls": source.urls,
-        "sampled": len(source.sampled),
+        "sampled": source.sampled,
         "findings": [
             {
-                "code": code,
-                "message": MESSAGES[code],
-                "count": len(found),
-                "new": sum(1 for f in found if report.is_new(f)),
-                "of": len(source.sampled),
-                "examples": [_example(f) for f in _examples(report, found)],
+                "code": kind.code,
+                "message": MESSAGES[kind.code],
+                "count": kind.count,
+                "new": kind.new,
+                "of": source.sampled,
+                "examples": [_example(f) for f in kind.examples],
             }
-            for code, found in _kinds(source).items()
+            for kind in source.ordered()
         ],
-        "pages": [
-            {"url": v.url, "status": v.status, "location": v.location, "error": v.error}
-            for v in source.visits
-        ],
+        "pages": Streamed(lambda: report.pages(source)),
     }
 
 
@@ -93,22 +89,22 @@ def indexable_lines(report: IndexableReport) -> list[str]:
     ]
     lines += [f"  {robots.url}: {robots.note}" for robots in summary.robots]
     for source in report.sources:
-        kinds = _kinds(source)
-        count = sum(len(found) for found in kinds.values())
+        count = source.findings
         lines.append(
             f"  {source.name} ({_count(len(source.sitemaps), 'sitemap')}, "
-            f"{_count(source.urls, 'URL')}, {len(source.sampled)} requested): "
+            f"{_count(source.urls, 'URL')}, {source.sampled} requested): "
             + (_count(count, "finding") if count else "no findings")
         )
-        for code, found in kinds.items():
-            verdict = "FAIL " if any(report.is_new(f) for f in found) else "known"
+        for kind in source.ordered():
+            verdict = "FAIL " if kind.new else "known"
             lines.append(
-                f"    {verdict} {code}: {MESSAGES[code]} ({len(found)} of {len(source.sampled)})"
+                f"    {verdict} {kind.code}: {MESSAGES[kind.code]} "
+                f"({kind.count} of {source.sampled})"
             )
-            for example in _examples(report, found):
+            for example in kind.examples:
                 known = "" if report.is_new(example) else "known: "
                 lines.append(f"            {known}{_example(example)}")
-    total, new = len(report.found), len(report.new)
+    total, new = report.findings, report.new
     if report.baseline is not None:
         lines.append(f"  {_count(total, 'finding')}, {new} new (not in {report.baseline_file})")
     else:
@@ -118,18 +114,6 @@ def indexable_lines(report: IndexableReport) -> list[str]:
 
 def _count(number: int, noun: str) -> str:
     return f"{number:,} {noun}" + ("" if number == 1 else "s")
-
-
-def _kinds(source: SourceAudit) -> dict[str, list[Found]]:
-    kinds: dict[str, list[Found]] = {}
-    for found in source.found:
-        kinds.setdefault(found.code, []).append(found)
-    return {code: kinds[code] for code in CODES if code in kinds}
-
-
-def _examples(report: IndexableReport, found: list[Found]) -> list[Found]:
-    """A few of ``found``, the new ones first."""
-    return sorted(found, key=lambda f: not report.is_new(f))[:MAX_EXAMPLES]
 
 
 def _example(found: Found) -> str:

@@ -103,6 +103,8 @@ indexable.noindex (meta robots, googlebot or bingbot, or X-Robots-Tag, for
 all or for one crawler), indexable.hreflang (an hreflang alternate of its
 sitemap entry lists it back neither in its own entry nor on its page). With
 --baseline FILE (an earlier --json report), only findings not in FILE count.
+Its memory does not grow with the URLs requested (a few digests aside), and on
+a terminal a progress bar shows them, their rate and the findings so far.
 
 Exit status: 0 when every check passes, 1 when one fails (an audit finding
 judged FAIL included), 2 on a usage error or when a document could not be
@@ -526,7 +528,7 @@ def check_command(
         from .baseline import BaselineError
         from .check import CheckOptions, run_check
         from .loader import LoadError
-        from .report import as_json, as_text
+        from .report import as_text, write_json
         from .schemas import SchemaError, Schemas
     except ImportError as exc:
         stderr.write(
@@ -561,6 +563,8 @@ def check_command(
     except BaselineError as exc:
         stderr.write(f"sitemap-middleware check: {exc}\n")
         return USAGE_ERROR
+    if indexable is not None:
+        indexable.progress = stderr  # a bar while URLs are requested, if it is a terminal
     options = CheckOptions(
         url=args.url or "",
         schemas=schemas,
@@ -582,7 +586,11 @@ def check_command(
     except (LoadError, StartupFailed) as exc:
         stderr.write(f"sitemap-middleware check: {exc}\n")
         return USAGE_ERROR
-    stdout.write((as_json(report) if args.json else as_text(report)) + "\n")
+    if args.json:
+        write_json(report, stdout)
+        stdout.write("\n")
+    else:
+        stdout.write(as_text(report) + "\n")
     return report.exit_status
 
 

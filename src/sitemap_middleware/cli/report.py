@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
+import io
 import json
-from typing import Any
+import re
+import secrets
+from collections.abc import Iterator
+from typing import Any, TextIO
 
 from .audit_report import audit_json, audit_lines, summary_json, summary_line
 from .check import DocumentReport, Report
 from .findings import ERROR, WARNING
-from .indexable_report import indexable_json, indexable_lines
+from .indexable_report import Streamed, indexable_json, indexable_lines
 
 
 def as_json(report: Report) -> str:
+    out = io.StringIO()
+    write_json(report, out)
+    return out.getvalue()
+
+
+def write_json(report: Report, out: TextIO) -> None:
+    """The report as one JSON object on ``out``; its long arrays (:class:`Streamed`: an
+    indexability audit's pages and findings) are written item by item, not built whole."""
     document: dict[str, Any] = {
         "url": report.url,
         "exit_status": report.exit_status,
@@ -25,7 +37,35 @@ def as_json(report: Report) -> str:
         document["audit"] = summary_json(report.audit)
     if report.indexable is not None:
         document["indexable"] = indexable_json(report.indexable)
-    return json.dumps(document, indent=2, ensure_ascii=False)
+    streamed: list[Streamed] = []
+    token = secrets.token_hex(8)
+
+    def placeholder(value: object) -> str:
+        if not isinstance(value, Streamed):
+            raise TypeError(f"{type(value).__name__} is not JSON serializable")
+        streamed.append(value)
+        return f"\0{token}:{len(streamed) - 1}"
+
+    # The rest of the document is small: written whole, each array in place of its marker.
+    text = json.dumps(document, indent=2, ensure_ascii=False, default=placeholder)
+    written = 0
+    for marker in re.finditer(rf'"\\u0000{token}:(\d+)"', text):
+        out.write(text[written : marker.start()])
+        line = text[text.rfind("\n", 0, marker.start()) + 1 :]
+        _write_array(out, streamed[int(marker[1])].items(), len(line) - len(line.lstrip(" ")))
+        written = marker.end()
+    out.write(text[written:])
+
+
+def _write_array(out: TextIO, items: Iterator[Any], indent: int) -> None:
+    """A JSON array as ``json.dumps(..., indent=2)`` writes it at ``indent``."""
+    inner = "\n" + " " * (indent + 2)
+    empty = True
+    for item in items:
+        out.write("[" + inner if empty else "," + inner)
+        out.write(json.dumps(item, indent=2, ensure_ascii=False).replace("\n", inner))
+        empty = False
+    out.write("[]" if empty else "\n" + " " * indent + "]")
 
 
 def _document_json(document: DocumentReport) -> dict[str, Any]:
