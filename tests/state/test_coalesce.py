@@ -190,7 +190,9 @@ async def test_a_burst_of_304s_shares_summary_queries(engine: Engine) -> None:
 
     def slow_statement(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
         seen.append(statement)
-        time.sleep(0.02)  # a database under load: the burst piles up behind it
+        # A database under load: the burst piles up behind it (long enough for all 30
+        # requests to arrive on a loaded machine, whose worker threads start slowly).
+        time.sleep(0.2)
 
     event.listen(engine, "before_cursor_execute", slow_statement)
     statuses: list[int] = []
