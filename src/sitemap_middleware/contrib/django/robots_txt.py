@@ -14,6 +14,7 @@ handler made: no middleware above this one, nor this one's ``Sitemap:`` line.
 from __future__ import annotations
 
 import io
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from itertools import chain
 
@@ -139,11 +140,30 @@ def read_rules(
     rules = sitemap.robots_rules
     assert rules is not None
 
+    asking = threading.current_thread()
+
     def call() -> wsgi_robots.Answer:
-        with reading():
-            return _read(get_response(plain_get(sitemap, request)))
+        try:
+            with reading():
+                return _read(get_response(plain_get(sitemap, request)))
+        finally:
+            if threading.current_thread() is not asking:
+                _close_in_memory()
 
     wsgi_robots.ask(rules, call, in_transaction)
+
+
+def _close_in_memory() -> None:
+    """At the end of a thread of its own: the in-memory SQLite connections it opened (Django's
+    ``close()`` keeps them, for the database's sake; another thread's connection keeps the
+    shared database), which would otherwise be left for the collector, unclosed."""
+    from django.db import connections
+
+    for wrapper in connections.all(initialized_only=True):
+        in_memory = getattr(wrapper, "is_in_memory_db", None)
+        if wrapper.connection is not None and callable(in_memory) and in_memory():
+            wrapper.connection.close()
+            wrapper.connection = None
 
 
 async def aread_rules(
