@@ -7,8 +7,10 @@ disallowed loc through nor empties the sitemap: the last rules read, or a 503.""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sys
+import threading
 from collections.abc import Callable
 
 import anyio
@@ -20,6 +22,7 @@ from sitemap_middleware import (
     RobotsFilter,
     SitemapMiddleware,
 )
+from sitemap_middleware.servers.asgi_robots import until_ended
 from sitemap_middleware.state.robots_rules import ALLOW_ALL, RobotsRules, digest_of
 from sitemap_middleware.testing import Response as ClientResponse
 
@@ -299,6 +302,70 @@ def test_one_request_at_a_time_and_one_that_hangs_holds_the_others_for_the_ttl()
     rules.timed_out(second)
     rules.read(404, reading=second)
     assert rules.current is ALLOW_ALL and rules.due() is None  # within the ttl
+
+
+@pytest.mark.parametrize(
+    ("outcome", "status", "logged"),
+    [
+        ((200, b"User-agent: *\nDisallow: /x\n"), 200, None),
+        ((404, b""), 404, None),
+        ((503, b""), 503, "answered 503"),
+        ((None, b""), None, "failed (no status line)"),
+        (ValueError("boom"), None, "failed (ValueError: boom)"),
+        (asyncio.CancelledError(), None, "failed (interrupted)"),
+    ],
+    ids=["2xx", "4xx", "5xx", "no-status", "raises", "cancelled"],
+)
+def test_each_outcome_of_a_request_for_the_file_is_judged_in_one_place(
+    outcome: tuple[int | None, bytes] | BaseException,
+    status: int | None,
+    logged: str | None,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    rules = RobotsRules(10, clock=Clock(), timeout=0.5)
+    reading = rules.due()
+    assert reading is not None
+    with caplog.at_level(logging.WARNING, "sitemap_middleware"):
+        try:
+            with rules.asking(reading) as asking:
+                if isinstance(outcome, BaseException):
+                    raise outcome
+                asking.answer = outcome
+        except asyncio.CancelledError:
+            assert isinstance(outcome, asyncio.CancelledError)  # goes on being raised
+    # The application's own failure is its answer: not raised further.
+    assert reading.ended.is_set() and rules.status == status
+    messages = [record.getMessage() for record in caplog.records]
+    if logged is None:
+        assert rules.current is not None and not messages
+    else:
+        assert rules.current is None
+        assert messages == [
+            f"robots_filter: the application's /robots.txt {logged}; "
+            "none read yet: the sitemap answers 503"
+        ]
+
+
+def test_an_event_loop_waits_for_an_answer_taken_in_another_thread_without_polling() -> None:
+    rules = RobotsRules(10, clock=Clock(), timeout=3600)
+    reading = rules.due()
+    assert reading is not None
+    woken: list[str] = []
+    forget = reading.on_end(lambda: woken.append("forgotten"))
+    forget()
+    reading.on_end(lambda: woken.append("told"))
+
+    async def scenario() -> None:
+        answering = threading.Timer(0.05, rules.read, (404,), {"reading": reading})
+        answering.start()
+        # Woken by the answer, not by its hour of timeout (10 s: a test that would hang).
+        await asyncio.wait_for(until_ended(reading, 3600), 10)
+        answering.join()
+
+    asyncio.run(scenario())
+    assert reading.ended.is_set() and woken == ["told"]
+    reading.on_end(lambda: woken.append("at once"))  # already ended
+    assert woken == ["told", "at once"]
 
 
 def test_a_timeout_is_checked_by_name() -> None:

@@ -13,6 +13,7 @@ Django's middleware's too).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import time
 from collections.abc import Awaitable, Callable
@@ -22,7 +23,7 @@ import anyio
 from ..core import robots
 from ..core.sitemap import Request, Response, Sitemap
 from ..state import robots_rules
-from ..state.robots_rules import RobotsRules
+from ..state.robots_rules import Answer, Reading, RobotsRules
 from .types import ASGIApp, Message, Receive, Scope, Send
 
 
@@ -107,9 +108,6 @@ class _Capture:
         ]
 
 
-Answer = tuple[int | None, bytes]
-"""The application's answer for ``/robots.txt``: its status (None: it gave none), its body."""
-
 _ASKING: set[asyncio.Task[None]] = set()
 """The requests for robots.txt under way (the loop keeps weak references to tasks)."""
 
@@ -130,21 +128,12 @@ async def aask(
     if reading is None:
         running = rules.running()
         if running is not None:
-            deadline = running.started + rules.timeout
-            # A threading.Event: the answer may come in another thread, or event loop.
-            while not running.ended.is_set() and time.monotonic() < deadline:  # noqa: ASYNC110
-                await anyio.sleep(0.005)
+            await until_ended(running, running.started + rules.timeout - time.monotonic())
         return
 
     async def answer() -> None:
-        status, body, failure = None, b"", "interrupted"
-        try:
-            status, body = await call()
-            failure = "" if status is not None else "no answer"
-        except Exception as exc:  # the app's failure: the rules say what it means
-            failure = f"{type(exc).__name__}: {exc}"
-        finally:
-            rules.read(status, body, failure, reading)
+        with rules.asking(reading) as asking:
+            asking.answer = await call()
 
     try:
         here = inline is not None and await inline()
@@ -161,6 +150,26 @@ async def aask(
     await asyncio.wait((task,), timeout=rules.timeout)
     if not reading.ended.is_set():
         rules.timed_out(reading)
+
+
+async def until_ended(reading: Reading, seconds: float) -> None:
+    """Waits until ``reading`` ends, which may happen in another thread or event loop, or
+    ``seconds`` pass."""
+    if seconds <= 0:
+        return
+    loop = asyncio.get_running_loop()
+    ended = asyncio.Event()
+
+    def wake() -> None:
+        with contextlib.suppress(RuntimeError):  # that loop is closed: nobody waits any more
+            loop.call_soon_threadsafe(ended.set)
+
+    forget = reading.on_end(wake)
+    try:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(ended.wait(), seconds)
+    finally:
+        forget()
 
 
 def scope_for(origin: str, scope: Scope) -> Scope:

@@ -22,7 +22,7 @@ from typing import Any
 from ..core import robots
 from ..core.sitemap import Request, Response, Sitemap
 from ..state import robots_rules
-from ..state.robots_rules import RobotsRules
+from ..state.robots_rules import Answer, RobotsRules
 from .types import Environ, ExcInfo, StartResponse, WSGIApp, close_iterable
 
 
@@ -88,9 +88,6 @@ class _Passed:
 
 _PASSED_ON = ("wsgi.version", "wsgi.errors", "wsgi.multithread", "wsgi.multiprocess")
 
-Answer = tuple[int | None, bytes]
-"""The application's answer for ``/robots.txt``: its status (None: it gave none), its body."""
-
 THREAD = "sitemap-middleware robots.txt"
 """The name of the threads that ask the application for its robots.txt."""
 
@@ -111,14 +108,8 @@ def ask(
         return
 
     def answer() -> None:
-        status, body, failure = None, b"", "interrupted"
-        try:
-            status, body = call()
-            failure = "" if status is not None else "no status line"
-        except Exception as exc:  # the app's failure: the rules say what it means
-            failure = f"{type(exc).__name__}: {exc}"
-        finally:
-            rules.read(status, body, failure, reading)
+        with rules.asking(reading) as asking:
+            asking.answer = call()
 
     try:
         here = inline()

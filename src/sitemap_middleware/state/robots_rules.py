@@ -1,8 +1,8 @@
 """``robots_filter``: the rules of the application's own ``robots.txt``, kept between requests.
 
 The adapters ask the application for ``/robots.txt`` when :meth:`RobotsRules.due` says so
-(one request at a time, given ``timeout`` seconds) and hand its answer to
-:meth:`RobotsRules.read`; a plan takes :attr:`RobotsRules.current`, whose
+(one request at a time, given ``timeout`` seconds) inside :meth:`RobotsRules.asking`, which
+hands its outcome to :meth:`RobotsRules.read`; a plan takes :attr:`RobotsRules.current`, whose
 :attr:`Rules.digest` goes into the document's ETag and whose :meth:`Rules.allowed` decides
 which locs its body lists (:mod:`..output.robots_gate`). What an answer means
 (RFC 9309 2.3.1):
@@ -29,6 +29,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import TracebackType
 from typing import Protocol
 
 from ..errors import MissingExtra
@@ -92,7 +93,7 @@ def protego_parser() -> Callable[[str], Matcher]:
 class Reading:
     """One request for the file under way: :meth:`RobotsRules.read` ends it."""
 
-    __slots__ = ("asked_at", "ended", "started")
+    __slots__ = ("_lock", "_on_end", "asked_at", "ended", "started")
 
     def __init__(self, started: float, asked_at: float) -> None:
         self.started = started
@@ -100,6 +101,69 @@ class Reading:
         self.asked_at = asked_at
         """On the rules' ``clock``, as their ``ttl``."""
         self.ended = threading.Event()
+        """Set when its answer is taken (or given up); threads wait on it."""
+        self._lock = threading.Lock()
+        self._on_end: list[Callable[[], object]] = []
+
+    def on_end(self, call: Callable[[], object]) -> Callable[[], None]:
+        """Calls ``call`` (in the thread that ends the reading, so it must only hand over,
+        e.g. ``loop.call_soon_threadsafe``) when the reading ends, at once if it has; returns
+        what forgets it. An event loop waits this way without a thread or a poll."""
+        with self._lock:
+            if not self.ended.is_set():
+                self._on_end.append(call)
+                return lambda: self._forget(call)
+        call()
+        return lambda: None
+
+    def end(self) -> None:
+        with self._lock:
+            self.ended.set()
+            calls, self._on_end = self._on_end, []
+        for call in calls:
+            call()
+
+    def _forget(self, call: Callable[[], object]) -> None:
+        with self._lock:
+            if call in self._on_end:
+                self._on_end.remove(call)
+
+
+Answer = tuple[int | None, bytes]
+"""The application's answer for ``/robots.txt``: its status (None: it gave none), its body."""
+
+
+class Asking:
+    """One request for the file, as a ``with`` block (sync or async code alike) whose
+    outcome is judged here once: the block sets :attr:`answer`; an exception the block
+    raises is the application's failure, taken as its answer and not raised further; a
+    block left otherwise (cancelled, say) is "interrupted" and goes on raising. In each
+    case :meth:`RobotsRules.read` takes the outcome and ends the :class:`Reading`."""
+
+    __slots__ = ("answer", "reading", "rules")
+
+    def __init__(self, rules: RobotsRules, reading: Reading) -> None:
+        self.rules, self.reading = rules, reading
+        self.answer: Answer | None = None
+
+    def __enter__(self) -> Asking:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> bool:
+        status, body = self.answer if self.answer is not None else (None, b"")
+        if isinstance(error, Exception):
+            status, body, failure = None, b"", f"{type(error).__name__}: {error}"
+        elif error is not None or self.answer is None:
+            failure = "interrupted"
+        else:
+            failure = "" if status is not None else "no status line"
+        self.rules.read(status, body, failure, self.reading)
+        return isinstance(error, Exception)
 
 
 class RobotsRules:
@@ -155,6 +219,10 @@ class RobotsRules:
         with self._lock:
             return self._reading if self.current is None else None
 
+    def asking(self, reading: Reading) -> Asking:
+        """The ``with`` block that asks for the file for ``reading`` (:class:`Asking`)."""
+        return Asking(self, reading)
+
     def read(
         self,
         status: int | None,
@@ -185,7 +253,7 @@ class RobotsRules:
             what = f"answered {status}" if status is not None else f"failed ({failure})"
             self._unreachable(what, current)
         if reading is not None:  # last: whoever waits for it finds the answer taken
-            reading.ended.set()
+            reading.end()
         return current
 
     def timed_out(self, reading: Reading) -> None:

@@ -27,7 +27,7 @@ from ...core import robots
 from ...core.exchange import Request
 from ...core.sitemap import Sitemap
 from ...servers import asgi_robots, wsgi_robots
-from ...state.robots_rules import MAX_BYTES
+from ...state.robots_rules import MAX_BYTES, Answer
 from .responses import complete, request_from
 from .threads import begin_read, end_read, in_django, in_transaction, reading, thread_of_its_own
 
@@ -142,7 +142,7 @@ def read_rules(
 
     asking = threading.current_thread()
 
-    def call() -> wsgi_robots.Answer:
+    def call() -> Answer:
         try:
             with reading():
                 return _read(get_response(plain_get(sitemap, request)))
@@ -186,7 +186,7 @@ async def aread_rules(
 
     context, end_thread = thread_of_its_own()
 
-    async def call() -> asgi_robots.Answer:
+    async def call() -> Answer:
         if inline:
             return await _aread(await get_response(plain_get(sitemap, request)))
         try:  # in ``context``: the connections its thread opens are closed after
@@ -201,7 +201,7 @@ async def aread_rules(
     await asgi_robots.aask(rules, call, transaction, context)
 
 
-def _read(response: HttpResponseBase) -> wsgi_robots.Answer:
+def _read(response: HttpResponseBase) -> Answer:
     """The status and the first ``MAX_BYTES`` of the body of a project's answer, closed."""
     try:
         if not response.streaming:
@@ -217,7 +217,7 @@ def _read(response: HttpResponseBase) -> wsgi_robots.Answer:
         _release(response)
 
 
-async def _aread(response: HttpResponseBase) -> asgi_robots.Answer:
+async def _aread(response: HttpResponseBase) -> Answer:
     """:func:`_read` with awaits."""
     try:
         if not response.streaming:
