@@ -210,6 +210,9 @@ SLOW_TESTS = {
 # Under coverage (pytest --cov, .ci/run): the model test's histories run untraced. They
 # repeat paths the rest of the suite covers, and tracing makes them cost 1.7 times the CPU.
 UNTRACED_MODULES = {"test_model"}
+# So does the audit of 20,000 URLs under tracemalloc (the other tests of its module audit
+# the same paths at a small size): traced, it takes 2.5 minutes of a core.
+UNTRACED_TESTS = {("test_indexable_scale", "test_memory_does_not_grow_with_the_urls_audited")}
 
 
 # The longest modules (a minute of one core or more), longest first: pytest-xdist hands the
@@ -236,13 +239,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     traced = config.pluginmanager.hasplugin("_cov")
     for item in items:
         module = item.path.stem
-        if traced and module in UNTRACED_MODULES:
+        name = (module, getattr(item, "originalname", item.name))
+        if traced and (module in UNTRACED_MODULES or name in UNTRACED_TESTS):
             item.add_marker("no_cover")  # pytest-cov's marker
         if module in SERVER_MODULES:
             item.add_marker(pytest.mark.e2e)
         if (
             module in SLOW_MODULES
-            or (module, getattr(item, "originalname", item.name)) in SLOW_TESTS
+            or name in SLOW_TESTS
             or any(item.get_closest_marker(marker) for marker in SLOW_MARKERS)
         ):
             item.add_marker(pytest.mark.slow)
