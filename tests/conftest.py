@@ -3,6 +3,7 @@ profiles and tiers; the helpers are in :mod:`tests.support`."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -193,6 +194,8 @@ SLOW_MODULES = {
 # waiting for a clock or a process, several times over:
 SLOW_TESTS = {
     ("test_cli_audit", "test_the_sample_is_spread_bounded_and_deterministic"),
+    ("test_indexnow_sites", "test_the_command_line_pushes_every_site_or_those_named"),
+    ("test_settings", "test_a_wrong_group_is_a_type_checkers_error"),
     ("test_render", "test_changefreq_and_priority_columns_give_the_bytes_of_the_rules"),
     ("test_live_pages", "test_refreshed_pages_equal_a_recount"),
     ("test_freshness_bounds", "test_histories_keep_the_bounds"),
@@ -208,25 +211,68 @@ SLOW_TESTS = {
 
 
 # Under coverage (pytest --cov, .ci/run): the model test's histories run untraced. They
-# repeat paths the rest of the suite covers, and tracing makes them cost 1.7 times the CPU.
+# repeat paths the rest of the suite covers, and tracing makes them cost 1.8 times the CPU.
 UNTRACED_MODULES = {"test_model"}
-# So does the audit of 20,000 URLs under tracemalloc (the other tests of its module audit
-# the same paths at a small size): traced, it takes 2.5 minutes of a core.
+# So do the audits of 10,000 URLs under tracemalloc (the other tests of its module audit
+# the same paths at a small size): traced, they take twice the CPU.
 UNTRACED_TESTS = {("test_indexable_scale", "test_memory_does_not_grow_with_the_urls_audited")}
 
 
-# The longest modules (a minute of one core or more), longest first: pytest-xdist hands the
-# tests out in order, so these start at once and the short ones fill the cores around them
-# instead of one core working alone at the end of the run.
+@contextlib.contextmanager
+def _coverage_stopped(untraced: bool) -> Iterator[None]:
+    """Coverage stopped meanwhile (``untraced``, under pytest --cov), then started again.
+
+    Stopped, not paused around the test's call as pytest-cov's ``no_cover`` marker does: a
+    thread keeps the tracer of the moment it started, and the threads of an untraced test
+    (its module fixtures' event loops, worker threads) start before its call. Every running
+    measurement is stopped: a pytest-xdist worker runs two, and stopping the one on top
+    resumes the other."""
+    stopped = []
+    if untraced and "coverage" in sys.modules:
+        import coverage
+
+        while (current := coverage.Coverage.current()) is not None:
+            current.stop()
+            stopped.append(current)
+    try:
+        yield
+    finally:
+        for measurement in reversed(stopped):
+            measurement.start()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _untraced_module(request: pytest.FixtureRequest) -> Iterator[None]:
+    with _coverage_stopped(request.module.__name__.rpartition(".")[2] in UNTRACED_MODULES):
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _untraced_test(request: pytest.FixtureRequest) -> Iterator[None]:
+    node = request.node
+    name = (request.module.__name__.rpartition(".")[2], getattr(node, "originalname", node.name))
+    with _coverage_stopped(name in UNTRACED_TESTS):
+        yield
+
+
+# The longest modules (half a minute of one core or more), longest first: pytest-xdist
+# (--dist worksteal, .ci/run) hands each worker its share of the tests in this order and
+# an idle worker takes the tests another has not started, so the long ones start early and
+# the short ones fill the cores at the end instead of one core working alone.
 FIRST_MODULES = (
     "test_model",
-    "test_hostile_rows",
     "test_install",
+    "test_indexable_scale",
     "test_indexnow",
+    "test_django_commands",
+    "test_date_header_servers",
+    "test_e2e",
+    "test_quick_start",
+    "test_docs",
+    "test_hostile_rows",
+    "test_dirty_sources",
     "test_validators_follow_bytes",
     "test_hostile_requests",
-    "test_dirty_sources",
-    "test_date_header_servers",
 )
 
 
@@ -236,12 +282,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     generated to its end for a client that left (README, Django)."""
     rank = {module: place for place, module in enumerate(FIRST_MODULES)}
     items.sort(key=lambda item: rank.get(item.path.stem, len(FIRST_MODULES)))
-    traced = config.pluginmanager.hasplugin("_cov")
     for item in items:
         module = item.path.stem
         name = (module, getattr(item, "originalname", item.name))
-        if traced and (module in UNTRACED_MODULES or name in UNTRACED_TESTS):
-            item.add_marker("no_cover")  # pytest-cov's marker
         if module in SERVER_MODULES:
             item.add_marker(pytest.mark.e2e)
         if (
