@@ -243,14 +243,14 @@ def _coverage_stopped(untraced: bool) -> Iterator[None]:
 
 @pytest.fixture(scope="module", autouse=True)
 def _untraced_module(request: pytest.FixtureRequest) -> Iterator[None]:
-    with _coverage_stopped(request.module.__name__.rpartition(".")[2] in UNTRACED_MODULES):
+    with _coverage_stopped(request.path.stem in UNTRACED_MODULES):
         yield
 
 
 @pytest.fixture(autouse=True)
 def _untraced_test(request: pytest.FixtureRequest) -> Iterator[None]:
     node = request.node
-    name = (request.module.__name__.rpartition(".")[2], getattr(node, "originalname", node.name))
+    name = (request.path.stem, getattr(node, "originalname", node.name))
     with _coverage_stopped(name in UNTRACED_TESTS):
         yield
 

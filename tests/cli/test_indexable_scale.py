@@ -25,6 +25,7 @@ from sitemap_middleware.cli.spill import Spill
 from .. import indexable_scale_site
 
 IN_PROCESS = "http://site.test/sitemap.xml"
+SCALE_APP = "tests.indexable_scale_site:app"
 
 
 class Terminal(io.StringIO):
@@ -118,14 +119,13 @@ def test_the_audit_shows_its_bar_on_a_terminal_only() -> None:
 def _audit_all(
     urls: int, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> int:
-    """The audit of a site of ``urls`` URLs: its report checked, and
-    the peak of the Python heap while it ran (tracemalloc)."""
+    """The audit of a site of ``urls`` URLs: its report checked, and the peak of the
+    Python heap while it ran (tracemalloc)."""
     monkeypatch.setenv("INDEXABLE_URLS", str(urls))
-    app = "tests.indexable_scale_site:app"
     gc.collect()
     tracemalloc.start()
     try:
-        options = ["--audit-delay", "0", "--audit-concurrency", "4", "--app", app]
+        options = ["--audit-delay", "0", "--audit-concurrency", "4", "--app", SCALE_APP]
         status = main(
             [
                 "check",
@@ -165,9 +165,8 @@ def test_memory_does_not_grow_with_the_urls_audited(
     # the audit keeps per URL (tracemalloc makes each URL cost five times its time: the
     # sizes are small, bench/bench_audit_indexable.py measures 100,000 URLs).
     monkeypatch.setenv("INDEXABLE_SITEMAP_URLS", "500")
-    app = "tests.indexable_scale_site:app"
     # Everything imported once, outside the measure: what is left is the check itself.
-    main(["check", "--app", app, "--audit-indexable", "1", IN_PROCESS])
+    main(["check", "--app", SCALE_APP, "--audit-indexable", "1", IN_PROCESS])
     capsys.readouterr()
     small, large = 2_000, 8_000
     small_peak = _audit_all(small, monkeypatch, capsys)
