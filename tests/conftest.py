@@ -213,9 +213,6 @@ SLOW_TESTS = {
 # Under coverage (pytest --cov, .ci/run): the model test's histories run untraced. They
 # repeat paths the rest of the suite covers, and tracing makes them cost 1.8 times the CPU.
 UNTRACED_MODULES = {"test_model"}
-# So do the audits of 10,000 URLs under tracemalloc (the other tests of its module audit
-# the same paths at a small size): traced, they take twice the CPU.
-UNTRACED_TESTS = {("test_indexable_scale", "test_memory_does_not_grow_with_the_urls_audited")}
 
 
 @contextlib.contextmanager
@@ -244,14 +241,6 @@ def _coverage_stopped(untraced: bool) -> Iterator[None]:
 @pytest.fixture(scope="module", autouse=True)
 def _untraced_module(request: pytest.FixtureRequest) -> Iterator[None]:
     with _coverage_stopped(request.path.stem in UNTRACED_MODULES):
-        yield
-
-
-@pytest.fixture(autouse=True)
-def _untraced_test(request: pytest.FixtureRequest) -> Iterator[None]:
-    node = request.node
-    name = (request.path.stem, getattr(node, "originalname", node.name))
-    with _coverage_stopped(name in UNTRACED_TESTS):
         yield
 
 
