@@ -39,11 +39,17 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    """A module's syntax tree, parsed once for all the tests that read it."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
 def _imported(module: str, path: Path, nodes: Iterable[ast.AST] | None = None) -> Iterator[str]:
     """The modules that ``module`` imports by name (of ``nodes``; default: every import)."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     if nodes is None:
-        nodes = ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        nodes = ast.walk(_tree(path))
     for node in nodes:
         if isinstance(node, ast.Import):
             yield from (alias.name for alias in node.names)
@@ -57,6 +63,7 @@ def _imported(module: str, path: Path, nodes: Iterable[ast.AST] | None = None) -
             yield from (f"{base}.{alias.name}" for alias in node.names)
 
 
+@functools.cache
 def graph() -> dict[str, set[str]]:
     """Module -> the package's modules it imports (its own package's ``__init__`` left out:
     Python runs that first anyway, and it re-exports what it names)."""
@@ -136,7 +143,7 @@ def test_written_in_protocol_only(value: str) -> None:
 
 
 def _number_literals(path: Path) -> Iterator[int]:
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.Constant) and type(node.value) is int:
             yield node.value
 
@@ -172,7 +179,7 @@ NAME_LISTS = [
 
 
 def _copies(path: Path, names: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(_tree(path)):
         if not isinstance(node, ast.Tuple | ast.List | ast.Set) or len(node.elts) < 2:
             continue
         values = [e.value for e in node.elts if isinstance(e, ast.Constant)]
@@ -250,8 +257,7 @@ def on_import() -> dict[str, set[str]]:
     """Module -> the modules it imports when it is imported."""
     edges = {}
     for module, path in MODULES.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        edges[module] = set(_imported(module, path, _runs_on_import(tree.body)))
+        edges[module] = set(_imported(module, path, _runs_on_import(_tree(path).body)))
     return edges
 
 

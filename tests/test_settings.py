@@ -4,6 +4,7 @@ with its group; the settings page (docs/settings.md) renders the declaration."""
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import re
 import subprocess
@@ -292,12 +293,17 @@ def test_the_settings_page_renders_every_class_of_the_declaration() -> None:
     assert reference_blocks() == ["Settings", *(kind.__name__ for kind in GROUPS)]
 
 
+@functools.cache
+def _settings_as_griffe_reads_them() -> griffe.Module:
+    """The settings module as mkdocstrings reads it, loaded once for every class of it."""
+    return griffe.load("sitemap_middleware.settings", search_paths=[str(ROOT / "src")])
+
+
 @pytest.mark.parametrize("kind", [Settings, *GROUPS], ids=lambda kind: kind.__name__)
 def test_the_reference_shows_every_field_its_default_and_its_docstring(kind: type) -> None:
     """What mkdocstrings renders (read as it reads it, with griffe): each field with a
     docstring, and a default that reads as the declaration's value."""
-    module = griffe.load("sitemap_middleware.settings", search_paths=[str(ROOT / "src")])
-    rendered = module[kind.__name__]
+    rendered = _settings_as_griffe_reads_them()[kind.__name__]
     assert rendered.docstring is not None and rendered.docstring.value.strip()
     for field in fields(kind):
         attribute = rendered.members[field.name]
