@@ -1,10 +1,9 @@
 """A site whose sitemaps list many URLs, for ``check --audit-indexable all`` at scale.
 
 Two sources, ``en`` and ``de``, of ``INDEXABLE_URLS`` URLs in all (default 20,000;
-sitemaps of ``INDEXABLE_SITEMAP_URLS`` URLs, default 5,000), each English page and its
-German one listing each other as hreflang alternates in their sitemap entries. The
-entries are generated for each request, so the site itself holds none of them: what
-the audit keeps is what grows.
+sitemaps of 5,000 URLs), each English page and its German one listing each other as
+hreflang alternates in their sitemap entries. The entries are generated for each
+request, so the site itself holds none of them: what the audit keeps is what grows.
 Every page answers ``200`` with its own canonical, except a few planted faults (in
 each :data:`EVERY` pairs): the German entry of pair 1 lists no alternate (nor does its
 page), so the English URL's alternate does not list it back; the English page of pair
@@ -54,7 +53,7 @@ def sources(urls: int) -> list[IterableSource]:
     ]
 
 
-def build(urls: int, base: str = BASE, sitemap_urls: int = 5_000) -> Any:
+def build(urls: int, base: str = BASE) -> Any:
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import HTMLResponse, PlainTextResponse, Response
@@ -76,14 +75,10 @@ def build(urls: int, base: str = BASE, sitemap_urls: int = 5_000) -> Any:
     routes = [Route("/robots.txt", robots), Route("/{language}/{number:int}", page)]
     site = Starlette(routes=routes)
     site.add_middleware(
-        SitemapMiddleware,
-        base_url=base,
-        limits=Limits(max_urls=sitemap_urls),
-        sources=sources(urls),
+        SitemapMiddleware, base_url=base, limits=Limits(max_urls=5_000), sources=sources(urls)
     )
     return site
 
 
 def app() -> Any:
-    urls = int(os.environ.get("INDEXABLE_URLS", "20000"))
-    return build(urls, sitemap_urls=int(os.environ.get("INDEXABLE_SITEMAP_URLS", "5000")))
+    return build(int(os.environ.get("INDEXABLE_URLS", "20000")))
