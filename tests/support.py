@@ -207,14 +207,17 @@ def now_naive() -> datetime:
 
 # Ports below the kernel's ephemeral range (32768-60999 on Linux), so that no outgoing
 # connection (to PostgreSQL, to a server under test) can take one between the moment a test
-# picks it and the moment its server binds it; each xdist worker draws from its own block.
+# picks it and the moment its server binds it; each xdist worker draws from its own block
+# of eight. Runs side by side each take their own blocks: SITEMAP_TEST_PORT_BLOCK is the
+# block of a run's first worker (.ci/run).
 _PORT_BLOCK = 1500
 _PORTS_FROM = 20000
 
 
 def _worker_ports() -> Iterator[int]:
     worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
-    first = _PORTS_FROM + (int(worker) if worker.isdigit() else 0) % 8 * _PORT_BLOCK
+    block = int(os.environ.get("SITEMAP_TEST_PORT_BLOCK", "0"))
+    first = _PORTS_FROM + (block + (int(worker) if worker.isdigit() else 0)) % 8 * _PORT_BLOCK
     start = random.Random(os.getpid()).randrange(_PORT_BLOCK)
     while True:
         for offset in range(_PORT_BLOCK):
