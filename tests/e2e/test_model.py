@@ -426,10 +426,12 @@ class Database:
         self.next_id = 1
         self.table = TABLES[backend.postgres]
         self.readers: dict[str, Any] = {}
-        self.sources: dict[tuple[str, model.SourceOptions], Any] = {}
-        """The sources of past histories, by reader and options: a source holds no state
-        of its own between reads, and its statements are built once (a fifth of a history's
-        time when each history built its own)."""
+        self.sources: dict[tuple[str, model.SourceOptions, bool], Any] = {}
+        """The sources of past histories, by reader, options and whether they read the
+        change counter: a source holds no state of its own between reads, and its
+        statements are built once (a fifth of a history's time when each history built its
+        own)."""
+        self._counter: ChangeCounter | None = None
         if backend.django:
             from ..django_setup import setup
 
@@ -464,13 +466,13 @@ class Database:
         self.rows.clear()
 
     def source(self, reader: str, options: model.SourceOptions, counter: Any) -> Any:
-        """A source of ``options`` read through the reader of ``reader``; a source with a
-        change counter (of one history) is made anew."""
-        if counter is not None or self.backend.django:  # a QuerySet is the history's own
+        """A source of ``options`` read through the reader of ``reader``, versioned by the
+        table's change counter or not."""
+        if self.backend.django:  # a QuerySet is the history's own
             return build_source(options, self.table, self.reader(reader), counter)
-        key = (reader, options)
+        key = (reader, options, counter is not None)
         if key not in self.sources:
-            self.sources[key] = build_source(options, self.table, self.reader(reader), None)
+            self.sources[key] = build_source(options, self.table, self.reader(reader), counter)
         return self.sources[key]
 
     def reader(self, adapter: str) -> Any:
@@ -503,10 +505,13 @@ class Database:
         return self.alias
 
     def counter(self) -> ChangeCounter:
-        counter = ChangeCounter(self.table, key="k")
-        with self.writer.begin() as conn:
-            counter.install(conn)
-        return counter
+        """The table's change counter, installed with the first history that reads it: its
+        revisions go on counting across histories, as a site's do across deployments."""
+        if self._counter is None:
+            self._counter = ChangeCounter(self.table, key="k")
+            with self.writer.begin() as conn:
+                self._counter.install(conn)
+        return self._counter
 
     def value(self, value: Any) -> Any:
         """A generated value as written: a relative lastmod becomes an instant now."""
