@@ -170,6 +170,13 @@ class SQLStatements:
             # min/max need an ordered type (PostgreSQL has none for uuid); as text they
             # still change when the extreme keys do, which is all the token needs.
             first_key = cast(first_key, String)
+
+        def extremes() -> list[ColumnElement[Any]]:
+            return [alone(func.min(first_key)), alone(func.max(first_key))]
+
+        if aggregates.range_pass:  # SQLite: the checksum is the range pass's own
+            summary = aggregates.range_summary(rows, self._shown_columns(), extremes())
+            return self.with_lowest(summary, keys)
         term = aggregates.term(rows.c.__getitem__)
         checksum = func.sum(term) if term is not None else null()
         if self.ranges_in_one_pass and keys != ALL:
@@ -185,10 +192,6 @@ class SQLStatements:
             if lastmod is not None:
                 columns += [aggregates.newest(lastmod), aggregates.earliest(lastmod)]
             return self.with_lowest(select(*columns).select_from(rows), keys)
-        extremes = [alone(func.min(first_key)), alone(func.max(first_key))]
-        if aggregates.range_pass:
-            summary = aggregates.range_summary(rows, self._shown_columns(), extremes)
-            return self.with_lowest(summary, keys)
         moments = []
         if lastmod is not None:
             moments = [
@@ -197,7 +200,7 @@ class SQLStatements:
             ]
         if term is None:
             return self.with_lowest(
-                select(alone(func.count()), *extremes, checksum, *moments), keys
+                select(alone(func.count()), *extremes(), checksum, *moments), keys
             )
         totals = (
             select(func.count().label("sitemap_count"), checksum.label("sitemap_checksum"))
@@ -205,7 +208,7 @@ class SQLStatements:
             .subquery("sitemap_totals")
         )
         summary = select(
-            totals.c.sitemap_count, *extremes, totals.c.sitemap_checksum, *moments
+            totals.c.sitemap_count, *extremes(), totals.c.sitemap_checksum, *moments
         ).select_from(totals)
         return self.with_lowest(summary, keys)
 
