@@ -145,7 +145,9 @@ def failing_engine(db_path: Path) -> Iterator[Callable[[int], Engine]]:
 
 
 @pytest.fixture(params=list(ADAPTERS))
-def make_app(request: pytest.FixtureRequest) -> Iterator[Callable[..., Any]]:
+async def make_app(
+    request: pytest.FixtureRequest, anyio_backend: str
+) -> AsyncIterator[Callable[..., Any]]:
     """``make_app(sources=..., base_url=..., ...)``: a standalone app, once per adapter
     (:data:`tests.adapters.ADAPTERS`).
 
@@ -163,8 +165,12 @@ def make_app(request: pytest.FixtureRequest) -> Iterator[Callable[..., Any]]:
         return made[-1]
 
     yield make
+    # Closed as a server's shutdown closes them, on the test's event loop: an ASGI app's
+    # background refreshes end (and their connections close) before that loop does.
     for app in made:
-        if hasattr(app, "close"):
+        if hasattr(app, "aclose"):
+            await app.aclose()
+        elif hasattr(app, "close"):
             app.close()
 
 

@@ -123,35 +123,32 @@ _MEASURE = """
 import contextlib, gc, io, json, os, sys, tracemalloc
 from sitemap_middleware.cli import main
 
-app, url, *sizes = sys.argv[1:]
+app, url, urls = sys.argv[1:]
+os.environ["INDEXABLE_URLS"] = urls
 # Everything imported once, outside the measure: what is left is the check itself.
 with contextlib.redirect_stdout(io.StringIO()):
     main(["check", "--app", app, "--audit-indexable", "1", url])
-audits = []
-for urls in sizes:
-    os.environ["INDEXABLE_URLS"] = urls
-    out = io.StringIO()
-    gc.collect()
-    tracemalloc.start()
-    try:
-        with contextlib.redirect_stdout(out):
-            status = main(["check", "--json", "--no-conditional", "--audit-delay", "0",
-                           "--audit-concurrency", "4", "--app", app,
-                           "--audit-indexable", "all", url])
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    audits.append({"status": status, "peak": peak, "report": json.loads(out.getvalue())})
-print(json.dumps(audits))
+out = io.StringIO()
+gc.collect()
+tracemalloc.start()
+try:
+    with contextlib.redirect_stdout(out):
+        status = main(["check", "--json", "--no-conditional", "--audit-delay", "0",
+                       "--audit-concurrency", "4", "--app", app,
+                       "--audit-indexable", "all", url])
+    peak = tracemalloc.get_traced_memory()[1]
+finally:
+    tracemalloc.stop()
+print(json.dumps({"status": status, "peak": peak, "report": json.loads(out.getvalue())}))
 """
 
 
-def _audits(*sizes: int) -> list[int]:
-    """The audits of sites of ``sizes`` URLs, one after the other in one fresh process:
-    each report checked, and the peak of the Python heap while each ran (tracemalloc)."""
+def _audit_peak(urls: int) -> int:
+    """The audit of a site of ``urls`` URLs in a fresh process: its report checked, and the
+    peak of the Python heap while it ran (tracemalloc)."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("COV_")}
     result = subprocess.run(
-        [sys.executable, "-c", _MEASURE, SCALE_APP, IN_PROCESS, *map(str, sizes)],
+        [sys.executable, "-c", _MEASURE, SCALE_APP, IN_PROCESS, str(urls)],
         env=env,
         capture_output=True,
         text=True,
@@ -159,10 +156,10 @@ def _audits(*sizes: int) -> list[int]:
         check=False,
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    audits = json.loads(result.stdout)
-    for urls, audit in zip(sizes, audits, strict=True):
-        _check_report(urls, audit["report"]["indexable"], audit["status"])
-    return [audit["peak"] for audit in audits]
+    audit = json.loads(result.stdout)
+    _check_report(urls, audit["report"]["indexable"], audit["status"])
+    peak: int = audit["peak"]
+    return peak
 
 
 def _check_report(urls: int, report: dict[str, Any], status: int) -> None:
@@ -184,8 +181,7 @@ def _check_report(urls: int, report: dict[str, Any], status: int) -> None:
 
 @pytest.mark.slow
 def test_memory_does_not_grow_with_the_urls_audited() -> None:
-    urls = 20_000
-    (peak,) = _audits(urls)
+    peak = _audit_peak(20_000)
     # Keeping every URL, its page's answer and a digest of every link took 45 MB here;
     # the digests, a few hundred kB, and one sitemap at a time take 6 MB
     # (bench/bench_audit_indexable.py measures the growth up to 100,000 URLs).

@@ -223,10 +223,6 @@ async def test_an_async_source_failure_names_the_document(
     assert messages[0] == "sitemap /sitemap.xml: a source failed before the response"
     assert messages[1].startswith("sitemap /sitemap-products-1.xml.gz: a source failed")
     assert not any("Target(" in message for message in messages)
-    # An ASGI app's background refresh fails on this loop too: it ends (its connection
-    # closed by aiosqlite's thread) before the loop does, as a lifespan's shutdown awaits.
-    if hasattr(app, "aclose"):
-        await app.aclose()
     await empty.dispose()
 
 
