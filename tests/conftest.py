@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -109,10 +110,21 @@ def db_path(tmp_path: Path) -> Path:
     return tmp_path / "site.sqlite3"
 
 
-@pytest.fixture
-def engine(db_path: Path) -> Iterator[Engine]:
-    engine = create_engine(f"sqlite:///{db_path}")
+@pytest.fixture(scope="session")
+def seeded_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite file of ``support.articles`` with 1,200 rows, written once per process: each
+    test's ``engine`` reads a copy of it (seeding each test's took 17 ms of CPU)."""
+    path = tmp_path_factory.mktemp("seeded") / "site.sqlite3"
+    engine = create_engine(f"sqlite:///{path}")
     seed(engine, 1200)
+    engine.dispose()
+    return path
+
+
+@pytest.fixture
+def engine(db_path: Path, seeded_file: Path) -> Iterator[Engine]:
+    shutil.copyfile(seeded_file, db_path)
+    engine = create_engine(f"sqlite:///{db_path}")
     yield engine
     dispose(engine)
 

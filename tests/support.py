@@ -5,6 +5,8 @@ what an app serves for a plain GET (its body, or its locs). Fixtures are in
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import functools
 import gzip
 import os
@@ -134,6 +136,18 @@ articles = Table(
 )
 
 BASE_TIME = datetime(2024, 5, 1, 12, 0, 0)
+
+
+@contextlib.contextmanager
+def shared_mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The mypy cache of the run's type-checking tests, one mypy at a time (pytest-xdist's
+    workers share it): the first reads the types of the standard library, SQLAlchemy and the
+    package (8 s of CPU), the later ones their cache, which mypy checks against each source."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    with (shared / "mypy-cache.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield shared / "mypy-cache"
 
 
 def seed(engine: Engine, rows: int, start: int = 1) -> None:

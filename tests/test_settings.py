@@ -40,6 +40,8 @@ from sitemap_middleware.settings import (
     make_settings,
 )
 
+from .support import shared_mypy_cache
+
 BASE = "https://example.com/"
 ROOT = Path(__file__).resolve().parents[1]
 SETTINGS_PAGE = ROOT / "docs" / "settings.md"
@@ -356,18 +358,21 @@ Limits(max_urls="10")
 """
 
 
-def test_a_wrong_group_is_a_type_checkers_error(tmp_path: Path) -> None:
+def test_a_wrong_group_is_a_type_checkers_error(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     """The adapters' options are typed: mypy finds a group of the wrong type, a flat
     setting of old and a field of the wrong type, and nothing in the right call."""
     script = tmp_path / "use.py"
     script.write_text(TYPED_USE, encoding="utf-8")
-    checked = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(script)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "MYPYPATH": str(ROOT / "src")},
-        cwd=tmp_path,
-        check=False,
-    )
+    with shared_mypy_cache(tmp_path_factory) as cache:
+        checked = subprocess.run(
+            [sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(cache), str(script)],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "MYPYPATH": str(ROOT / "src")},
+            cwd=tmp_path,
+            check=False,
+        )
     errors = [line for line in checked.stdout.splitlines() if ": error: " in line]
     assert [int(line.split(":")[1]) for line in errors] == [5, 6, 7, 8], checked.stdout

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from .support import shared_mypy_cache
+
 mypy_api = pytest.importorskip("mypy.api")
 pytestmark = pytest.mark.slow  # mypy takes seconds to start
 
@@ -24,24 +26,27 @@ engine = create_engine("sqlite://")
 """
 
 
-def mypy_errors(tmp_path: Path, **codes: str) -> dict[str, list[str]]:
+def mypy_errors(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, **codes: str
+) -> dict[str, list[str]]:
     """The errors mypy --strict reports for each code (after the prelude), one per line, by
-    the code's name: one run of mypy for them all (each run reads SQLAlchemy's types anew)."""
+    the code's name: one run of mypy for them all."""
     modules = []
     for name, code in codes.items():
         module = tmp_path / f"{name}.py"
         module.write_text(PRELUDE + textwrap.dedent(code))
         modules.append(str(module))
-    out, _, _ = mypy_api.run(
-        ["--strict", "--no-incremental", "--cache-dir", str(tmp_path / "cache"), *modules]
-    )
+    with shared_mypy_cache(tmp_path_factory) as cache:
+        out, _, _ = mypy_api.run(["--strict", "--cache-dir", str(cache), *modules])
     errors = [line for line in out.splitlines() if ": error:" in line]
     return {
         name: [line for line in errors if Path(line.split(":")[0]).stem == name] for name in codes
     }
 
 
-def test_the_extension_options_of_a_source_are_typed_keywords(tmp_path: Path) -> None:
+def test_the_extension_options_of_a_source_are_typed_keywords(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     good = """
     SQLAlchemySource(
         select(articles), engine, name="articles", loc="/{lang}/{slug}",
@@ -54,7 +59,9 @@ def test_the_extension_options_of_a_source_are_typed_keywords(tmp_path: Path) ->
     mistyped = """
     SQLAlchemySource(select(articles), engine, name="articles", loc="/{slug}", max_images="9")
     """
-    errors = mypy_errors(tmp_path, good=good, misspelled=misspelled, mistyped=mistyped)
+    errors = mypy_errors(
+        tmp_path, tmp_path_factory, good=good, misspelled=misspelled, mistyped=mistyped
+    )
     assert errors["good"] == []
     (error,) = errors["misspelled"]
     assert '"imagez"' in error
@@ -62,7 +69,9 @@ def test_the_extension_options_of_a_source_are_typed_keywords(tmp_path: Path) ->
     assert '"max_images"' in error
 
 
-def test_sites_take_the_shared_settings_without_a_base_url(tmp_path: Path) -> None:
+def test_sites_take_the_shared_settings_without_a_base_url(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     good = """
     from sitemap_middleware import SiteConfig, SitemapApp, SitemapWSGIMiddleware, Tenants
 
@@ -78,7 +87,7 @@ def test_sites_take_the_shared_settings_without_a_base_url(tmp_path: Path) -> No
 
     SitemapApp(sites={}, tenant={"ttl": 60})
     """
-    errors = mypy_errors(tmp_path, good=good, misspelled=misspelled)
+    errors = mypy_errors(tmp_path, tmp_path_factory, good=good, misspelled=misspelled)
     assert errors["good"] == []
     (error,) = errors["misspelled"]
     assert '"tenant"' in error
