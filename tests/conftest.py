@@ -156,6 +156,10 @@ def failing_engine(db_path: Path) -> Iterator[Callable[[int], Engine]]:
         dispose(engine)
 
 
+ENGINE_FIXTURES = {"engine", "failing_engine"}
+"""The fixtures of sync engines an app may read (an async one is disposed of on the loop)."""
+
+
 @pytest.fixture(params=list(ADAPTERS))
 async def make_app(
     request: pytest.FixtureRequest, anyio_backend: str
@@ -168,6 +172,11 @@ async def make_app(
     because a loaded machine made the test slow. A test of time advances the clock."""
     from .clock import Clock, drive
 
+    # The test's engines are set up first, so that they are disposed of after its apps are
+    # closed: a refresh an app starts between the two would open a connection on a pool
+    # nobody closes (CPython 3.13 warns of the database left open when it is collected).
+    for engines in ENGINE_FIXTURES & set(request.fixturenames):
+        request.getfixturevalue(engines)
     made: list[Any] = []
 
     def make(*, clock: Clock | str | None = None, **settings: Any) -> Any:
