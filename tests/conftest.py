@@ -4,6 +4,7 @@ profiles and tiers; the helpers are in :mod:`tests.support`."""
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import shutil
 import sys
@@ -93,6 +94,16 @@ def pytest_configure(config: pytest.Config) -> None:
     fast_tier = (config.getoption("markexpr", "") or "").replace(" ", "") == "notslow"
     if fast_tier and "HYPOTHESIS_PROFILE" not in os.environ and DEFAULT_PROFILE == "dev":
         hypothesis_settings.load_profile("fast")
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What the imports and the collection made (modules, classes, SQLAlchemy's and
+    hypothesis's tables: they live as long as the run) is moved out of the cyclic garbage
+    collector's sight once collected: it walked them at each full collection, a tenth of
+    the fast tier's CPU (11.7 s of 107; 7.1 s frozen). What the tests make is collected as
+    before, their resources left open reported as before."""
+    gc.collect()
+    gc.freeze()
 
 
 @pytest.fixture(scope="session")
