@@ -186,8 +186,8 @@ async def make_app(
     # The test's engines are set up first, so that they are disposed of after its apps are
     # closed: a refresh an app starts between the two would open a connection on a pool
     # nobody closes (CPython 3.13 warns of the database left open when it is collected).
-    for engines in ENGINE_FIXTURES & set(request.fixturenames):
-        request.getfixturevalue(engines)
+    for name in ENGINE_FIXTURES & set(request.fixturenames):
+        request.getfixturevalue(name)
     made: list[Any] = []
 
     def make(*, clock: Clock | str | None = None, **settings: Any) -> Any:

@@ -8,7 +8,6 @@ test has its own folder, virtualenv and ports: they run in parallel under pytest
 
 from __future__ import annotations
 
-import fcntl
 import http.client
 import os
 import shutil
@@ -24,6 +23,8 @@ from pathlib import Path
 import pytest
 from lxml import etree
 from uv import find_uv_bin
+
+from .support import run_folder
 
 ROOT = Path(__file__).resolve().parents[1]
 UV = find_uv_bin()
@@ -86,12 +87,8 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
         path = Path(given).resolve()
         assert path.is_file() and path.suffix == ".whl", f"SITEMAP_WHEEL={given}: no wheel"
         return path
-    base = tmp_path_factory.getbasetemp()
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    folder = shared / "wheel"
-    folder.mkdir(exist_ok=True)
-    with (shared / "wheel.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with run_folder(tmp_path_factory, "wheel") as folder:
+        folder.mkdir(exist_ok=True)
         return build_wheel(folder)
 
 

@@ -139,15 +139,23 @@ BASE_TIME = datetime(2024, 5, 1, 12, 0, 0)
 
 
 @contextlib.contextmanager
-def shared_mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The mypy cache of the run's type-checking tests, one mypy at a time (pytest-xdist's
-    workers share it): the first reads the types of the standard library, SQLAlchemy and the
-    package (8 s of CPU), the later ones their cache, which mypy checks against each source."""
+def run_folder(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[Path]:
+    """The folder ``name`` of the whole run (pytest-xdist's workers share it), held by one
+    of them at a time: the first to hold it makes what the others then find there."""
     base = tmp_path_factory.getbasetemp()
     shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    with (shared / "mypy-cache.lock").open("w") as lock:
+    with (shared / f"{name}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        yield shared / "mypy-cache"
+        yield shared / name
+
+
+def shared_mypy_cache(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> contextlib.AbstractContextManager[Path]:
+    """The mypy cache of the run's type-checking tests, one mypy at a time: the first reads
+    the types of the standard library, SQLAlchemy and the package (8 s of CPU), the later
+    ones their cache, which mypy checks against each source."""
+    return run_folder(tmp_path_factory, "mypy-cache")
 
 
 def seed(engine: Engine, rows: int, start: int = 1) -> None:
