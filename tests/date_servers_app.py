@@ -45,7 +45,7 @@ from sitemap_middleware import (
     SitemapWSGIMiddleware,
     SQLAlchemySource,
 )
-from tests.support import articles, metadata
+from tests.tables import articles, metadata
 
 BASE = "https://example.com/"
 KEY = "0123456789abcdef"

@@ -26,7 +26,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from sitemap_middleware import Limits, SitemapMiddleware, SitemapWSGIMiddleware, SQLAlchemySource
-from tests.support import articles
+from tests.tables import articles
 
 DB = os.environ["E2E_DB"]
 FAIL_AT = int(os.environ.get("E2E_FAIL_AT", "900"))

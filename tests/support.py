@@ -22,13 +22,7 @@ import anyio
 import pytest
 from lxml import etree
 from sqlalchemy import (
-    Column,
-    DateTime,
     Engine,
-    Integer,
-    MetaData,
-    String,
-    Table,
     event,
     insert,
     select,
@@ -40,6 +34,7 @@ from sitemap_middleware.cli.loader import interface
 from sitemap_middleware.testing import ASGIClient, Response, WSGIClient
 
 from .adapters import call
+from .tables import BASE_TIME, articles, metadata
 
 SCHEMAS = Path(
     os.environ.get("SITEMAP_SCHEMAS", Path(__file__).resolve().parents[2] / "shared" / "schemas")
@@ -124,18 +119,6 @@ def check_served(
 
 def locs(urls: list[etree._Element]) -> list[str]:
     return [url.findtext(f"{NS}loc") or "" for url in urls]
-
-
-metadata = MetaData()
-articles = Table(
-    "articles",
-    metadata,
-    Column("id", Integer, primary_key=True),
-    Column("slug", String, nullable=True),
-    Column("updated_at", DateTime, index=True),
-)
-
-BASE_TIME = datetime(2024, 5, 1, 12, 0, 0)
 
 
 @contextlib.contextmanager
