@@ -68,6 +68,5 @@ def uvicorn(app: str, port: int) -> list[str]:
 
 def pythonpath() -> str:
     """A child's PYTHONPATH: the checkout's root (for ``tests`` and ``example_app``; the package
-    itself comes from the environment), then the caller's own (the Django 4.2 run puts its
-    Django there)."""
+    itself comes from the environment), then the caller's own."""
     return os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
