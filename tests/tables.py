@@ -1,7 +1,7 @@
 """The ``articles`` table the tests share with the servers they start in subprocesses.
 
-SQLAlchemy only: a server process imports no test tooling (pytest, lxml), a third of a
-second of CPU at each start.
+SQLAlchemy only: a server process imports no test tooling (pytest, lxml), which took
+0.45 s of CPU at each start (0.94 s against 0.49 with the server's own imports).
 """
 
 from __future__ import annotations
