@@ -43,6 +43,8 @@ from starlette.routing import Route
 from sitemap_middleware import Entry, Limits, SitemapMiddleware
 from sitemap_middleware.core.http import format_http_date
 
+from .threaded import serving_in_thread
+
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 XML = '<?xml version="1.0" encoding="UTF-8"?>'
 StartResponse = Callable[[str, list[tuple[str, str]]], object]
@@ -218,14 +220,8 @@ def serve(site: ScriptedSite) -> Iterator[str]:
         "127.0.0.1", 0, site, server_class=_ThreadingServer, handler_class=_QuietHandler
     )
     site.origin = f"http://127.0.0.1:{server.server_port}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving_in_thread(server):
         yield site.origin
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
 
 
 # ``check --app tests.audit_site:app http://site.test/sitemap.xml``: answered in-process.

@@ -250,10 +250,17 @@ SLOW_TESTS = {
 
 # Under coverage (pytest --cov, .ci/run): the model test's histories run untraced. They
 # repeat paths the rest of the suite covers, and tracing makes them cost 1.8 times the CPU.
-# So do three property modules of hostile input: every line and branch they reach, the rest
-# of the suite reaches too (coverage's per-test contexts, the ci profile: its examples are
-# derandomized), and traced they cost 48 s of CPU instead of 27.
-UNTRACED_MODULES = {"test_model", "test_hostile_requests", "test_hostile_core", "test_checksums"}
+# So do three property modules of hostile input and the import checks: every line and branch
+# they reach, the rest of the suite reaches too (coverage's per-test contexts, the ci
+# profile: its examples are derandomized), and traced the property modules cost 48 s of CPU
+# instead of 27, the import checks 6 instead of 2.
+UNTRACED_MODULES = {
+    "test_model",
+    "test_hostile_requests",
+    "test_hostile_core",
+    "test_checksums",
+    "test_imports",
+}
 
 
 @contextlib.contextmanager

@@ -32,7 +32,6 @@ Module attributes: ``starlette``, ``starlette_clean``, ``flask``, ``flask_clean`
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -41,6 +40,8 @@ from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from sitemap_middleware import Entry, IterableSource, SitemapMiddleware, SitemapWSGIMiddleware
+
+from .threaded import serving_in_thread
 
 BASE = os.environ.get("INDEXABLE_BASE", "http://site.test/")
 CLEAN = os.environ.get("INDEXABLE_CLEAN") == "1"
@@ -200,14 +201,8 @@ def serve_wsgi(build: Callable[[str], Any]) -> Iterator[str]:
     )
     base = f"http://127.0.0.1:{server.server_port}/"
     server.set_app(build(base))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving_in_thread(server):
         yield base
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
 
 
 def _unset(environ: Any, start_response: Any) -> Any:

@@ -26,6 +26,8 @@ from urllib.parse import urlsplit
 
 import uvicorn
 
+from .threaded import serving_in_thread
+
 KEY = re.compile(r"[A-Za-z0-9-]{8,128}")
 
 
@@ -141,13 +143,8 @@ def running(endpoint: Endpoint) -> Iterator[Endpoint]:
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     endpoint.url = f"http://127.0.0.1:{server.server_address[1]}/indexnow"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving_in_thread(server):
         yield endpoint
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @contextmanager

@@ -8,7 +8,6 @@ import os
 import re
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from multiprocessing.synchronize import Barrier
@@ -26,6 +25,7 @@ from example_app.db import AWKWARD_SLUGS, article_rows, seed
 from sitemap_middleware import ConfigurationError, cdn_cache_control, purge_keys
 
 from ..support import assert_valid_index, assert_valid_urlset, free_port, locs
+from ..threaded import serving_in_thread
 from ..uvicorn_process import pythonpath, serving
 
 pytestmark = pytest.mark.anyio
@@ -187,11 +187,8 @@ def purges() -> Iterator[tuple[str, list[str]]]:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/", received
-    server.shutdown()
-    server.server_close()
+    with serving_in_thread(server):
+        yield f"http://127.0.0.1:{server.server_address[1]}/", received
 
 
 @pytest.mark.e2e

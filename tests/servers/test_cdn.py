@@ -24,6 +24,7 @@ from sitemap_middleware.state.purges import PurgeQueue
 from ..adapters import call, call_wsgi
 from ..clock import Clock, drive
 from ..support import article_source, articles, assert_valid_index, now_naive
+from ..threaded import serving_in_thread
 
 pytestmark = pytest.mark.anyio
 
@@ -144,12 +145,9 @@ def varnish() -> Iterator[Varnish]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     state.url = f"http://127.0.0.1:{server.server_address[1]}/"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield state
-    state.hold.set()
-    server.shutdown()
-    server.server_close()
+    with serving_in_thread(server):
+        yield state
+        state.hold.set()
 
 
 def queue_of(app: Any) -> PurgeQueue:
