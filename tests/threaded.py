@@ -26,3 +26,4 @@ def serving_in_thread(server: BaseServer) -> Iterator[None]:
     finally:
         server.shutdown()
         server.server_close()
+        thread.join()
