@@ -292,7 +292,9 @@ class Quiet(WSGIRequestHandler):
         pass
 
 server = make_server("127.0.0.1", 0, validator(app), handler_class=Quiet)
-threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True).start()  # shutdown: 10 ms
+# Polled every 10 ms, as tests/threaded.py polls: serve_forever's default, half a second,
+# is what the shutdown below would wait (this script cannot import the tests).
+threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True).start()
 replies = []
 for path in sys.argv[2:]:
     conn = http.client.HTTPConnection("127.0.0.1", server.server_port, timeout=30)
