@@ -19,6 +19,7 @@ from ..core.handler import Transfer, run_effects
 from ..output.entry import Batch
 from ..sources.base import AnySource, AsyncSource, KeyRange
 from ..state.coalesce import ThreadCoalescer
+from .job_threads import JobThread
 
 T = TypeVar("T")
 
@@ -111,8 +112,8 @@ class SyncEffectRunner:
 
 
 def start_thread(job: Callable[[], None]) -> None:
-    """Run a background job in a thread of its own."""
-    threading.Thread(target=job, name="sitemap-pages", daemon=True).start()
+    """Run a background job in a thread of its own, which ends with it."""
+    JobThread(job, name="sitemap-pages").start()
 
 
 class SyncTransferChunks:

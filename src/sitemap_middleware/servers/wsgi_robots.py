@@ -14,15 +14,16 @@ from __future__ import annotations
 
 import contextvars
 import io
-import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from functools import partial
 from typing import Any
 
 from ..core import robots
 from ..core.sitemap import Request, Response, Sitemap
 from ..state import robots_rules
 from ..state.robots_rules import Answer, RobotsRules
+from .job_threads import JobThread
 from .types import Environ, ExcInfo, StartResponse, WSGIApp, close_iterable
 
 
@@ -119,7 +120,7 @@ def ask(
     if here:
         return answer()
     context = contextvars.copy_context()
-    thread = threading.Thread(target=context.run, args=(answer,), name=THREAD, daemon=True)
+    thread = JobThread(partial(context.run, answer), name=THREAD)
     try:
         thread.start()
     except RuntimeError as exc:  # no thread to be had: an answer too

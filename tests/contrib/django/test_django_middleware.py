@@ -6,14 +6,17 @@ other adapters do is run through it by the behaviour, property and end-to-end te
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
+import anyio
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 from django.core.handlers.asgi import ASGIHandler
 from django.core.handlers.wsgi import WSGIHandler
 from django.http import HttpResponse
 from django.test import override_settings
+from django.urls import path
 from sqlalchemy import Engine
 
 from sitemap_middleware import (
@@ -26,7 +29,7 @@ from sitemap_middleware import (
 from sitemap_middleware.contrib.varnish import XkeyPurger
 
 from ...adapters import MIDDLEWARE, DjangoApp, call, call_wsgi
-from ...django_setup import setup
+from ...django_setup import database, setup
 from ...servers.test_behaviour import boom_stmt
 from ...support import article_source, eventually
 
@@ -200,6 +203,50 @@ async def test_robots_txt_gets_the_sitemap_line() -> None:
         assert robots.body.decode().splitlines()[-1] == "Sitemap: https://example.com/sitemap.xml"
         head = await call(app.handler, "HEAD", wsgi=kind is WSGIHandler, path="/robots.txt")
         assert head.status == 200 and head.body == b""
+
+
+_robots_connections: list[Any] = []  # the connection each robots.txt read used, held
+
+
+def recording_robots_txt(request: Any) -> Any:
+    """The project's robots.txt from its rows; the connection it read on is recorded."""
+    from django.conf import settings
+    from django.db import connections
+
+    from ...django_site.robots_urls import robots_txt
+
+    answer = robots_txt(request)
+    _robots_connections.append(connections[settings.ROBOTS_ALIAS].connection)
+    return answer
+
+
+urlpatterns = [path("robots.txt", recording_robots_txt)]  # ROOT_URLCONF of the test below
+
+
+def test_a_robots_txt_read_closes_the_connection_it_kept() -> None:
+    """``robots_filter`` asks the project's robots.txt in a thread of its own, which ends
+    with the read (sync under WSGI, async under ASGI): a connection its view kept for
+    ``CONN_MAX_AGE`` is closed then, not left for the garbage collector."""
+    from django.db import connections
+
+    alias = database("postgres")
+    entry = connections[alias].settings_dict
+    saved = entry.get("CONN_MAX_AGE", 0)
+    entry["CONN_MAX_AGE"] = 60
+    try:
+        for kind in (WSGIHandler, ASGIHandler):
+            _robots_connections.clear()
+            with override_settings(ROOT_URLCONF=__name__, ROBOTS_ALIAS=alias):
+                app = built(kind, [MIDDLEWARE], sources=["/a"], base_url=BASE, robots_filter=True)
+                assert app.middleware.is_async is (kind is ASGIHandler)
+                answer = anyio.run(partial(call, app.handler, wsgi=kind is WSGIHandler))
+            assert answer.status == 200
+            rules = app.sitemap.robots_rules
+            assert rules is not None and rules.status == 200  # the view answered
+            [connection] = _robots_connections
+            assert eventually(lambda: bool(connection.closed)), kind  # noqa: B023
+    finally:
+        entry["CONN_MAX_AGE"] = saved
 
 
 async def test_robots_filter_under_a_sync_middleware_below_the_asgi_handler() -> None:

@@ -22,7 +22,7 @@ from ...support import assert_valid_index, assert_valid_urlset, locs
 
 setup()
 
-from sitemap_middleware import Limits  # noqa: E402
+from sitemap_middleware import Freshness, Limits  # noqa: E402
 from sitemap_middleware.contrib.django import AsyncDjangoSource, DjangoSource  # noqa: E402
 
 from ...django_site.shop.models import Article, Page, Product  # noqa: E402
@@ -408,6 +408,54 @@ def test_a_broken_kept_connection_is_replaced() -> None:
     finally:
         entry["CONN_MAX_AGE"] = saved
     assert statuses == [200, 503, 200]
+
+
+@pytest.mark.parametrize("adapter", ["wsgi", "django-wsgi"])
+def test_a_background_job_closes_the_connections_it_kept(adapter: str) -> None:
+    """Under WSGI pages are kept current by a thread of its own, which ends with its job:
+    the connections its reads kept for ``CONN_MAX_AGE`` are closed then, not left for the
+    garbage collector (psycopg warns of a connection deleted while open)."""
+    import threading
+
+    from django.db import connections
+    from django.db.backends.signals import connection_created
+
+    from ...clock import Clock, drive
+
+    alias = database("postgres")
+    Article.objects.using(alias).all().delete()
+    fill(alias, 3)
+    source = DjangoSource(Article.objects.using(alias), loc="/a/{slug}", lastmod="updated_at")
+    freshness = Freshness(refresh_interval=0, exact_rows=0)
+    app = drive(sitemap_app(adapter, base_url=BASE, sources=[source], freshness=freshness), Clock())
+    jobs: list[Any] = []  # the connections the jobs opened, held: the collector keeps off
+    requests: list[Any] = []  # the requests' (their thread keeps them: a server's reuses them)
+
+    def opened(sender: Any, connection: Any, **kwargs: Any) -> None:
+        in_job = threading.current_thread().name == "sitemap-pages"
+        (jobs if in_job else requests).append(connection.connection)
+
+    entry = connections[alias].settings_dict
+    saved = entry.get("CONN_MAX_AGE", 0)
+    entry["CONN_MAX_AGE"] = 60
+    connection_created.connect(opened)
+    try:
+        for round_ in range(3):
+            assert serve(app, "/sitemap.xml").status == 200
+            Article.objects.using(alias).filter(id=1).update(
+                updated_at=datetime(2024, 2, 1 + round_, tzinfo=UTC)
+            )
+            for thread in threading.enumerate():
+                if thread.name == "sitemap-pages":
+                    thread.join(10)
+    finally:
+        connection_created.disconnect(opened)
+        entry["CONN_MAX_AGE"] = saved
+        app.close()
+        job_closed = [connection.closed for connection in jobs]
+        for connection in requests:
+            connection.close()
+    assert job_closed and job_closed == [True] * len(job_closed)  # the jobs read, and closed
 
 
 @pytest.mark.parametrize("kind", ["queryset", "adopted"])

@@ -14,7 +14,6 @@ handler made: no middleware above this one, nor this one's ``Sitemap:`` line.
 from __future__ import annotations
 
 import io
-import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from itertools import chain
 
@@ -135,35 +134,17 @@ def read_rules(
     sitemap: Sitemap, request: HttpRequest, get_response: Callable[[HttpRequest], HttpResponseBase]
 ) -> None:
     """``robots_filter`` (sync): the project's robots.txt, asked in a thread of its own (the
-    connections it opens there closed after), or in this thread when a transaction is open
-    in it (a ``TestCase``'s: no other thread's connection sees its rows)."""
+    connections it opens there closed when it ends: :func:`.threads.begin_read`), or in this
+    thread when a transaction is open in it (a ``TestCase``'s: no other thread's connection
+    sees its rows)."""
     rules = sitemap.robots_rules
     assert rules is not None
 
-    asking = threading.current_thread()
-
     def call() -> Answer:
-        try:
-            with reading():
-                return _read(get_response(plain_get(sitemap, request)))
-        finally:
-            if threading.current_thread() is not asking:
-                _close_in_memory()
+        with reading():
+            return _read(get_response(plain_get(sitemap, request)))
 
     wsgi_robots.ask(rules, call, in_transaction)
-
-
-def _close_in_memory() -> None:
-    """At the end of a thread of its own: the in-memory SQLite connections it opened (Django's
-    ``close()`` keeps them, for the database's sake; another thread's connection keeps the
-    shared database), which would otherwise be left for the collector, unclosed."""
-    from django.db import connections
-
-    for wrapper in connections.all(initialized_only=True):
-        in_memory = getattr(wrapper, "is_in_memory_db", None)
-        if wrapper.connection is not None and callable(in_memory) and in_memory():
-            wrapper.connection.close()
-            wrapper.connection = None
 
 
 async def aread_rules(
@@ -189,7 +170,7 @@ async def aread_rules(
     async def call() -> Answer:
         if inline:
             return await _aread(await get_response(plain_get(sitemap, request)))
-        try:  # in ``context``: the connections its thread opens are closed after
+        try:  # in ``context``: the connections its thread opens are closed when it ends
             await sync_to_async(begin_read)()
             try:
                 return await _aread(await get_response(plain_get(sitemap, request)))

@@ -8,12 +8,16 @@ or the request's thread for sync work under Django's ASGI handler, whose connect
 Django closes when the request ends. Reads also run in threads no request ends (a
 background refresh, a server's thread outside Django's handlers, asgiref's one thread
 for sync work outside requests): :func:`reading` closes what a read opened there, as
-Django closes a request's connections.
+Django closes a request's connections. A thread that ends with its job (the WSGI
+adapters' background jobs and robots.txt reads, the ASGI robots.txt read's thread of its
+own) closes all of its connections when it ends, kept ones included
+(:func:`close_thread_connections`).
 """
 
 from __future__ import annotations
 
 import contextvars
+import logging
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -23,6 +27,9 @@ from typing import Any, ParamSpec, TypeVar, cast
 from asgiref.sync import SyncToAsync, ThreadSensitiveContext, sync_to_async
 from django.db import connections
 
+from ...servers.job_threads import release_at_job_end
+
+logger = logging.getLogger("sitemap_middleware")
 T = TypeVar("T")
 P = ParamSpec("P")
 
@@ -46,7 +53,10 @@ def background_context() -> contextvars.Context:
 def thread_of_its_own() -> tuple[contextvars.Context, Callable[[], None]]:
     """A context (the caller's, copied) whose sync work runs in a thread of its own, not in
     the request's thread for sync work (a call that hangs there would hold up the request),
-    and the function that lets that thread end once the work is done."""
+    and the function that lets that thread end once the work is done, its connections
+    closed first (:func:`close_thread_connections`). Below a sync caller still waiting (a
+    test calling async code) the work runs in the caller's thread instead, as asgiref
+    runs it, and its connections are left to the caller."""
     key = ThreadSensitiveContext()  # never entered: asgiref's key for an executor of its own
     context = contextvars.copy_context()
     context.run(cast(Any, SyncToAsync.thread_sensitive_context).set, key)
@@ -54,7 +64,8 @@ def thread_of_its_own() -> tuple[contextvars.Context, Callable[[], None]]:
     def end() -> None:
         executors = cast(Any, SyncToAsync).context_to_thread_executor
         executor = executors.pop(key, None)
-        if executor is not None:
+        if executor is not None:  # its one thread, after the work it was given
+            executor.submit(_closing_connections)
             executor.shutdown(wait=False)
 
     return context, end
@@ -80,8 +91,11 @@ _reads = _Reads()
 def begin_read() -> None:
     """A read starts in this thread: the first of a run of reads checks a connection on
     which a read failed, as Django checks a request's (replaced when it is broken), and
-    notes which connections were open."""
+    notes which connections were open. In a thread that ends with its job (a
+    :class:`~sitemap_middleware.servers.job_threads.JobThread`), the thread's connections
+    are closed when the job ends."""
     if _reads.active == 0:
+        release_at_job_end(close_thread_connections)
         for wrapper in connections.all(initialized_only=True):
             failed = wrapper.connection is not None and wrapper.errors_occurred
             if failed and not wrapper.in_atomic_block:
@@ -110,6 +124,31 @@ def end_read() -> None:
             and not wrapper.in_atomic_block
         ):
             wrapper.close()
+
+
+def close_thread_connections() -> None:
+    """Close every connection of this thread, whatever its ``CONN_MAX_AGE``: the thread
+    ends (a :class:`~sitemap_middleware.servers.job_threads.JobThread`, or one of its
+    own), and nothing would reuse them. An in-memory SQLite database's too, which
+    Django's ``close()`` keeps for the database's sake (another thread's connection keeps
+    the shared database)."""
+    for wrapper in connections.all(initialized_only=True):
+        if wrapper.connection is None:
+            continue
+        in_memory = getattr(wrapper, "is_in_memory_db", None)
+        if callable(in_memory) and in_memory():
+            wrapper.connection.close()
+            wrapper.connection = None
+        else:
+            wrapper.close()
+
+
+def _closing_connections() -> None:
+    """:func:`close_thread_connections`, where nobody waits for it: a failure is logged."""
+    try:
+        close_thread_connections()
+    except Exception:
+        logger.exception("closing the connections of %s failed", threading.current_thread().name)
 
 
 @contextmanager
