@@ -1,6 +1,6 @@
-"""The test project on PostgreSQL with ``CONN_MAX_AGE = 0``, for the connection tests
-(:mod:`tests.contrib.django.test_django_connections`): settings, URLs and applications in one
-module.
+"""The test project on PostgreSQL with ``CONN_MAX_AGE = 0`` (or ``CONNECTIONS_MAX_AGE``),
+for the connection tests (:mod:`tests.contrib.django.test_django_connections`): settings,
+URLs and applications in one module.
 
 Its connections carry ``application_name`` ``CONNECTIONS_APP`` (so the tests count them in
 ``pg_stat_activity``) and read the schema ``CONNECTIONS_SCHEMA`` of the test process. The
@@ -34,7 +34,7 @@ DATABASES: dict[str, Any] = {
         "PASSWORD": unquote(_url.password or ""),
         "HOST": _url.hostname or "127.0.0.1",
         "PORT": str(_url.port or 5432),
-        "CONN_MAX_AGE": 0,
+        "CONN_MAX_AGE": int(os.environ.get("CONNECTIONS_MAX_AGE", "0")),
         "OPTIONS": {
             "application_name": os.environ["CONNECTIONS_APP"],
             "options": f"-c search_path={os.environ['CONNECTIONS_SCHEMA']}",
