@@ -35,7 +35,7 @@ from ...servers.sync_effects import SyncEffectRunner, SyncTransferChunks, start_
 from . import robots_txt
 from .conf import SETTING, configured
 from .responses import complete, is_asgi, request_from, route_path, streaming
-from .threads import background_context, in_transaction
+from .threads import background_context, reads_stay_here
 
 T = TypeVar("T")
 GetResponse = Callable[[HttpRequest], HttpResponseBase]
@@ -217,9 +217,11 @@ class SitemapMiddleware(ServesSites):
 
     def _start_background(self, job: Callable[[], None]) -> None:
         """A refresh or recount in a thread of its own, unless the request's thread is in a
-        transaction (a ``TestCase``'s): no other connection sees its rows, so the job runs
-        in this thread once the answer is planned (:meth:`_run_deferred`)."""
-        if in_transaction():
+        transaction (a ``TestCase``'s: no other connection sees its rows) or on SQLite's
+        in-memory test database (another connection's read would meet its table locks):
+        then the job runs in this thread once the answer is planned (:meth:`_run_deferred`,
+        :func:`.threads.reads_stay_here`)."""
+        if reads_stay_here():
             self._deferred.__dict__.setdefault("jobs", []).append(job)
         else:
             start_thread(job)

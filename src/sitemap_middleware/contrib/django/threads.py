@@ -77,6 +77,22 @@ def in_transaction() -> bool:
     return any(wrapper.in_atomic_block for wrapper in connections.all(initialized_only=True))
 
 
+def reads_stay_here() -> bool:
+    """Whether reads started from this thread must run in it: :func:`in_transaction`, or a
+    connection of it is to an in-memory SQLite database (Django's test database, shared
+    with other threads' connections in SQLite's shared cache, where a read meets the
+    table locks of this thread's writes and fails at once instead of waiting)."""
+    return any(
+        wrapper.in_atomic_block or (wrapper.connection is not None and _in_memory(wrapper))
+        for wrapper in connections.all(initialized_only=True)
+    )
+
+
+def _in_memory(wrapper: Any) -> bool:
+    in_memory = getattr(wrapper, "is_in_memory_db", None)
+    return callable(in_memory) and bool(in_memory())
+
+
 class _Reads(threading.local):
     """The reads under way in this thread (steps of several requests' reads interleave in
     one thread for sync work), and the connections open before the first of them."""
@@ -135,8 +151,7 @@ def close_thread_connections() -> None:
     for wrapper in connections.all(initialized_only=True):
         if wrapper.connection is None:
             continue
-        in_memory = getattr(wrapper, "is_in_memory_db", None)
-        if callable(in_memory) and in_memory():
+        if _in_memory(wrapper):
             wrapper.connection.close()
             wrapper.connection = None
         else:
