@@ -12,6 +12,7 @@ import gzip
 import os
 import random
 import socket
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
@@ -31,6 +32,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from sitemap_middleware import SQLAlchemySource
 from sitemap_middleware.cli.loader import interface
+from sitemap_middleware.servers.job_threads import JobThread
 from sitemap_middleware.testing import ASGIClient, Response, WSGIClient
 
 from .adapters import call
@@ -159,13 +161,19 @@ def _held(pool: Any) -> int:
 
 
 def dispose(engine: Engine, seconds: float = 10.0) -> None:
-    """Dispose of ``engine`` once the connections still checked out are back in its pool.
+    """Dispose of ``engine`` once the WSGI adapters' background jobs have ended and the
+    connections still checked out are back in its pool.
 
     A job a request started in the background, or a worker thread a test left, may hold
     one when the test ends: disposed under it, the connection would go back to a pool
-    nobody closes (CPython 3.13 warns of the database left open when it is collected). One
-    that never comes back fails the test."""
+    nobody closes (CPython 3.13 warns of the database left open when it is collected,
+    in whichever test is running then). A job's thread that has not connected yet would
+    connect on the new pool, which nobody disposes either. One that never comes back
+    fails the test."""
     deadline = time.monotonic() + seconds
+    for thread in threading.enumerate():
+        if isinstance(thread, JobThread):
+            thread.join(max(0.0, deadline - time.monotonic()))
     while _held(engine.pool) and time.monotonic() < deadline:
         time.sleep(0.01)
     held = _held(engine.pool)
