@@ -160,6 +160,16 @@ def _held(pool: Any) -> int:
     return int(pool.checkedout())
 
 
+def join_job_threads(seconds: float = 30.0) -> None:
+    """Until the threads the WSGI adapters started for one job each (pages kept current, a
+    robots.txt read) have ended, ``seconds`` at most in all: what such a job logs or holds
+    is there once it ends."""
+    deadline = time.monotonic() + seconds
+    for thread in threading.enumerate():
+        if isinstance(thread, JobThread):
+            thread.join(max(0.0, deadline - time.monotonic()))
+
+
 def dispose(engine: Engine, seconds: float = 10.0) -> None:
     """Dispose of ``engine`` once the WSGI adapters' background jobs have ended and the
     connections still checked out are back in its pool.
@@ -171,9 +181,7 @@ def dispose(engine: Engine, seconds: float = 10.0) -> None:
     connect on the new pool, which nobody disposes either. One that never comes back
     fails the test."""
     deadline = time.monotonic() + seconds
-    for thread in threading.enumerate():
-        if isinstance(thread, JobThread):
-            thread.join(max(0.0, deadline - time.monotonic()))
+    join_job_threads(seconds)
     while _held(engine.pool) and time.monotonic() < deadline:
         time.sleep(0.01)
     held = _held(engine.pool)

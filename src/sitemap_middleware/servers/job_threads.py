@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 logger = logging.getLogger("sitemap_middleware")
 
@@ -27,20 +27,24 @@ class JobThread(threading.Thread):
         try:
             super().run()
         finally:
-            for release in self.releases:
-                try:
-                    release()
-                except Exception:  # the job is done; what is left is the collector's
-                    logger.exception("releasing what a read kept for %s failed", self.name)
+            run_releases(self.releases)
 
 
-def release_at_job_end(release: Callable[[], None]) -> bool:
+def release_at_job_end(release: Callable[[], None]) -> None:
     """Run ``release`` (once, however often registered) when this thread's job ends, if
-    this is a :class:`JobThread`; False in any other thread (a server's, asgiref's), which
-    outlives the read and may reuse what it keeps."""
+    this is a :class:`JobThread`; in any other thread (a server's, asgiref's), which
+    outlives the read and may reuse what it keeps, nothing."""
     thread = threading.current_thread()
-    if not isinstance(thread, JobThread):
-        return False
-    if release not in thread.releases:
+    if isinstance(thread, JobThread) and release not in thread.releases:
         thread.releases.append(release)
-    return True
+
+
+def run_releases(releases: Iterable[Callable[[], None]]) -> None:
+    """Each release, at the end of this thread's job; a failure is logged and the others
+    still run (the job is done: what is left is the collector's)."""
+    for release in releases:
+        try:
+            release()
+        except Exception:
+            name = threading.current_thread().name
+            logger.exception("releasing what a read kept for %s failed", name)

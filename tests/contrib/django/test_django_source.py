@@ -18,7 +18,7 @@ from sitemap_middleware.settings import ConfigurationError, ConfigurationTypeErr
 
 from ...adapters import call, sitemap_app
 from ...django_setup import database, setup
-from ...support import assert_valid_index, assert_valid_urlset, locs
+from ...support import assert_valid_index, assert_valid_urlset, join_job_threads, locs
 
 setup()
 
@@ -445,9 +445,7 @@ def test_a_background_job_closes_the_connections_it_kept(adapter: str) -> None:
             Article.objects.using(alias).filter(id=1).update(
                 updated_at=datetime(2024, 2, 1 + round_, tzinfo=UTC)
             )
-            for thread in threading.enumerate():
-                if thread.name == "sitemap-pages":
-                    thread.join(10)
+            join_job_threads(10)
     finally:
         connection_created.disconnect(opened)
         entry["CONN_MAX_AGE"] = saved

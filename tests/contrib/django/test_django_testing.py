@@ -18,7 +18,6 @@ tables themselves (``tests.django_setup``). The test classes are plain
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
@@ -26,6 +25,7 @@ from typing import Any, ClassVar
 from lxml import etree
 
 from ...django_setup import database, setup
+from ...support import join_job_threads
 
 setup()
 
@@ -203,14 +203,6 @@ async def aget(client: Any, path: str = "/sitemap.xml", **headers: str) -> Answe
     return Answer(response.status_code, response, body)
 
 
-def wait_for_background_threads() -> None:
-    """Refreshes and recounts started by requests under WSGI run in threads of their own:
-    whatever they log is logged once they end."""
-    for thread in threading.enumerate():
-        if thread.name == "sitemap-pages":
-            thread.join(30)
-
-
 class SyncChecks(Checks):
     """Through ``self.client`` (Django's WSGI handler, in the test's thread)."""
 
@@ -221,7 +213,7 @@ class SyncChecks(Checks):
         """Run ``check``; nothing may be logged meanwhile, background reads included."""
         with self.assertNoLogs("sitemap_middleware", "WARNING"):  # type: ignore[attr-defined]
             check()
-            wait_for_background_threads()
+            join_job_threads()
 
     def test_the_tests_rows_are_listed(self) -> None:
         def check() -> None:
@@ -270,7 +262,7 @@ class SyncChecks(Checks):
         before = self.get()
         self.articles(3)
         self.get()  # a refresh (and a recount) at every request
-        wait_for_background_threads()  # committed rows (TransactionTestCase): in a thread
+        join_job_threads()  # committed rows (TransactionTestCase): in a thread
         after = self.get()
         assert after.locs() == self.expect("a-1", "a-2", "a-3")
         assert after.etag != before.etag

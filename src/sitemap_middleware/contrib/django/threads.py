@@ -17,7 +17,6 @@ own) closes all of its connections when it ends, kept ones included
 from __future__ import annotations
 
 import contextvars
-import logging
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -27,9 +26,8 @@ from typing import Any, ParamSpec, TypeVar, cast
 from asgiref.sync import SyncToAsync, ThreadSensitiveContext, sync_to_async
 from django.db import connections
 
-from ...servers.job_threads import release_at_job_end
+from ...servers.job_threads import release_at_job_end, run_releases
 
-logger = logging.getLogger("sitemap_middleware")
 T = TypeVar("T")
 P = ParamSpec("P")
 
@@ -65,7 +63,7 @@ def thread_of_its_own() -> tuple[contextvars.Context, Callable[[], None]]:
         executors = cast(Any, SyncToAsync).context_to_thread_executor
         executor = executors.pop(key, None)
         if executor is not None:  # its one thread, after the work it was given
-            executor.submit(_closing_connections)
+            executor.submit(run_releases, [close_thread_connections])
             executor.shutdown(wait=False)
 
     return context, end
@@ -82,8 +80,8 @@ def reads_stay_here() -> bool:
     connection of it is to an in-memory SQLite database (Django's test database, shared
     with other threads' connections in SQLite's shared cache, where a read meets the
     table locks of this thread's writes and fails at once instead of waiting)."""
-    return any(
-        wrapper.in_atomic_block or (wrapper.connection is not None and _in_memory(wrapper))
+    return in_transaction() or any(
+        wrapper.connection is not None and _in_memory(wrapper)
         for wrapper in connections.all(initialized_only=True)
     )
 
@@ -156,14 +154,6 @@ def close_thread_connections() -> None:
             wrapper.connection = None
         else:
             wrapper.close()
-
-
-def _closing_connections() -> None:
-    """:func:`close_thread_connections`, where nobody waits for it: a failure is logged."""
-    try:
-        close_thread_connections()
-    except Exception:
-        logger.exception("closing the connections of %s failed", threading.current_thread().name)
 
 
 @contextmanager
